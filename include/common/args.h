@@ -1,0 +1,29 @@
+/* Command-line value parsing for every tool: each function checks the whole
+ * string and the range, and on failure prints
+ *   "<prog>: <flag>: expected <what>, got '<value>'"
+ * to stderr and returns -1 (the caller exits with status 2). */
+#ifndef COMMON_ARGS_H
+#define COMMON_ARGS_H
+
+#include <stdint.h>
+
+/* Integer in [lo, hi]; accepts decimal, 0x hex and a k/M/G suffix (x1000^i)
+ * or scientific notation that is an exact integer ("1e7"). */
+int arg_u64(const char *prog, const char *flag, const char *value, uint64_t lo, uint64_t hi,
+            uint64_t *out);
+int arg_u32(const char *prog, const char *flag, const char *value, uint32_t lo, uint32_t hi,
+            uint32_t *out);
+/* Finite double in [lo, hi]. */
+int arg_f64(const char *prog, const char *flag, const char *value, double lo, double hi,
+            double *out);
+/* Byte size with optional K/M/G/T or KiB/MiB/GiB/TiB suffix (powers of 1024,
+ * or 1000 for KB/MB/GB/TB). */
+int arg_bytes(const char *prog, const char *flag, const char *value, uint64_t *out);
+
+/* Fetches the value of flag argv[*i] ("--flag value" or "--flag=value").
+ * Returns NULL (after a message) when the value is missing. */
+const char *arg_value(const char *prog, int argc, char **argv, int *i);
+/* True when argv[i] is `flag` or starts with `flag=`. */
+int arg_is(const char *arg, const char *flag);
+
+#endif

@@ -1,0 +1,26 @@
+/* Error reporting shared by every library function: a function that can fail
+ * returns 0 on success and -1 on failure, after writing a one-line message
+ * (what, where, what was expected) into the caller's cm_err. */
+#ifndef COMMON_ERROR_H
+#define COMMON_ERROR_H
+
+#include <stddef.h>
+
+typedef struct {
+    char msg[512];
+} cm_err;
+
+#if defined(__GNUC__)
+#define CM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CM_PRINTF(a, b)
+#endif
+
+/* Formats the message into err (if not NULL) and returns -1. */
+int cm_fail(cm_err *err, const char *fmt, ...) CM_PRINTF(2, 3);
+
+/* malloc/calloc that abort with a message on exhaustion (no silent NULLs). */
+void *cm_malloc(size_t bytes);
+void *cm_calloc(size_t count, size_t size);
+
+#endif

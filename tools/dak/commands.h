@@ -1,0 +1,10 @@
+/* Subcommands of the `dak` tool (seed 003): argc/argv start at the command's
+ * own name; the return value is the exit status (0 ok, 1 failure, 2 usage). */
+#ifndef DAK_TOOL_COMMANDS_H
+#define DAK_TOOL_COMMANDS_H
+
+int cmd_plan(int argc, char **argv);    /* offload planner (CPU) */
+int cmd_profile(int argc, char **argv); /* machine profile for the planner (GPU) */
+int cmd_bench(int argc, char **argv);   /* bench gemm | ... (GPU) */
+
+#endif

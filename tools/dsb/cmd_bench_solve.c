@@ -1,0 +1,11 @@
+/* Placeholder until this command is built (see the issue list). */
+#include <stdio.h>
+
+#include "commands.h"
+
+int cmd_bench_solve(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    fprintf(stderr, "dsb bench solve: not built yet\n");
+    return 2;
+}
