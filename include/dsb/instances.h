@@ -31,7 +31,16 @@ typedef struct {
     int has_ground;        /* a known ground state (Mattis) */
     int64_t ground_energy2;
     uint64_t seed;         /* generator seed (model seed 1000+m, Sec. VI-B) */
+    double *field_offset;  /* portfolio: qubo_offset of each pool field (n_fields), owned,
+                              or NULL; field_offset[0] == qubo_offset */
 } dsb_instance;
+
+/* Largest n any generator or reader produces (a dense int8 J of n*n bytes). */
+#define DSB_INSTANCE_MAX_N 32768u
+#define DSB_TERNARY_DEFAULT_DENSITY 0.05
+#define DSB_PORTFOLIO_DEFAULT_FIELDS 256u
+#define DSB_PORTFOLIO_MAX_FIELDS 65536u
+#define DSB_DEFAULT_MODEL_SEED 1000u
 
 /* Generators.  Seeds: model seed 1000+m for model index m (Sec. VI-B). */
 int dsb_gen_sk(uint32_t n, uint64_t seed, dsb_instance *out, cm_err *err);
@@ -62,6 +71,23 @@ int dsb_read_file(const char *path, dsb_instance *out, cm_err *err);
 
 /* The user-facing objective (cut, QUBO value) for an energy 2E. */
 double dsb_instance_objective(const dsb_instance *in, int64_t energy2);
+/* The same for a solve that used field `field` of the pool (portfolio: the
+ * Eq. (5) value for that field's expected returns mu_t); equals
+ * dsb_instance_objective for field 0 and for instances without a pool. */
+double dsb_instance_objective_field(const dsb_instance *in, uint32_t field, int64_t energy2);
+
+/* The real-valued portfolio model behind dsb_gen_portfolio (for references
+ * and tests): Eq. (5) is  q x^T Sigma x - mu_t^T x + lambda (1^T x - k)^2.
+ * Parameters and magnitudes are documented in docs/formats.md. */
+typedef struct {
+    uint32_t n, n_fields, k;
+    double q, lambda;
+    double *sigma; /* n*n row-major covariance F F^T + D, owned */
+    double *mu;    /* n_fields x n expected returns (AR(1) over t), owned */
+} dsb_portfolio_data;
+int dsb_portfolio_data_gen(uint32_t n, uint32_t n_fields, uint64_t seed, dsb_portfolio_data *out,
+                           cm_err *err);
+void dsb_portfolio_data_free(dsb_portfolio_data *d);
 const char *dsb_objective_name(dsb_objective o);
 
 void dsb_instance_free(dsb_instance *in);
