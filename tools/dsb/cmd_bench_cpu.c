@@ -1,7 +1,9 @@
 /* `dsb bench cpu`: throughput of the CPU reference in couplings per second
  * (B n^2 K coupling terms per solve), per format; a table and JSON. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "common/args.h"
@@ -46,6 +48,7 @@ int cmd_bench_cpu(int argc, char **argv)
             return 2;
         }
     }
+    if (!threads) threads = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
     FILE *jf = NULL;
     json_w w;
     if (json_path) {
