@@ -153,6 +153,39 @@ static double eq5(const dsb_portfolio_data *d, uint32_t t, const int *x)
     return d->q * risk - ret + d->lambda * dev * dev;
 }
 
+/* Best cardinality found by 1-flip descent on Eq. (5) (field 0) from 10
+ * random starts, with the penalty weight `lam`. */
+static int descent_cardinality(const dsb_portfolio_data *d, double lam)
+{
+    dsb_portfolio_data e = *d;
+    e.lambda = lam;
+    int x[64], best_card = -1;
+    double best = 1e300;
+    for (int start = 0; start < 10; start++) {
+        for (uint32_t i = 0; i < d->n; i++) x[i] = tu_unit() < 0.1;
+        double f = eq5(&e, 0, x);
+        for (int improved = 1; improved;) {
+            improved = 0;
+            for (uint32_t i = 0; i < d->n; i++) {
+                x[i] ^= 1;
+                double g = eq5(&e, 0, x);
+                if (g < f - 1e-12) {
+                    f = g;
+                    improved = 1;
+                } else {
+                    x[i] ^= 1;
+                }
+            }
+        }
+        if (f < best) {
+            best = f;
+            best_card = 0;
+            for (uint32_t i = 0; i < d->n; i++) best_card += x[i];
+        }
+    }
+    return best_card;
+}
+
 static void test_portfolio(void)
 {
     cm_err err;
@@ -189,7 +222,7 @@ static void test_portfolio(void)
     /* substitution x = (1+s)/2 with quantization: |objective - Eq.(5)| <=
      * quant_scale (n(n-1)/4 + n/2) (each rounded J, h entry is off by <= 1/2). */
     double bound = a.quant_scale * (n * (n - 1) / 4.0 + n / 2.0);
-    double worst = 0.0, fmin = 1e300, fmax = -1e300;
+    double worst = 0.0, worst_diff = 0.0, fmin = 1e300, fmax = -1e300;
     int x[40], s[40];
     for (int trial = 0; trial < 3000; trial++) {
         uint32_t t = (uint32_t)(trial % F);
@@ -203,10 +236,17 @@ static void test_portfolio(void)
         int64_t e2 = tu_energy2(a.J, a.fields + (size_t)t * n, n, s);
         double obj = dsb_instance_objective_field(&a, t, e2);
         if (fabs(obj - f) > worst) worst = fabs(obj - f);
+        /* field t against field 0 for the same x: only the two rounded
+         * fields differ, so the difference is within quant_scale * n */
+        double f0 = eq5(&d, 0, x);
+        double obj0 = dsb_instance_objective_field(&a, 0, tu_energy2(a.J, a.fields, n, s));
+        if (fabs((obj - obj0) - (f - f0)) > worst_diff) worst_diff = fabs((obj - obj0) - (f - f0));
         if (f < fmin) fmin = f;
         if (f > fmax) fmax = f;
     }
     CHECK(worst <= bound, "portfolio: |objective - Eq.(5)| = %g above the bound %g", worst, bound);
+    CHECK(worst_diff <= a.quant_scale * n, "portfolio: field-to-field difference off by %g > %g",
+          worst_diff, a.quant_scale * n);
     CHECK(bound < 0.05 * (fmax - fmin), "portfolio: bound %g not small against the spread %g",
           bound, fmax - fmin);
     printf("portfolio n=%u: quant_scale %.4g, worst |objective - Eq.(5)| %.3g (bound %.3g, spread %.3g)\n",
@@ -235,6 +275,16 @@ static void test_portfolio(void)
     }
     CHECK(rho_sum / 64 > 0.85 && rho_sum / 64 < 0.99, "portfolio: mean lag-1 autocorrelation %.3f",
           rho_sum / 64);
+    dsb_portfolio_data_free(&d);
+
+    /* the cardinality penalty matters: without it the descent optimum holds
+     * clearly fewer than k = n/10 assets, with it about k */
+    CHECK(dsb_portfolio_data_gen(64, 1, 1000, &d, &err) == 0, "%s", err.msg);
+    int card0 = descent_cardinality(&d, 0.0), card1 = descent_cardinality(&d, d.lambda);
+    printf("portfolio n=64, k=%u: descent cardinality %d without the penalty, %d with it\n", d.k,
+           card0, card1);
+    CHECK(card0 <= (int)d.k - 2, "portfolio: without the penalty cardinality %d, k %u", card0, d.k);
+    CHECK(abs(card1 - (int)d.k) <= 1, "portfolio: with the penalty cardinality %d, k %u", card1, d.k);
     dsb_portfolio_data_free(&d);
 
     /* the size limits: n <= 2048 (Prop. 1(iii)), n >= 10 (k >= 1), a pool */
