@@ -7,25 +7,9 @@
 #include "../check.h"
 #include "dsb/core.h"
 #include "dsb/model.h"
+#include "random_j.h"
 #include "dsb/solve.h"
 
-static uint64_t rng_state = 777;
-static uint32_t rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rng_state >> 33);
-}
-
-static int8_t *random_J(uint32_t n, int kind)
-{
-    int8_t *J = calloc((size_t)n * n, 1);
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = i + 1; j < n; j++) {
-            int v = kind == 0 ? ((rnd() & 1) ? 1 : -1) : (int)(rnd() % 255) - 127;
-            J[(size_t)i * n + j] = J[(size_t)j * n + i] = (int8_t)v;
-        }
-    return J;
-}
 
 /* Naive 2E of spins given as bits. */
 static int64_t naive_energy2(const int8_t *J, const int16_t *h, uint32_t n, uint64_t bits)
@@ -43,7 +27,7 @@ static int64_t naive_energy2(const int8_t *J, const int16_t *h, uint32_t n, uint
 static void test_determinism(void)
 {
     uint32_t n = 77;
-    int8_t *J = random_J(n, 1);
+    int8_t *J = random_J(n, 2);
     dsb_model m;
     cm_err err;
     CHECK(dsb_model_pack(J, n, DSB_FMT_INT8, &m, &err) == 0, "pack");
@@ -104,7 +88,7 @@ static void test_brute_force(void)
     for (int trial = 0; trial < 24; trial++) {
         uint32_t n = 10 + (uint32_t)(trial % 9); /* 10..18 */
         int kind = trial % 2;
-        int8_t *J = random_J(n, kind);
+        int8_t *J = random_J(n, kind ? 2 : 0);
         int16_t h[32];
         for (uint32_t i = 0; i < n; i++) h[i] = kind ? (int16_t)((int)(rnd() % 201) - 100) : 0;
         int64_t ground = INT64_MAX;
