@@ -1,11 +1,201 @@
-/* Placeholder until this command is built (see the issue list). */
+/* `dsb serve`: the request service (seed 000, Sec. V) with a transport
+ * (udp | packet) and a dispatcher (cpu).  Counters at exit, on SIGUSR1, and
+ * once per second with --stats. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "commands.h"
+#include "common/args.h"
+#include "common/bench.h"
+#include "common/json.h"
+#include "dsb/service.h"
+
+static const char *P = "dsb serve";
+
+static volatile sig_atomic_t g_stop, g_dump;
+static void on_stop(int sig) { (void)sig, g_stop = 1; }
+static void on_usr1(int sig) { (void)sig, g_dump = 1; }
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+            "usage: dsb serve [options]\n"
+            "  --transport udp|packet  udp (default; unprivileged) or AF_PACKET raw frames with\n"
+            "                          EtherType 0x88B5 (needs CAP_NET_RAW)\n"
+            "  --bind ADDR             udp: local address (default 127.0.0.1)\n"
+            "  --port P                udp: local port (default %u)\n"
+            "  --iface IF              packet: interface (default lo)\n"
+            "  --mac MAC               packet: own MAC (default: the interface's; on lo\n"
+            "                          02:00:00:00:00:01)\n"
+            "  --dispatch cpu          solver dispatcher (cpu; launch/proxy/gpu: GPU builds)\n"
+            "  --workers N             cpu solver threads (default: online cores)\n"
+            "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
+            "  --batch N               frames per recvmmsg (1..64, default 32)\n"
+            "  --max-replicas B        cpu limit on B (default 256)\n"
+            "  --max-steps K           cpu limit on K (default 100000)\n"
+            "  --max-work W            cpu limit on B*K*n*n_p (default 2^32)\n"
+            "  --duration S            stop after S seconds (default: until SIGINT/SIGTERM)\n"
+            "  --stats                 print the counters once per second (stderr)\n"
+            "  --json                  print the final counters as JSON on stdout\n"
+            "SIGUSR1 prints the counters; SIGINT/SIGTERM stop the server.\n",
+            DSB_WIRE_DEFAULT_PORT);
+}
+
+static void counters_json(const dsb_counters *c, const dsb_server_config *cfg, double secs)
+{
+    json_w w;
+    json_init(&w, stdout);
+    json_obj_begin(&w);
+    json_kv_str(&w, "tool", "dsb serve");
+    json_kv_str(&w, "transport", cfg->transport.kind ? cfg->transport.kind : "udp");
+    json_kv_str(&w, "dispatch", cfg->dispatch ? cfg->dispatch : "cpu");
+    json_kv_f64(&w, "seconds", secs);
+    bench_json_machine(&w);
+    json_key(&w, "counters");
+    json_obj_begin(&w);
+    for (int i = 0; i < DSB_C_COUNT; i++)
+        json_kv_u64(&w, dsb_counter_name((dsb_counter_id)i), c->c[i]);
+    json_obj_end(&w);
+    json_key(&w, "bad_by_reason");
+    json_obj_begin(&w);
+    for (int r = 1; r < DSB_WR_COUNT; r++)
+        json_kv_u64(&w, dsb_wire_reason_name((unsigned)r), c->bad[r]);
+    json_obj_end(&w);
+    json_key(&w, "replies_by_status");
+    json_obj_begin(&w);
+    for (int s = 0; s < DSB_ST_COUNT; s++)
+        json_kv_u64(&w, dsb_wire_status_name((unsigned)s), c->status[s]);
+    json_obj_end(&w);
+    json_obj_end(&w);
+    fprintf(stdout, "\n");
+}
 
 int cmd_serve(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "dsb serve: not built yet\n");
-    return 2;
+    dsb_server_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.transport.kind = "udp";
+    cfg.transport.bind_port = DSB_WIRE_DEFAULT_PORT;
+    cfg.dispatch = "cpu";
+    double duration = 0;
+    int stats = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        uint32_t u;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--stats")) {
+            stats = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (a[0] == '-' && a[1] == '-') {
+            if (!(v = arg_value(P, argc, argv, &i))) return 2;
+            if (arg_is(a, "--transport")) {
+                if (strcmp(v, "udp") && strcmp(v, "packet")) {
+                    fprintf(stderr, "%s: --transport: expected udp or packet, got '%s'\n", P, v);
+                    return 2;
+                }
+                cfg.transport.kind = v;
+            } else if (arg_is(a, "--bind")) cfg.transport.bind_addr = v;
+            else if (arg_is(a, "--port")) {
+                if (arg_u32(P, "--port", v, 0, 65535, &u)) return 2;
+                cfg.transport.bind_port = (uint16_t)u;
+            } else if (arg_is(a, "--iface")) cfg.transport.ifname = v;
+            else if (arg_is(a, "--mac")) {
+                uint8_t mac[6];
+                if (dsb_parse_mac(v, mac)) {
+                    fprintf(stderr, "%s: --mac: expected aa:bb:cc:dd:ee:ff, got '%s'\n", P, v);
+                    return 2;
+                }
+                cfg.transport.mac = v;
+            } else if (arg_is(a, "--dispatch")) {
+                if (strcmp(v, "cpu") && strcmp(v, "launch") && strcmp(v, "proxy") &&
+                    strcmp(v, "gpu")) {
+                    fprintf(stderr, "%s: --dispatch: expected cpu, launch, proxy or gpu, got '%s'\n",
+                            P, v);
+                    return 2;
+                }
+                cfg.dispatch = v;
+            } else if (arg_is(a, "--workers")) {
+                if (arg_u32(P, "--workers", v, 1, 1024, &cfg.cpu.workers)) return 2;
+            } else if (arg_is(a, "--queue")) {
+                if (arg_u32(P, "--queue", v, 1, 1u << 20, &cfg.cpu.queue_cap)) return 2;
+            } else if (arg_is(a, "--batch")) {
+                if (arg_u32(P, "--batch", v, 1, DSB_TRANSPORT_BATCH, &cfg.rx_batch)) return 2;
+            } else if (arg_is(a, "--max-replicas")) {
+                if (arg_u32(P, "--max-replicas", v, 1, 1u << 20, &cfg.cpu.max_replicas)) return 2;
+            } else if (arg_is(a, "--max-steps")) {
+                if (arg_u32(P, "--max-steps", v, 1, 1u << 30, &cfg.cpu.max_steps)) return 2;
+            } else if (arg_is(a, "--max-work")) {
+                if (arg_u64(P, "--max-work", v, 1, UINT64_MAX, &cfg.cpu.max_work)) return 2;
+            } else if (arg_is(a, "--duration")) {
+                if (arg_f64(P, "--duration", v, 0.001, 1e9, &duration)) return 2;
+            } else {
+                fprintf(stderr, "%s: unknown option '%s'\n", P, a);
+                usage(stderr);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "%s: unexpected argument '%s'\n", P, a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    cm_err err;
+    dsb_server *s;
+    if (dsb_server_create(&cfg, &s, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", P, err.msg);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    if (dsb_server_start_thread(s, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", P, err.msg);
+        dsb_server_destroy(s);
+        return 1;
+    }
+    if (!strcmp(cfg.transport.kind, "udp"))
+        fprintf(stderr, "%s: udp %s:%u, dispatch %s\n", P,
+                cfg.transport.bind_addr ? cfg.transport.bind_addr : "127.0.0.1",
+                dsb_server_port(s), cfg.dispatch);
+    else {
+        const uint8_t *m = dsb_server_mac(s);
+        fprintf(stderr, "%s: packet on %s, MAC %02x:%02x:%02x:%02x:%02x:%02x, EtherType 0x%04X, "
+                        "dispatch %s\n",
+                P, cfg.transport.ifname ? cfg.transport.ifname : "lo", m[0], m[1], m[2], m[3],
+                m[4], m[5], DSB_WIRE_ETHERTYPE, cfg.dispatch);
+    }
+    double t0 = bench_now_s(), last = t0;
+    dsb_counters c;
+    while (!g_stop) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+        double now = bench_now_s();
+        if (duration > 0 && now - t0 >= duration) break;
+        if (g_dump || (stats && now - last >= 1.0)) {
+            g_dump = 0;
+            last = now;
+            dsb_server_counters(s, &c);
+            char pre[64];
+            snprintf(pre, sizeof pre, "[%.1f s] ", now - t0);
+            dsb_counters_print(stderr, pre, &c);
+        }
+    }
+    /* stop receiving, let the dispatcher answer what is still queued, then count */
+    dsb_server_shutdown(s);
+    dsb_server_counters(s, &c);
+    dsb_counters_print(stderr, "final: ", &c);
+    if (json) counters_json(&c, &cfg, bench_now_s() - t0);
+    dsb_server_destroy(s);
+    return 0;
 }
