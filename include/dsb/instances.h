@@ -39,7 +39,7 @@ typedef struct {
 #define DSB_INSTANCE_MAX_N 32768u
 #define DSB_TERNARY_DEFAULT_DENSITY 0.05
 #define DSB_PORTFOLIO_DEFAULT_FIELDS 256u
-#define DSB_PORTFOLIO_MAX_FIELDS 65536u
+#define DSB_PORTFOLIO_MAX_FIELDS 4096u
 #define DSB_DEFAULT_MODEL_SEED 1000u
 
 /* Generators.  Seeds: model seed 1000+m for model index m (Sec. VI-B). */
