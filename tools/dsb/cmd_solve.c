@@ -130,7 +130,7 @@ int cmd_solve(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "%s: %s\n", P, err.msg);
     } else {
-        double objective = dsb_instance_objective(&inst, res.best_energy2);
+        double objective = dsb_instance_objective_field(&inst, field, res.best_energy2);
         if (json) {
             json_w w;
             json_init(&w, stdout);
