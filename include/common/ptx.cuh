@@ -1,0 +1,225 @@
+/* The one inline-PTX header of the project (Hopper, sm_90a): mbarriers, bulk
+ * and tensor copies (TMA) into shared memory, cluster helpers, fences and the
+ * tensor-core instructions.  Every function is a thin wrapper around one PTX
+ * instruction (or a tiny loop around one); shared-memory addresses are 32-bit
+ * shared-window addresses from ptx_smem().  Include only from .cu files. */
+#ifndef COMMON_PTX_CUH
+#define COMMON_PTX_CUH
+
+#include <stdint.h>
+#include <cuda.h> /* CUtensorMap (type only; libcuda is never linked) */
+
+#define PTX_DEV static __device__ __forceinline__
+
+/* 32-bit shared-window address of a generic pointer into shared memory. */
+PTX_DEV uint32_t ptx_smem(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* ---- mbarrier ------------------------------------------------------------ */
+
+/* Initialise a 64-bit mbarrier with the number of arrivals one phase needs. */
+PTX_DEV void ptx_mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Make mbarrier initialisation visible to the other CTAs of the cluster (and to the async proxy). */
+PTX_DEV void ptx_fence_mbar_init(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/* Arrive once on a local mbarrier. */
+PTX_DEV void ptx_mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* Arrive once and add `bytes` to the transaction count the current phase waits for. */
+PTX_DEV void ptx_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+/* Arrive (release, cluster scope) on the mbarrier at the same offset in CTA `rank` of the cluster. */
+PTX_DEV void ptx_mbar_arrive_cluster(uint32_t bar, uint32_t rank)
+{
+    asm volatile("{\n\t.reg .b32 ra;\n\t"
+                 "mapa.shared::cluster.u32 ra, %0, %1;\n\t"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n\t}" ::"r"(bar),
+                 "r"(rank)
+                 : "memory");
+}
+
+/* One test of whether the phase with parity `parity` has completed (1) or not (0). */
+PTX_DEV uint32_t ptx_mbar_try_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t ok;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return ok;
+}
+
+/* Same, acquiring at cluster scope (for data multicast by other CTAs of the cluster). */
+PTX_DEV uint32_t ptx_mbar_try_wait_cluster(uint32_t bar, uint32_t parity)
+{
+    uint32_t ok;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return ok;
+}
+
+/* Spin until the phase with parity `parity` has completed. */
+PTX_DEV void ptx_mbar_wait(uint32_t bar, uint32_t parity)
+{
+    while (!ptx_mbar_try_wait(bar, parity)) {
+    }
+}
+
+PTX_DEV void ptx_mbar_wait_cluster(uint32_t bar, uint32_t parity)
+{
+    while (!ptx_mbar_try_wait_cluster(bar, parity)) {
+    }
+}
+
+/* ---- bulk copies (TMA) ------------------------------------------------------ */
+
+/* 1-D bulk copy of `bytes` (multiple of 16, 16-byte aligned) from global memory (also a mapped
+ * host pointer) into this CTA's shared memory; completes `bytes` transactions on `bar`. */
+PTX_DEV void ptx_bulk_g2s(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+/* 1-D bulk copy delivered to the same offsets (data and mbarrier) in every CTA of `mask`. */
+PTX_DEV void ptx_bulk_g2s_multicast(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar,
+                                    uint16_t mask)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+/* 2-D tensor copy of one box at element coordinates (c0 inner, c1 outer) described by a
+ * __grid_constant__ tensor map into this CTA's shared memory, completing on `bar`. */
+PTX_DEV void ptx_tma_2d_g2s(uint32_t dst, const CUtensorMap *map, int c0, int c1, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+
+/* Same box delivered to the same offsets in every CTA of the cluster named in `mask`. */
+PTX_DEV void ptx_tma_2d_g2s_multicast(uint32_t dst, const CUtensorMap *map, int c0, int c1,
+                                      uint32_t bar, uint16_t mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+/* Fetch a tensor map's descriptor into the TMA unit's cache ahead of first use. */
+PTX_DEV void ptx_prefetch_tensormap(const CUtensorMap *map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)(uintptr_t)map) : "memory");
+}
+
+/* Order this thread's generic-proxy shared-memory accesses before later async-proxy ones. */
+PTX_DEV void ptx_fence_proxy_async(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* Named barrier `id` (1..15) among `count` threads (a multiple of 32) of this CTA. */
+PTX_DEV void ptx_bar_sync(uint32_t id, uint32_t count)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+/* Global nanosecond timer (same clock on every SM; coarse ticks). */
+PTX_DEV uint64_t ptx_globaltimer(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* ---- clusters --------------------------------------------------------------- */
+
+/* Rank of this CTA inside its cluster. */
+PTX_DEV uint32_t ptx_cluster_rank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+/* Number of CTAs in this cluster. */
+PTX_DEV uint32_t ptx_cluster_size(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+    return r;
+}
+
+/* Index (x) of this cluster in the grid. */
+PTX_DEV uint32_t ptx_cluster_id_x(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+    return r;
+}
+
+/* Whole-cluster barrier: every thread of every CTA arrives (release) and waits (acquire). */
+PTX_DEV void ptx_cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::
+                     : "memory");
+}
+
+/* ---- tensor cores ------------------------------------------------------------ */
+
+/* Four 8x8 b16 matrices from shared memory; lane i gives the row address for matrix i/8. */
+PTX_DEV void ptx_ldmatrix_x4(uint32_t addr, uint32_t *r0, uint32_t *r1, uint32_t *r2, uint32_t *r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(*r0), "=r"(*r1), "=r"(*r2), "=r"(*r3)
+                 : "r"(addr));
+}
+
+/* Two 8x8 b16 matrices (lanes 0..15 give the row addresses). */
+PTX_DEV void ptx_ldmatrix_x2(uint32_t addr, uint32_t *r0, uint32_t *r1)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(*r0), "=r"(*r1)
+                 : "r"(addr));
+}
+
+/* D(16x8, f32) += A(16x16, bf16, row) * B(16x8, bf16, col), warp-wide. */
+PTX_DEV void ptx_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Element offset of (row, 16-byte chunk) in a 128-byte-row tile written by TMA with
+ * CU_TENSOR_MAP_SWIZZLE_128B (tile base 1024-byte aligned): chunk ^= row % 8. */
+PTX_DEV uint32_t ptx_swz128(uint32_t row, uint32_t chunk)
+{
+    return row * 128u + ((chunk ^ (row & 7u)) << 4);
+}
+
+#endif

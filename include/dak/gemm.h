@@ -1,0 +1,159 @@
+/* Direct-access split GEMM (seed 003, Sec. 4.1 and 4.3) and its baselines.
+ *
+ *   C = A B        A: M x K bf16, tiered (dak_tiered.h), row-major
+ *                  B: K x N bf16 in HBM, column-major (N columns of K contiguous
+ *                     elements: the N hidden-state vectors, as an N x K row-major array)
+ *                  C: M x N in HBM, column-major (N columns of M), fp32 or bf16;
+ *                     accumulation is fp32.
+ *
+ * The split kernel is persistent and warp-specialised: one producer warp issues
+ * TMA copies of A tiles (64 rows x 64 columns, 8 KiB) and B tiles into a ring of
+ * shared-memory slots that complete on mbarriers; four consumer warps run
+ * mma.sync bf16 tensor-core math.  The first `host_ctas` CTAs read only host
+ * tile rows, the rest only HBM tile rows.  Host CTAs keep at most `window`
+ * copies in flight (congestion window).  With cluster > 1 the CTAs of a
+ * cluster compute different column tiles of the same tile row and each A tile
+ * is fetched once and multicast into every member's slot (host-locality-first
+ * scheduling).  Split-K partials are reduced by the last CTA of each tile
+ * (workspace + per-tile counters), so every element of C is written once.
+ *
+ * All functions return 0 or -1 with a message in err.  Without CUDA every
+ * entry point fails with "not built". */
+#ifndef DAK_GEMM_H
+#define DAK_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "common/error.h"
+#ifdef __cplusplus
+}
+#endif
+#include "dak/tiered.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    uint32_t host_ctas; /* SMs that read host tile rows (0: default 16) */
+    uint32_t hbm_ctas;  /* SMs that read HBM tile rows (0: all SMs left) */
+    uint32_t window;    /* in-flight copies per host SM (0: the ring depth) */
+    uint32_t stages;    /* ring slots per SM (0: as many as fit, at most 16) */
+    uint32_t cluster;   /* 1, 2, 4 or 8 CTAs sharing each A tile by multicast */
+    int wave_align;     /* 1: choose CTAs and K split so tiles per SM divide evenly */
+    int out_bf16;       /* 1: C is bf16, else fp32 */
+} dak_gemm_opts;
+
+/* Defaults: host_ctas 16, hbm_ctas all, window = ring, cluster 1, wave_align 1, fp32. */
+void dak_gemm_opts_default(dak_gemm_opts *o);
+
+typedef struct {
+    uint32_t mtiles;   /* tile rows of this tier */
+    uint32_t ctas;     /* CTAs (a multiple of the cluster size; 0 if the tier is empty) */
+    uint32_t ksplit;   /* K chunks are split into this many ranges per tile */
+    uint32_t items;    /* mtiles x column groups x ksplit */
+    uint32_t waves;    /* ceil(items / clusters) */
+    uint32_t chunks;   /* K chunks (64 columns of A) per item, largest */
+    uint32_t window;   /* in-flight copies per SM */
+    double balance;    /* mean work per CTA / largest work per CTA (1 = even) */
+} dak_tier_plan;
+
+typedef struct {
+    uint32_t M, N, K, rows_host;
+    uint32_t kchunks;  /* K / 64 */
+    uint32_t ntiles;   /* ceil(N / 64) column tiles */
+    uint32_t cluster;  /* CTAs per cluster */
+    uint32_t ngroups;  /* ceil(ntiles / cluster) column groups */
+    uint32_t bn_box;   /* rows of B per copy: min(64, N rounded up to 16) */
+    uint32_t stages;   /* ring slots */
+    uint64_t ws_bytes; /* split-K workspace needed */
+    dak_tier_plan host, hbm;
+} dak_gemm_plan;
+
+/* Pure C (CPU-testable): the launch plan for a shape on a GPU with sm_count SMs and
+ * smem_bytes of opt-in shared memory per block.  Fails on M or K not a multiple of
+ * 64, N == 0, rows_host not a multiple of 64 or > M, bad options. */
+int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
+                       const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
+                       dak_gemm_plan *p, cm_err *err);
+
+/* Host bytes of A the plan moves over the interconnect (read amplification numerator). */
+uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p);
+
+/* ---- device side ---------------------------------------------------------- */
+
+typedef struct dak_gemm_ctx dak_gemm_ctx;
+
+/* Opens the current CUDA device: SM count, shared-memory limit, the driver's
+ * cuTensorMapEncodeTiled (through cudaGetDriverEntryPointByVersion), cuBLAS. */
+int dak_gemm_ctx_create(dak_gemm_ctx **ctx, cm_err *err);
+void dak_gemm_ctx_destroy(dak_gemm_ctx *ctx);
+uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *ctx);
+
+/* A prepared launch: plan and tensor maps, so that launching costs no host work. */
+typedef struct dak_gemm_launch dak_gemm_launch;
+
+int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                     uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err);
+const dak_gemm_plan *dak_gemm_launch_plan(const dak_gemm_launch *l);
+/* Enqueues the kernel on `stream` (a cudaStream_t; NULL for the default stream). */
+int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err);
+void dak_gemm_launch_free(dak_gemm_launch *l);
+/* Host bytes the kernel's copies requested since the launch was prepared (counted on the GPU). */
+int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err);
+
+/* One-shot convenience: prepare, run, synchronise, free. */
+int dak_gemm_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
+                   const dak_gemm_opts *o, cm_err *err);
+
+/* ---- baselines and helpers (device pointers unless stated) ------------------ */
+
+/* cuBLAS bf16 GEMM with all of A (M x K row-major) in HBM; C fp32 column-major. */
+int dak_base_cublas(dak_gemm_ctx *ctx, const uint16_t *A_dev, const uint16_t *B, float *C,
+                    uint32_t M, uint32_t N, uint32_t K, void *stream, cm_err *err);
+
+/* Prefetch: cudaMemcpyAsync of the host rows into the first rows of stage (M x K in
+ * HBM whose other rows already hold A's HBM part), then cuBLAS on stage. */
+int dak_base_prefetch(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *stage, const uint16_t *B,
+                      float *C, uint32_t N, void *stream, cm_err *err);
+
+/* Double-buffered prefetch over a sequence of `layers` GEMMs (FlexGen-style): the copy
+ * for GEMM i+1 (into stage[(i+1)%2]) overlaps GEMM i.  Both stages must hold A's HBM
+ * rows.  Enqueued on `stream` plus an internal copy stream; returns after enqueueing. */
+int dak_base_prefetch_overlap(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *stage[2],
+                              const uint16_t *B, float *C, uint32_t N, uint32_t layers,
+                              void *stream, cm_err *err);
+
+/* Naive zero-copy: plain loads from the mapped host pointer (host rows) and from HBM,
+ * one warp per row, 8 columns per pass; C fp32. */
+int dak_base_naive(const dak_tiered *A, const uint16_t *B, float *C, uint32_t N, void *stream,
+                   cm_err *err);
+
+/* fp32 reference on CUDA cores (no tensor cores): C = A B from a full HBM copy of A. */
+int dak_ref_gemm(const uint16_t *A_dev, const uint16_t *B, float *C, uint32_t M, uint32_t N,
+                 uint32_t K, void *stream, cm_err *err);
+
+/* Fills n bf16 values with hash(seed, i) uniform in [-1, 1). */
+int dak_fill_random_bf16(uint16_t *p, size_t n, uint64_t seed, void *stream, cm_err *err);
+/* Fills n 32-bit words with `word` (poison). */
+int dak_fill_u32(void *p, size_t n, uint32_t word, void *stream, cm_err *err);
+/* Reads `bytes` of a large HBM buffer so that the L2 holds none of the next operands. */
+int dak_l2_flush(dak_gemm_ctx *ctx, void *stream, cm_err *err);
+
+/* Bandwidth probe (congestion sweep, Fig. 7): host_ctas CTAs read host_bytes of pinned
+ * mapped memory with `window` 16 KiB bulk copies in flight each, while hbm_ctas CTAs read
+ * HBM (hbm_bytes, cycled) until the host readers finish (or one pass when host_ctas == 0).
+ * Reports each side's bandwidth in GB/s (0 for an empty side). */
+int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host_bytes, uint32_t host_ctas,
+                 uint32_t window, const void *hbm, size_t hbm_bytes, uint32_t hbm_ctas,
+                 double *host_gbs, double *hbm_gbs, cm_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

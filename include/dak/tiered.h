@@ -1,0 +1,60 @@
+/* Tiered matrix (seed 003, Sec. 4.1): A (M x K, bf16, row-major) split by tile
+ * rows between pinned host memory and HBM.  Rows [0, rows_host) live in host
+ * memory allocated with cudaHostAlloc(mapped), rows [rows_host, M) in HBM; every
+ * kernel reads a tile row from exactly one tier.  The split is made from a
+ * ratio rounded to whole tile rows. */
+#ifndef DAK_TIERED_H
+#define DAK_TIERED_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "common/error.h"
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Rows per tile row: the granularity of the split and the kernels' BM. */
+#define DAK_TILE_ROWS 64u
+
+typedef struct {
+    uint32_t M, K;      /* rows and columns (bf16 elements) */
+    uint32_t rows_host; /* rows [0, rows_host) are in host memory; a multiple of DAK_TILE_ROWS */
+    uint16_t *host;     /* host pointer to rows_host x K (NULL when rows_host == 0) */
+    uint16_t *host_dev; /* the same pinned memory as the device addresses it (mapped) */
+    uint16_t *dev;      /* HBM rows [rows_host, M): (M - rows_host) x K (NULL when none) */
+    int owns;           /* 1: created here, freed by dak_tiered_destroy */
+} dak_tiered;
+
+/* Host rows for an offload ratio in [0, 1]: ratio * M rounded to the nearest whole
+ * tile row.  Pure C; fails on a non-finite ratio, a ratio outside [0, 1], M == 0 or
+ * M not a multiple of tile_rows. */
+int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint32_t *rows_host,
+                              cm_err *err);
+
+/* Allocates a tiered matrix (contents undefined).  M and K must be multiples of 64. */
+int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_err *err);
+
+/* A view over caller-owned full copies: host_full is M x K pinned mapped host memory,
+ * dev_full is M x K in HBM; the view's host part is host_full's first rows_host rows
+ * and its HBM part dev_full's rows [rows_host, M).  Nothing is allocated or copied. */
+int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_full,
+                    uint16_t *dev_full, cm_err *err);
+
+/* Copies a full M x K row-major matrix that lives in device memory into the two tiers. */
+int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err);
+
+/* Frees what dak_tiered_create allocated (a view frees nothing); zeroes *t. */
+void dak_tiered_destroy(dak_tiered *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

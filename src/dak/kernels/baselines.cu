@@ -1,0 +1,312 @@
+/* Baselines and helpers of the split-GEMM benchmark: cuBLAS (all in HBM),
+ * prefetch (+ double-buffered overlap), naive zero-copy, fp32 reference,
+ * random fill, L2 flush and the host/HBM bandwidth probe. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ptx.cuh"
+#include "dak/gemm.h"
+#include "internal.h"
+
+static __device__ __forceinline__ float bf2f(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
+
+/* ---- cuBLAS and prefetch ------------------------------------------------------ */
+
+extern "C" int dak_base_cublas(dak_gemm_ctx *ctx, const uint16_t *A_dev, const uint16_t *B, float *C,
+                               uint32_t M, uint32_t N, uint32_t K, void *stream, cm_err *err)
+{
+    const float one = 1.f, zero = 0.f;
+    if (cublasSetStream(ctx->blas, (cudaStream_t)stream) != CUBLAS_STATUS_SUCCESS)
+        return cm_fail(err, "cublas: set stream failed");
+    /* column-major view: C (M x N) = op(A) (M x K) * B (K x N), A stored K x M column-major */
+    cublasStatus_t s = cublasGemmEx(ctx->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)M, (int)N, (int)K, &one,
+                                    A_dev, CUDA_R_16BF, (int)K, B, CUDA_R_16BF, (int)K, &zero, C,
+                                    CUDA_R_32F, (int)M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) return cm_fail(err, "cublasGemmEx(%u x %u x %u) failed: %d", M, N, K, (int)s);
+    return 0;
+}
+
+extern "C" int dak_base_prefetch(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *stage,
+                                 const uint16_t *B, float *C, uint32_t N, void *stream, cm_err *err)
+{
+    size_t hb = (size_t)A->rows_host * A->K * 2u;
+    if (hb) DAK_CU(cudaMemcpyAsync(stage, A->host, hb, cudaMemcpyHostToDevice, (cudaStream_t)stream), err);
+    return dak_base_cublas(ctx, stage, B, C, A->M, N, A->K, stream, err);
+}
+
+extern "C" int dak_base_prefetch_overlap(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *stage[2],
+                                         const uint16_t *B, float *C, uint32_t N, uint32_t layers,
+                                         void *stream, cm_err *err)
+{
+    cudaStream_t st = (cudaStream_t)stream, cp = ctx->copy_stream;
+    size_t hb = (size_t)A->rows_host * A->K * 2u;
+    if (layers == 0) return cm_fail(err, "prefetch overlap: layers must be >= 1");
+    DAK_CU(cudaEventRecord(ctx->ev_start, st), err);
+    DAK_CU(cudaStreamWaitEvent(cp, ctx->ev_start, 0), err);
+    if (hb) DAK_CU(cudaMemcpyAsync(stage[0], A->host, hb, cudaMemcpyHostToDevice, cp), err);
+    DAK_CU(cudaEventRecord(ctx->ev_copy[0], cp), err);
+    for (uint32_t i = 0; i < layers; i++) {
+        uint32_t b = i & 1u, nb = b ^ 1u;
+        if (i + 1 < layers) {
+            if (i >= 1) DAK_CU(cudaStreamWaitEvent(cp, ctx->ev_gemm[nb], 0), err); /* stage free */
+            if (hb) DAK_CU(cudaMemcpyAsync(stage[nb], A->host, hb, cudaMemcpyHostToDevice, cp), err);
+            DAK_CU(cudaEventRecord(ctx->ev_copy[nb], cp), err);
+        }
+        DAK_CU(cudaStreamWaitEvent(st, ctx->ev_copy[b], 0), err);
+        if (dak_base_cublas(ctx, stage[b], B, C, A->M, N, A->K, stream, err)) return -1;
+        DAK_CU(cudaEventRecord(ctx->ev_gemm[b], st), err);
+    }
+    return 0;
+}
+
+/* ---- naive zero-copy ------------------------------------------------------------ */
+
+__global__ void k_naive(const uint16_t *Ah, const uint16_t *Ag, uint32_t rows_host, const uint16_t *B,
+                        float *C, uint32_t M, uint32_t N, uint32_t K)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t m = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (m >= M) return;
+    const uint16_t *a = m < rows_host ? Ah + (size_t)m * K : Ag + (size_t)(m - rows_host) * K;
+    for (uint32_t n0 = 0; n0 < N; n0 += 8) {
+        float s[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) s[j] = 0.f;
+        for (uint32_t k = lane * 8u; k < K; k += 256u) {
+            uint4 av = *(const uint4 *)(a + k);
+            const uint16_t *ae = (const uint16_t *)&av;
+            float af[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) af[e] = bf2f(ae[e]);
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                if (n0 + j >= N) break;
+                uint4 bv = *(const uint4 *)(B + (size_t)(n0 + j) * K + k);
+                const uint16_t *be = (const uint16_t *)&bv;
+#pragma unroll
+                for (int e = 0; e < 8; e++) s[j] += af[e] * bf2f(be[e]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            float v = s[j];
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0 && n0 + j < N) C[(size_t)(n0 + j) * M + m] = v;
+        }
+    }
+}
+
+extern "C" int dak_base_naive(const dak_tiered *A, const uint16_t *B, float *C, uint32_t N, void *stream,
+                              cm_err *err)
+{
+    if (A->K % 8) return cm_fail(err, "naive: K must be a multiple of 8");
+    uint32_t blocks = (A->M + 7u) / 8u;
+    k_naive<<<blocks, 256, 0, (cudaStream_t)stream>>>(A->host_dev, A->dev, A->rows_host, B, C, A->M, N, A->K);
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
+/* ---- fp32 reference (CUDA cores) ------------------------------------------------- */
+
+__global__ void k_ref(const uint16_t *A, const uint16_t *B, float *C, uint32_t M, uint32_t N, uint32_t K)
+{
+    __shared__ float As[32][65];
+    __shared__ float Bs[32][65];
+    const uint32_t m0 = blockIdx.x * 64u, n0 = blockIdx.y * 64u;
+    const uint32_t tx = threadIdx.x & 15u, ty = threadIdx.x >> 4;
+    float acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+    for (uint32_t k0 = 0; k0 < K; k0 += 32) {
+        for (uint32_t e = threadIdx.x; e < 64u * 32u; e += 256u) {
+            uint32_t r = e >> 5, kk = e & 31u;
+            As[kk][r] = m0 + r < M ? bf2f(A[(size_t)(m0 + r) * K + k0 + kk]) : 0.f;
+            Bs[kk][r] = n0 + r < N ? bf2f(B[(size_t)(n0 + r) * K + k0 + kk]) : 0.f;
+        }
+        __syncthreads();
+        for (int kk = 0; kk < 32; kk++) {
+            float a[4], b[4];
+            for (int i = 0; i < 4; i++) a[i] = As[kk][ty * 4 + i];
+            for (int j = 0; j < 4; j++) b[j] = Bs[kk][tx * 4 + j];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t m = m0 + ty * 4 + i, n = n0 + tx * 4 + j;
+            if (m < M && n < N) C[(size_t)n * M + m] = acc[i][j];
+        }
+}
+
+extern "C" int dak_ref_gemm(const uint16_t *A_dev, const uint16_t *B, float *C, uint32_t M, uint32_t N,
+                            uint32_t K, void *stream, cm_err *err)
+{
+    if (K % 32) return cm_fail(err, "ref: K must be a multiple of 32");
+    dim3 g((M + 63u) / 64u, (N + 63u) / 64u);
+    k_ref<<<g, 256, 0, (cudaStream_t)stream>>>(A_dev, B, C, M, N, K);
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
+/* ---- fills and flush --------------------------------------------------------------- */
+
+static __device__ __forceinline__ uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+__global__ void k_fill_bf16(uint16_t *p, size_t n, uint64_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t h = mix64(seed * 0x100000001b3ull ^ mix64(i));
+        float v = (float)(h >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        p[i] = (uint16_t)(__float_as_uint(v) >> 16);
+    }
+}
+
+__global__ void k_fill_u32(uint32_t *p, size_t n, uint32_t w)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = w;
+}
+
+extern "C" int dak_fill_random_bf16(uint16_t *p, size_t n, uint64_t seed, void *stream, cm_err *err)
+{
+    k_fill_bf16<<<1024, 256, 0, (cudaStream_t)stream>>>(p, n, seed);
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
+extern "C" int dak_fill_u32(void *p, size_t n, uint32_t word, void *stream, cm_err *err)
+{
+    k_fill_u32<<<1024, 256, 0, (cudaStream_t)stream>>>((uint32_t *)p, n, word);
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
+__global__ void k_flush(const uint4 *p, size_t n, uint32_t *sink)
+{
+    uint32_t x = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = __ldcg(p + i);
+        x ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (x == 0x9e3779b9u) *sink = x; /* keeps the loads alive */
+}
+
+extern "C" int dak_l2_flush(dak_gemm_ctx *ctx, void *stream, cm_err *err)
+{
+    if (!ctx->flush) {
+        ctx->flush_bytes = 256u << 20;
+        DAK_CU(cudaMalloc(&ctx->flush, ctx->flush_bytes + 64), err);
+        DAK_CU(cudaMemset(ctx->flush, 1, ctx->flush_bytes + 64), err);
+    }
+    k_flush<<<ctx->sms * 4u, 512, 0, (cudaStream_t)stream>>>((const uint4 *)ctx->flush, ctx->flush_bytes / 16u,
+                                                             (uint32_t *)((char *)ctx->flush + ctx->flush_bytes));
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
+/* ---- bandwidth probe (bulk copies, data discarded) ---------------------------------- */
+
+#define PROBE_CHUNK 8192u
+#define PROBE_SLOTS 16u
+
+__global__ void __launch_bounds__(32, 1)
+    k_probe(const uint8_t *hsrc, unsigned long long hbytes, uint32_t hctas, uint32_t W, const uint8_t *gsrc,
+            unsigned long long gbytes, uint32_t *done, unsigned long long *gread, unsigned long long *times)
+{
+    extern __shared__ __align__(1024) uint8_t buf[]; /* PROBE_SLOTS * PROBE_CHUNK */
+    __shared__ __align__(8) uint64_t bars[PROBE_SLOTS];
+    if (threadIdx.x != 0) return;
+    for (uint32_t s = 0; s < PROBE_SLOTS; s++) ptx_mbar_init(ptx_smem(&bars[s]), 1);
+    ptx_fence_mbar_init();
+    const uint32_t host = blockIdx.x < hctas;
+    const uint32_t w = host ? W : PROBE_SLOTS;
+    const uint32_t nct = host ? hctas : gridDim.x - hctas;
+    const uint32_t me = host ? blockIdx.x : blockIdx.x - hctas;
+    const uint8_t *src = host ? hsrc : gsrc;
+    unsigned long long total = (host ? hbytes : gbytes) / PROBE_CHUNK;
+    uint64_t t0 = ptx_globaltimer();
+    unsigned long long it = 0, mine = 0;
+    for (;;) {
+        /* chunks me, me + nct, ... of the buffer; the HBM side cycles until the host side is done */
+        unsigned long long pass = 0;
+        for (unsigned long long ch = me; ch < total; ch += nct, it++) {
+            uint32_t s = (uint32_t)(it % w);
+            if (it >= w) {
+                unsigned long long j = it - w;
+                ptx_mbar_wait(ptx_smem(&bars[s]), (uint32_t)((j / w) & 1u));
+            }
+            ptx_mbar_arrive_expect_tx(ptx_smem(&bars[s]), PROBE_CHUNK);
+            ptx_bulk_g2s(ptx_smem(buf + s * PROBE_CHUNK), src + ch * PROBE_CHUNK, PROBE_CHUNK, ptx_smem(&bars[s]));
+            mine += PROBE_CHUNK;
+            pass++;
+        }
+        if (host || hctas == 0 || pass == 0) break;
+        if (*(volatile uint32_t *)done >= hctas) break;
+    }
+    for (unsigned long long j = it > w ? it - w : 0; j < it; j++)
+        ptx_mbar_wait(ptx_smem(&bars[j % w]), (uint32_t)((j / w) & 1u));
+    uint64_t t1 = ptx_globaltimer();
+    if (host) {
+        __threadfence();
+        atomicAdd(done, 1u);
+    } else {
+        atomicAdd(gread, mine);
+    }
+    times[2 * blockIdx.x] = t0;
+    times[2 * blockIdx.x + 1] = t1;
+}
+
+extern "C" int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host_bytes, uint32_t host_ctas,
+                            uint32_t window, const void *hbm, size_t hbm_bytes, uint32_t hbm_ctas,
+                            double *host_gbs, double *hbm_gbs, cm_err *err)
+{
+    uint32_t grid = host_ctas + hbm_ctas;
+    if (grid == 0 || grid > ctx->sms)
+        return cm_fail(err, "probe: %u + %u CTAs must be between 1 and %u", host_ctas, hbm_ctas, ctx->sms);
+    if (host_ctas && (window < 1 || window > PROBE_SLOTS))
+        return cm_fail(err, "probe: window %u outside 1..%u", window, PROBE_SLOTS);
+    if ((host_ctas && host_bytes < (size_t)PROBE_CHUNK * host_ctas) || (hbm_ctas && hbm_bytes < (size_t)PROBE_CHUNK * hbm_ctas))
+        return cm_fail(err, "probe: buffers too small for the CTAs");
+    uint32_t *done;
+    unsigned long long *gread, *times;
+    DAK_CU(cudaMalloc((void **)&done, 4), err);
+    DAK_CU(cudaMalloc((void **)&gread, 8), err);
+    DAK_CU(cudaMalloc((void **)&times, 16u * grid), err);
+    DAK_CU(cudaMemset(done, 0, 4), err);
+    DAK_CU(cudaMemset(gread, 0, 8), err);
+    size_t smem = (size_t)PROBE_SLOTS * PROBE_CHUNK;
+    DAK_CU(cudaFuncSetAttribute(k_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem), err);
+    k_probe<<<grid, 32, smem>>>((const uint8_t *)host_dev, host_bytes, host_ctas, window ? window : 1,
+                          (const uint8_t *)hbm, hbm_bytes, done, gread, times);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) return cm_fail(err, "probe kernel failed: %s", cudaGetErrorString(e));
+    unsigned long long *t = (unsigned long long *)malloc(16u * grid), g = 0;
+    DAK_CU(cudaMemcpy(t, times, 16u * grid, cudaMemcpyDeviceToHost), err);
+    DAK_CU(cudaMemcpy(&g, gread, 8, cudaMemcpyDeviceToHost), err);
+    unsigned long long h0 = ~0ull, h1 = 0, g0 = ~0ull, g1 = 0;
+    for (uint32_t b = 0; b < grid; b++) {
+        if (b < host_ctas) {
+            if (t[2 * b] < h0) h0 = t[2 * b];
+            if (t[2 * b + 1] > h1) h1 = t[2 * b + 1];
+        } else {
+            if (t[2 * b] < g0) g0 = t[2 * b];
+            if (t[2 * b + 1] > g1) g1 = t[2 * b + 1];
+        }
+    }
+    size_t hdone = (host_bytes / PROBE_CHUNK) * PROBE_CHUNK;
+    *host_gbs = host_ctas && h1 > h0 ? (double)hdone / (double)(h1 - h0) : 0.0;
+    *hbm_gbs = hbm_ctas && g1 > g0 ? (double)g / (double)(g1 - g0) : 0.0;
+    free(t);
+    cudaFree(done);
+    cudaFree(gread);
+    cudaFree(times);
+    return 0;
+}

@@ -1,0 +1,480 @@
+/* Direct-access split GEMM (seed 003, Sec. 4.1, 4.3): persistent, warp-specialised,
+ * TMA from host memory or HBM into a ring of shared-memory slots, mma.sync bf16.
+ * See include/dak/gemm.h for the data layout and the scheduling. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+
+#include "common/ptx.cuh"
+#include "dak/gemm.h"
+#include "internal.h"
+
+#define NCW 4u                 /* consumer warps */
+#define NTHREADS (32u * (NCW + 1u))
+#define A_BYTES 8192u          /* 64 rows x 64 bf16 */
+
+typedef struct {
+    uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, stages, bn_box;
+    uint32_t host_ctas;
+    uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2];
+    unsigned long long ws0[2]; /* first partial tile of each tier in the workspace */
+    int out_bf16;
+    void *C;
+    float *ws;
+    uint32_t *ctr;
+    unsigned long long *host_bytes;
+} kparams;
+
+struct dak_gemm_launch {
+    dak_gemm_ctx *ctx;
+    dak_gemm_plan plan;
+    kparams kp;
+    CUtensorMap ta_h, ta_g, tb;
+    size_t smem;
+    unsigned long long *hb;
+};
+
+static __device__ __forceinline__ void decode_item(uint32_t i, uint32_t ks_n, uint32_t ngr,
+                                                   uint32_t *mt, uint32_t *ng, uint32_t *ks)
+{
+    *ks = i % ks_n;
+    uint32_t t = i / ks_n;
+    *ng = t % ngr;
+    *mt = t / ngr;
+}
+
+static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t MI,
+                                                  uint32_t nb0, uint32_t nv8, uint32_t row,
+                                                  uint32_t col0)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t g = lane >> 2, t4 = lane & 3u;
+#pragma unroll
+    for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+        for (uint32_t nj = 0; nj < 4; nj++) {
+            if (mi >= MI || nb0 + nj >= nv8) continue;
+            uint32_t r = row + mi * 16u + g;
+            uint32_t cc = col0 + (nb0 + nj) * 8u + 2u * t4;
+#pragma unroll
+            for (uint32_t e = 0; e < 4; e++) {
+                uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
+                if (ce >= p->N) continue;
+                size_t idx = (size_t)ce * p->M + re;
+                if (p->out_bf16) {
+                    __nv_bfloat16 b = __float2bfloat16_rn(v[mi][nj][e]);
+                    ((__nv_bfloat16 *)p->C)[idx] = b;
+                } else {
+                    ((float *)p->C)[idx] = v[mi][nj][e];
+                }
+            }
+        }
+}
+
+__global__ void __launch_bounds__(NTHREADS, 1)
+    k_split(const __grid_constant__ CUtensorMap ta_h, const __grid_constant__ CUtensorMap ta_g,
+            const __grid_constant__ CUtensorMap tb, const __grid_constant__ kparams p)
+{
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
+    const uint32_t S = p.stages, bbytes = p.bn_box * 128u;
+    const uint32_t sA = ptx_smem(sm), sB = sA + S * A_BYTES;
+    const uint32_t bar_full = sB + S * bbytes, bar_empty = bar_full + 8u * S;
+    volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (A_BYTES + bbytes) + 16u * S);
+    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    const uint32_t tier = blockIdx.x < p.host_ctas ? 0u : 1u;
+    const uint32_t c = p.c;
+    const uint32_t lb = tier ? blockIdx.x - p.host_ctas : blockIdx.x;
+    const uint32_t cid = lb / c;
+    const uint32_t rank = c > 1 ? ptx_cluster_rank() : 0u;
+    const uint32_t ncl = p.ctas[tier] / c;
+    const uint32_t items = p.items[tier], ks_n = p.ksplit[tier], ngr = p.ngroups;
+
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < S; s++) {
+            ptx_mbar_init(bar_full + 8u * s, 1);
+            ptx_mbar_init(bar_empty + 8u * s, NCW * c);
+        }
+        ptx_fence_mbar_init();
+    }
+    if (c > 1)
+        ptx_cluster_sync();
+    else
+        __syncthreads();
+
+    if (warp == NCW) {
+        /* ---- producer: one lane issues every copy ---- */
+        if (lane == 0) {
+            const CUtensorMap *ta = tier ? &ta_g : &ta_h;
+            ptx_prefetch_tensormap(ta);
+            ptx_prefetch_tensormap(&tb);
+            const uint32_t W = p.window[tier];
+            const uint32_t prow = 64u / c, pbytes = A_BYTES / c;
+            const uint16_t mask = (uint16_t)((1u << c) - 1u);
+            uint32_t it = 0;
+            unsigned long long hb = 0;
+            for (uint32_t i = cid; i < items; i += ncl) {
+                uint32_t mt, ng, ks;
+                decode_item(i, ks_n, ngr, &mt, &ng, &ks);
+                uint32_t nt = ng * c + rank;
+                uint32_t ntb = nt < p.ntiles ? nt : p.ntiles - 1u; /* idle member: load valid B */
+                uint32_t kb = ks * p.kchunks / ks_n, ke = (ks + 1u) * p.kchunks / ks_n;
+                for (uint32_t kc = kb; kc < ke; kc++, it++) {
+                    uint32_t s = it % S, r = it / S;
+                    ptx_mbar_wait(bar_empty + 8u * s, (r & 1u) ^ 1u);
+                    if (W < S && it >= W) {
+                        uint32_t j = it - W;
+                        ptx_mbar_wait(bar_full + 8u * (j % S), (j / S) & 1u);
+                    }
+                    ptx_mbar_arrive_expect_tx(bar_full + 8u * s, A_BYTES + bbytes);
+                    uint32_t dst = sA + s * A_BYTES + rank * pbytes;
+                    if (c > 1)
+                        ptx_tma_2d_g2s_multicast(dst, ta, (int)(kc * 64u), (int)(mt * 64u + rank * prow),
+                                                 bar_full + 8u * s, mask);
+                    else
+                        ptx_tma_2d_g2s(dst, ta, (int)(kc * 64u), (int)(mt * 64u), bar_full + 8u * s);
+                    ptx_tma_2d_g2s(sB + s * bbytes, &tb, (int)(kc * 64u), (int)(ntb * 64u),
+                                   bar_full + 8u * s);
+                    hb += pbytes;
+                }
+            }
+            if (tier == 0 && hb) atomicAdd(p.host_bytes, hb);
+        }
+        __syncwarp();
+    } else {
+        /* ---- consumers: 4 warps of tensor-core math ---- */
+        const uint32_t ctid = threadIdx.x;
+        uint32_t it = 0;
+        for (uint32_t i = cid; i < items; i += ncl) {
+            uint32_t mt, ng, ks;
+            decode_item(i, ks_n, ngr, &mt, &ng, &ks);
+            const uint32_t nt = ng * c + rank;
+            const int nvalid = (int)p.N - (int)(nt * 64u);
+            const uint32_t nv8 = nvalid <= 0 ? 0u : (nvalid >= 64 ? 8u : (uint32_t)(nvalid + 7) / 8u);
+            const uint32_t wide = nv8 > 4u;
+            const uint32_t mrow0 = wide ? (warp >> 1) * 32u : warp * 16u;
+            const uint32_t nb0 = wide ? (warp & 1u) * 4u : 0u;
+            const uint32_t MI = wide ? 2u : 1u;
+            const uint32_t kb = ks * p.kchunks / ks_n, ke = (ks + 1u) * p.kchunks / ks_n;
+            float acc[2][4][4];
+#pragma unroll
+            for (uint32_t a = 0; a < 2; a++)
+#pragma unroll
+                for (uint32_t b = 0; b < 4; b++)
+#pragma unroll
+                    for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
+
+            for (uint32_t kc = kb; kc < ke; kc++, it++) {
+                const uint32_t s = it % S, r = it / S;
+                ptx_mbar_wait(bar_full + 8u * s, r & 1u);
+                if (nv8) {
+                    const uint32_t aB = sA + s * A_BYTES, bB = sB + s * bbytes;
+#pragma unroll
+                    for (uint32_t k16 = 0; k16 < 4; k16++) {
+                        uint32_t af[2][4], bf[4][2];
+#pragma unroll
+                        for (uint32_t mi = 0; mi < 2; mi++) {
+                            if (mi < MI) {
+                                uint32_t row = mrow0 + mi * 16u + (lane & 15u);
+                                uint32_t ch = k16 * 2u + (lane >> 4);
+                                ptx_ldmatrix_x4(aB + ptx_swz128(row, ch), &af[mi][0], &af[mi][1],
+                                                &af[mi][2], &af[mi][3]);
+                            }
+                        }
+#pragma unroll
+                        for (uint32_t pj = 0; pj < 2; pj++) {
+                            if (nb0 + 2u * pj < nv8) {
+                                uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
+                                uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
+                                ptx_ldmatrix_x4(bB + ptx_swz128(n, ch), &bf[2 * pj][0], &bf[2 * pj][1],
+                                                &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
+                            }
+                        }
+#pragma unroll
+                        for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                            for (uint32_t nj = 0; nj < 4; nj++)
+                                if (mi < MI && nb0 + nj < nv8)
+                                    ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
+                    }
+                }
+                __syncwarp();
+                if (lane == 0) {
+                    if (c > 1)
+                        for (uint32_t q = 0; q < c; q++) ptx_mbar_arrive_cluster(bar_empty + 8u * s, q);
+                    else
+                        ptx_mbar_arrive(bar_empty + 8u * s);
+                }
+            }
+            if (nv8 == 0) continue; /* uniform over the CTA: this member's column tile is past N */
+
+            const uint32_t row = p.row0[tier] + mt * 64u + mrow0;
+            const uint32_t col0 = nt * 64u;
+            if (ks_n == 1) {
+                store_tile(&p, acc, MI, nb0, nv8, row, col0);
+                continue;
+            }
+            /* split K: publish this partial; the last of the tile's ks_n CTAs sums them */
+            const unsigned long long tile = (unsigned long long)mt * p.ntp + nt;
+            float *slots = p.ws + (p.ws0[tier] + tile * ks_n) * 4096ull;
+            float4 *mine = (float4 *)(slots + (size_t)ks * 4096u);
+#pragma unroll
+            for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                for (uint32_t nj = 0; nj < 4; nj++)
+                    if (mi < MI && nb0 + nj < nv8)
+                        mine[(mi * 4u + nj) * 128u + ctid] =
+                            make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+            __threadfence();
+            ptx_bar_sync(1, NCW * 32u);
+            const size_t ci = (size_t)(p.mt0[tier] + mt) * p.ntp + nt;
+            if (ctid == 0) {
+                uint32_t old = atomicAdd(&p.ctr[ci], 1u);
+                *flag = old == ks_n - 1u;
+            }
+            ptx_bar_sync(1, NCW * 32u);
+            if (*flag) {
+                __threadfence();
+                float sum[2][4][4];
+#pragma unroll
+                for (uint32_t a = 0; a < 2; a++)
+#pragma unroll
+                    for (uint32_t b = 0; b < 4; b++)
+#pragma unroll
+                        for (uint32_t e = 0; e < 4; e++) sum[a][b][e] = 0.f;
+                for (uint32_t j = 0; j < ks_n; j++) {
+                    const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
+#pragma unroll
+                    for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                        for (uint32_t nj = 0; nj < 4; nj++) {
+                            if (mi >= MI || nb0 + nj >= nv8) continue;
+                            if (j == ks) {
+                                sum[mi][nj][0] += acc[mi][nj][0];
+                                sum[mi][nj][1] += acc[mi][nj][1];
+                                sum[mi][nj][2] += acc[mi][nj][2];
+                                sum[mi][nj][3] += acc[mi][nj][3];
+                            } else {
+                                float4 v = __ldcg(src + (mi * 4u + nj) * 128u + ctid);
+                                sum[mi][nj][0] += v.x;
+                                sum[mi][nj][1] += v.y;
+                                sum[mi][nj][2] += v.z;
+                                sum[mi][nj][3] += v.w;
+                            }
+                        }
+                }
+                store_tile(&p, sum, MI, nb0, nv8, row, col0);
+                if (ctid == 0) p.ctr[ci] = 0; /* ready for the next launch */
+            }
+        }
+    }
+    if (c > 1) ptx_cluster_sync();
+}
+
+/* ---- host side -------------------------------------------------------------- */
+
+extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
+{
+    *out = NULL;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0)
+        return cm_fail(err, "gemm: no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+    dak_gemm_ctx *c = (dak_gemm_ctx *)calloc(1, sizeof *c);
+    if (!c) return cm_fail(err, "gemm: out of memory");
+    DAK_CU(cudaGetDevice(&c->dev), err);
+    cudaDeviceProp pr;
+    DAK_CU(cudaGetDeviceProperties(&pr, c->dev), err);
+    if (pr.major < 9) {
+        free(c);
+        return cm_fail(err, "gemm: device %s is sm_%d%d, the kernels need sm_90a", pr.name, pr.major, pr.minor);
+    }
+    c->sms = (unsigned)pr.multiProcessorCount;
+    c->smem_optin = pr.sharedMemPerBlockOptin;
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) {
+        free(c);
+        return cm_fail(err, "gemm: driver entry point cuTensorMapEncodeTiled not found");
+    }
+    c->encode = (dak_encode_fn)fn;
+    if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
+        free(c);
+        return cm_fail(err, "gemm: cublasCreate failed");
+    }
+    DAK_CU(cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking), err);
+    DAK_CU(cudaEventCreateWithFlags(&c->ev_start, cudaEventDisableTiming), err);
+    for (int i = 0; i < 2; i++) {
+        DAK_CU(cudaEventCreateWithFlags(&c->ev_copy[i], cudaEventDisableTiming), err);
+        DAK_CU(cudaEventCreateWithFlags(&c->ev_gemm[i], cudaEventDisableTiming), err);
+    }
+    DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    *out = c;
+    return 0;
+}
+
+extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
+{
+    if (!c) return;
+    if (c->ws) cudaFree(c->ws);
+    if (c->ctr) cudaFree(c->ctr);
+    if (c->flush) cudaFree(c->flush);
+    cublasDestroy(c->blas);
+    cudaStreamDestroy(c->copy_stream);
+    cudaEventDestroy(c->ev_start);
+    for (int i = 0; i < 2; i++) {
+        cudaEventDestroy(c->ev_copy[i]);
+        cudaEventDestroy(c->ev_gemm[i]);
+    }
+    free(c);
+}
+
+extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
+
+static int encode_2d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint64_t inner,
+                     uint64_t outer, uint32_t box_in, uint32_t box_out, cm_err *err)
+{
+    cuuint64_t dims[2] = {inner, outer};
+    cuuint64_t strides[1] = {inner * 2u};
+    cuuint32_t box[2] = {box_in, box_out};
+    cuuint32_t es[2] = {1, 1};
+    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides, box, es,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cm_fail(err, "gemm: cuTensorMapEncodeTiled(%llu x %llu, box %u x %u) failed with %d",
+                       (unsigned long long)outer, (unsigned long long)inner, box_out, box_in, (int)r);
+    return 0;
+}
+
+extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                                uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err)
+{
+    *out = NULL;
+    dak_gemm_launch *l = (dak_gemm_launch *)calloc(1, sizeof *l);
+    if (!l) return cm_fail(err, "gemm: out of memory");
+    l->ctx = ctx;
+    dak_gemm_plan *p = &l->plan;
+    if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) {
+        free(l);
+        return -1;
+    }
+    if (!B || !C) {
+        free(l);
+        return cm_fail(err, "gemm: B and C must be device pointers");
+    }
+    /* workspace and counters */
+    if (p->ws_bytes > ctx->ws_bytes) {
+        if (ctx->ws) cudaFree(ctx->ws);
+        ctx->ws = NULL;
+        ctx->ws_bytes = 0;
+        DAK_CU(cudaMalloc((void **)&ctx->ws, p->ws_bytes), err);
+        ctx->ws_bytes = p->ws_bytes;
+    }
+    size_t nctr = (size_t)(A->M / 64u) * p->ngroups * p->cluster;
+    if (nctr > ctx->ctr_count) {
+        if (ctx->ctr) cudaFree(ctx->ctr);
+        ctx->ctr = NULL;
+        ctx->ctr_count = 0;
+        DAK_CU(cudaMalloc((void **)&ctx->ctr, nctr * 4u), err);
+        DAK_CU(cudaMemset(ctx->ctr, 0, nctr * 4u), err);
+        ctx->ctr_count = nctr;
+    }
+    DAK_CU(cudaMalloc((void **)&l->hb, 8), err);
+    DAK_CU(cudaMemset(l->hb, 0, 8), err);
+
+    const void *hbase = A->rows_host ? (const void *)A->host_dev : (const void *)A->dev;
+    uint64_t hrows = A->rows_host ? A->rows_host : A->M - A->rows_host;
+    const void *gbase = A->rows_host < A->M ? (const void *)A->dev : hbase;
+    uint64_t grows = A->rows_host < A->M ? A->M - A->rows_host : hrows;
+    uint32_t prow = 64u / p->cluster;
+    if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
+        encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
+        encode_2d(ctx, &l->tb, B, A->K, N, 64, p->bn_box, err)) {
+        cudaFree(l->hb);
+        free(l);
+        return -1;
+    }
+    kparams *k = &l->kp;
+    memset(k, 0, sizeof *k);
+    k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->ntiles = p->ntiles;
+    k->ngroups = p->ngroups, k->c = p->cluster, k->ntp = p->ngroups * p->cluster;
+    k->stages = p->stages, k->bn_box = p->bn_box;
+    k->host_ctas = p->host.ctas;
+    const dak_tier_plan *tp[2] = {&p->host, &p->hbm};
+    for (int t = 0; t < 2; t++) {
+        k->ctas[t] = tp[t]->ctas;
+        k->items[t] = tp[t]->items;
+        k->ksplit[t] = tp[t]->ksplit ? tp[t]->ksplit : 1;
+        k->window[t] = tp[t]->window ? tp[t]->window : p->stages;
+    }
+    k->mt0[0] = 0, k->mt0[1] = A->rows_host / 64u;
+    k->row0[0] = 0, k->row0[1] = A->rows_host;
+    k->ws0[0] = 0;
+    k->ws0[1] = p->host.ksplit > 1 ? (unsigned long long)p->host.mtiles * k->ntp * p->host.ksplit : 0ull;
+    k->out_bf16 = o->out_bf16;
+    k->C = C;
+    k->ws = ctx->ws;
+    k->ctr = ctx->ctr;
+    k->host_bytes = l->hb;
+    l->smem = 1024u + (size_t)p->stages * (A_BYTES + p->bn_box * 128u) + 512u;
+    *out = l;
+    return 0;
+}
+
+extern "C" const dak_gemm_plan *dak_gemm_launch_plan(const dak_gemm_launch *l) { return &l->plan; }
+
+extern "C" int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err)
+{
+    uint32_t grid = l->plan.host.ctas + l->plan.hbm.ctas;
+    if (grid == 0) return cm_fail(err, "gemm: empty plan");
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3(NTHREADS, 1, 1);
+    cfg.dynamicSmemBytes = l->smem;
+    cfg.stream = (cudaStream_t)stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = l->plan.cluster;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    void *args[4] = {&l->ta_h, &l->ta_g, &l->tb, &l->kp};
+    DAK_CU(cudaLaunchKernelExC(&cfg, (const void *)k_split, args), err);
+    return 0;
+}
+
+extern "C" int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err)
+{
+    unsigned long long v = 0;
+    DAK_CU(cudaMemcpy(&v, l->hb, 8, cudaMemcpyDeviceToHost), err);
+    *bytes = v;
+    return 0;
+}
+
+extern "C" void dak_gemm_launch_free(dak_gemm_launch *l)
+{
+    if (!l) return;
+    if (l->hb) cudaFree(l->hb);
+    free(l);
+}
+
+extern "C" int dak_gemm_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                              uint32_t N, const dak_gemm_opts *o, cm_err *err)
+{
+    dak_gemm_launch *l;
+    if (dak_gemm_prepare(ctx, A, B, C, N, o, &l, err)) return -1;
+    int rc = dak_gemm_run(l, NULL, err);
+    if (!rc) {
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) rc = cm_fail(err, "gemm: kernel failed: %s", cudaGetErrorString(e));
+    }
+    dak_gemm_launch_free(l);
+    return rc;
+}

@@ -1,0 +1,172 @@
+/* Launch planning for the split GEMM (pure C, runs and is tested without a GPU):
+ * tier split from a ratio, ring depth, CTAs per tier, K split and wave alignment. */
+#include <math.h>
+#include <stdint.h>
+
+#include "dak/gemm.h"
+#include "dak/tiered.h"
+
+#define TILE 64u
+#define MAX_STAGES 16u
+#define BAR_BYTES 512u                        /* mbarriers and flags at the end of smem */
+#define WS_CAP_BYTES (256ull << 20)           /* split-K workspace cap */
+#define PARTIAL_BYTES (TILE * TILE * 4ull)    /* one fp32 64x64 partial tile */
+
+int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint32_t *rows_host,
+                              cm_err *err)
+{
+    if (tile_rows == 0) return cm_fail(err, "tiered: tile rows must be > 0");
+    if (M == 0 || M % tile_rows)
+        return cm_fail(err, "tiered: M = %u must be a positive multiple of the tile rows (%u)", M,
+                       tile_rows);
+    if (!isfinite(ratio) || ratio < 0.0 || ratio > 1.0)
+        return cm_fail(err, "tiered: offload ratio %g outside [0, 1]", ratio);
+    uint32_t tiles = M / tile_rows;
+    double h = floor(ratio * (double)tiles + 0.5);
+    if (h > (double)tiles) h = (double)tiles;
+    *rows_host = (uint32_t)h * tile_rows;
+    return 0;
+}
+
+void dak_gemm_opts_default(dak_gemm_opts *o)
+{
+    o->host_ctas = 16;
+    o->hbm_ctas = 0;
+    o->window = 0;
+    o->stages = 0;
+    o->cluster = 1;
+    o->wave_align = 1;
+    o->out_bf16 = 0;
+}
+
+static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+/* Work of one CTA in chunk units: waves * (chunks per item + epilogue cost). */
+static double tier_cost(uint32_t base, uint32_t ks, uint32_t clusters, uint32_t kchunks,
+                        uint32_t ncols)
+{
+    uint32_t waves = ceil_div(base * ks, clusters);
+    double epi = 0.25 + (ks > 1 ? (double)ncols / 32.0 : 0.0);
+    return (double)waves * ((double)ceil_div(kchunks, ks) + epi);
+}
+
+static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint32_t ctas_avail,
+                      uint32_t c, int align, uint32_t ks_max, uint32_t ncols, dak_tier_plan *t)
+{
+    t->mtiles = mtiles;
+    t->ctas = t->ksplit = t->items = t->waves = t->chunks = 0;
+    t->balance = 1.0;
+    if (mtiles == 0 || ctas_avail < c) return;
+    uint32_t cl_avail = ctas_avail / c;
+    uint32_t base = mtiles * ngroups;
+    uint32_t best_ks = 1, best_cl = cl_avail;
+    if (!align) {
+        best_ks = ceil_div(cl_avail, base);
+        if (best_ks > ks_max) best_ks = ks_max;
+    } else {
+        double best = tier_cost(base, 1, cl_avail, kchunks, ncols);
+        uint32_t cl_lo = cl_avail / 2 ? cl_avail / 2 : 1;
+        for (uint32_t ks = 1; ks <= ks_max; ks++)
+            for (uint32_t cl = cl_avail; cl >= cl_lo; cl--) {
+                double cost = tier_cost(base, ks, cl, kchunks, ncols);
+                if (cost < best * (1.0 - 1e-9)) {
+                    best = cost;
+                    best_ks = ks;
+                    best_cl = cl;
+                }
+            }
+    }
+    uint32_t items = base * best_ks;
+    if (best_cl > items) best_cl = items; /* idle clusters would only wait */
+    t->ksplit = best_ks;
+    t->ctas = best_cl * c;
+    t->items = items;
+    t->waves = ceil_div(items, best_cl);
+    t->chunks = ceil_div(kchunks, best_ks);
+    t->balance = (double)base * (double)kchunks / ((double)best_cl * t->waves * t->chunks);
+}
+
+int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
+                       const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
+                       dak_gemm_plan *p, cm_err *err)
+{
+    if (M == 0 || M % TILE) return cm_fail(err, "gemm: M = %u must be a positive multiple of 64", M);
+    if (K == 0 || K % TILE) return cm_fail(err, "gemm: K = %u must be a positive multiple of 64", K);
+    if (N == 0) return cm_fail(err, "gemm: N must be >= 1");
+    if (N > (1u << 20)) return cm_fail(err, "gemm: N = %u too large (at most 1048576)", N);
+    if (rows_host > M || rows_host % TILE)
+        return cm_fail(err, "gemm: host rows %u must be a multiple of 64 and <= M = %u", rows_host, M);
+    if (sm_count == 0) return cm_fail(err, "gemm: SM count must be > 0");
+    uint32_t c = o->cluster ? o->cluster : 1;
+    if (c != 1 && c != 2 && c != 4 && c != 8)
+        return cm_fail(err, "gemm: cluster size %u must be 1, 2, 4 or 8", c);
+    if (o->host_ctas > sm_count || o->hbm_ctas > sm_count || o->host_ctas + o->hbm_ctas > sm_count)
+        return cm_fail(err, "gemm: host CTAs %u + HBM CTAs %u exceed the %u SMs", o->host_ctas,
+                       o->hbm_ctas, sm_count);
+    if (o->stages > MAX_STAGES)
+        return cm_fail(err, "gemm: stages %u must be <= %u", o->stages, MAX_STAGES);
+
+    p->M = M, p->N = N, p->K = K, p->rows_host = rows_host;
+    p->kchunks = K / TILE;
+    p->ntiles = ceil_div(N, TILE);
+    while (c > 1 && c / 2 >= p->ntiles) c /= 2; /* a cluster wider than the column tiles is idle */
+    p->cluster = c;
+    p->ngroups = ceil_div(p->ntiles, c);
+    p->bn_box = N >= TILE ? TILE : ceil_div(N, 16) * 16;
+
+    size_t slot = TILE * TILE * 2 + (size_t)p->bn_box * 128;
+    if (smem_bytes < 1024 + BAR_BYTES + 2 * slot)
+        return cm_fail(err, "gemm: %zu bytes of shared memory hold fewer than 2 ring slots",
+                       smem_bytes);
+    uint32_t fit = (uint32_t)((smem_bytes - 1024 - BAR_BYTES) / slot);
+    if (fit > MAX_STAGES) fit = MAX_STAGES;
+    if (o->stages) {
+        if (o->stages < 2) return cm_fail(err, "gemm: stages must be >= 2");
+        if (o->stages > fit)
+            return cm_fail(err, "gemm: %u stages of %zu bytes do not fit in %zu bytes of shared memory",
+                           o->stages, slot, smem_bytes);
+        fit = o->stages;
+    }
+    p->stages = fit;
+
+    uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
+    uint32_t host_avail = mt_h ? (o->host_ctas ? o->host_ctas : 16) : 0;
+    if (host_avail > sm_count) host_avail = sm_count;
+    if (mt_h && host_avail < c) host_avail = c;
+    uint32_t hbm_avail = mt_g ? (o->hbm_ctas ? o->hbm_ctas : sm_count - host_avail) : 0;
+    if (mt_g && hbm_avail < c)
+        return cm_fail(err, "gemm: %u SMs left for HBM tile rows, cluster needs %u", hbm_avail, c);
+    uint32_t ncols = N >= TILE ? TILE : N;
+    uint32_t ks_max = o->out_bf16 ? 1 : p->kchunks;
+    if (ks_max > 64) ks_max = 64;
+
+    /* the workspace holds every split tile's partials: cap the split */
+    uint32_t ks_h = ks_max, ks_g = ks_max;
+    if (mt_h) {
+        uint64_t per = (uint64_t)mt_h * p->ngroups * c * PARTIAL_BYTES;
+        uint64_t lim = WS_CAP_BYTES / 2 / per;
+        if (lim < ks_h) ks_h = lim ? (uint32_t)lim : 1;
+    }
+    if (mt_g) {
+        uint64_t per = (uint64_t)mt_g * p->ngroups * c * PARTIAL_BYTES;
+        uint64_t lim = WS_CAP_BYTES / 2 / per;
+        if (lim < ks_g) ks_g = lim ? (uint32_t)lim : 1;
+    }
+    plan_tier(mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, ks_h, ncols, &p->host);
+    plan_tier(mt_g, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, ks_g, ncols, &p->hbm);
+    p->host.window = p->host.ctas ? (o->window && o->window < fit ? o->window : fit) : 0;
+    p->hbm.window = p->hbm.ctas ? fit : 0;
+    if (o->window > fit && mt_h)
+        return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, fit);
+
+    p->ws_bytes = 0;
+    if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
+    if (p->hbm.ksplit > 1) p->ws_bytes += (uint64_t)mt_g * p->ngroups * c * p->hbm.ksplit * PARTIAL_BYTES;
+    return 0;
+}
+
+uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p)
+{
+    /* each cluster fetches every host A tile of its items once (split across its members) */
+    return (uint64_t)p->rows_host * p->K * 2ull * p->ngroups;
+}

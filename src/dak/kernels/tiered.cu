@@ -1,0 +1,75 @@
+/* Tiered matrix: host rows in pinned mapped host memory, the rest in HBM. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dak/tiered.h"
+#include "internal.h"
+
+extern "C" int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_err *err)
+{
+    memset(t, 0, sizeof *t);
+    if (K == 0 || K % 64) return cm_fail(err, "tiered: K = %u must be a positive multiple of 64", K);
+    uint32_t rh;
+    if (dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, ratio, &rh, err)) return -1;
+    t->M = M, t->K = K, t->rows_host = rh, t->owns = 1;
+    size_t hb = (size_t)rh * K * 2, gb = (size_t)(M - rh) * K * 2;
+    if (hb) {
+        cudaError_t e = cudaHostAlloc((void **)&t->host, hb, cudaHostAllocMapped | cudaHostAllocPortable);
+        if (e != cudaSuccess) {
+            t->host = NULL;
+            return cm_fail(err, "tiered: cudaHostAlloc of %zu bytes: %s", hb, cudaGetErrorString(e));
+        }
+        e = cudaHostGetDevicePointer((void **)&t->host_dev, t->host, 0);
+        if (e != cudaSuccess) {
+            dak_tiered_destroy(t);
+            return cm_fail(err, "tiered: host memory not mapped for the device: %s", cudaGetErrorString(e));
+        }
+    }
+    if (gb) {
+        cudaError_t e = cudaMalloc((void **)&t->dev, gb);
+        if (e != cudaSuccess) {
+            t->dev = NULL;
+            dak_tiered_destroy(t);
+            return cm_fail(err, "tiered: cudaMalloc of %zu bytes: %s", gb, cudaGetErrorString(e));
+        }
+    }
+    return 0;
+}
+
+extern "C" int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host,
+                               uint16_t *host_full, uint16_t *dev_full, cm_err *err)
+{
+    memset(t, 0, sizeof *t);
+    if (M == 0 || M % DAK_TILE_ROWS) return cm_fail(err, "tiered: M = %u must be a positive multiple of 64", M);
+    if (K == 0 || K % 64) return cm_fail(err, "tiered: K = %u must be a positive multiple of 64", K);
+    if (rows_host > M || rows_host % DAK_TILE_ROWS)
+        return cm_fail(err, "tiered: host rows %u must be a multiple of 64 and <= %u", rows_host, M);
+    if ((rows_host && !host_full) || (rows_host < M && !dev_full))
+        return cm_fail(err, "tiered: view needs a host copy and an HBM copy");
+    t->M = M, t->K = K, t->rows_host = rows_host;
+    if (rows_host) {
+        t->host = host_full;
+        DAK_CU(cudaHostGetDevicePointer((void **)&t->host_dev, host_full, 0), err);
+    }
+    if (rows_host < M) t->dev = dev_full + (size_t)rows_host * K;
+    return 0;
+}
+
+extern "C" int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err)
+{
+    size_t hb = (size_t)t->rows_host * t->K * 2, gb = (size_t)(t->M - t->rows_host) * t->K * 2;
+    if (hb) DAK_CU(cudaMemcpy(t->host, src_dev, hb, cudaMemcpyDeviceToHost), err);
+    if (gb)
+        DAK_CU(cudaMemcpy(t->dev, src_dev + (size_t)t->rows_host * t->K, gb, cudaMemcpyDeviceToDevice),
+               err);
+    return 0;
+}
+
+extern "C" void dak_tiered_destroy(dak_tiered *t)
+{
+    if (t->owns) {
+        if (t->host) cudaFreeHost(t->host);
+        if (t->dev) cudaFree(t->dev);
+    }
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,225 @@
+/* GPU test (label gpu): the direct-access split GEMM against an fp32 reference
+ * on fresh random inputs, output poisoned with NaN first (so an unwritten
+ * element fails), for every shape, offload ratio and N of the benchmark, with
+ * and without multicast; plus bf16 output, wave alignment off, a congestion
+ * window, and a check of the fp32 reference itself against a CPU dot product.
+ * Usage: test_gemm_split [--quick]   (quick: the smallest shape only) */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "dak/gemm.h"
+#include "dak/tiered.h"
+
+static int passed, failed;
+#define CHECK(cond, ...)                                                              \
+    do {                                                                              \
+        if (cond)                                                                     \
+            passed++;                                                                 \
+        else {                                                                        \
+            failed++;                                                                 \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
+            fprintf(stderr, __VA_ARGS__);                                             \
+            fprintf(stderr, "\n");                                                    \
+        }                                                                             \
+    } while (0)
+
+#define CU(call)                                                                      \
+    do {                                                                              \
+        cudaError_t e_ = (call);                                                      \
+        if (e_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,             \
+                    cudaGetErrorString(e_));                                          \
+            exit(1);                                                                  \
+        }                                                                             \
+    } while (0)
+
+static float bf2f(uint16_t x)
+{
+    uint32_t u = (uint32_t)x << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* ||C - R|| / ||R|| over M x N; NaN (unwritten) makes it infinite. */
+static double rel_err(const float *C, const float *R, size_t n, size_t *bad)
+{
+    double d = 0, r = 0;
+    *bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(C[i])) {
+            (*bad)++;
+            continue;
+        }
+        double x = (double)C[i] - (double)R[i];
+        d += x * x;
+        r += (double)R[i] * (double)R[i];
+    }
+    if (*bad) return INFINITY;
+    return sqrt(d / (r > 0 ? r : 1));
+}
+
+static double rel_err_bf16(const uint16_t *C, const float *R, size_t n, size_t *bad)
+{
+    double d = 0, r = 0;
+    *bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float c = bf2f(C[i]);
+        if (!isfinite(c)) {
+            (*bad)++;
+            continue;
+        }
+        double x = (double)c - (double)R[i];
+        d += x * x;
+        r += (double)R[i] * (double)R[i];
+    }
+    if (*bad) return INFINITY;
+    return sqrt(d / (r > 0 ? r : 1));
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    if (argc > 1 && !quick) {
+        fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+        return 2;
+    }
+    cm_err err;
+    dak_gemm_ctx *ctx;
+    if (dak_gemm_ctx_create(&ctx, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        printf("0 passed, 1 failed\n");
+        return 1;
+    }
+    static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
+    static const uint32_t Ns[5] = {1, 8, 64, 512, 1024};
+    static const double ratios[11] = {0, .005, .01, .02, .05, .1, .2, .4, .6, .8, 1};
+    const uint32_t NMAX = 1024;
+    uint64_t seed = 0x5eed;
+    int nshapes = quick ? 1 : 3;
+    for (int si = 0; si < nshapes; si++) {
+        uint32_t M = shapes[si][0], K = shapes[si][1];
+        uint16_t *Ad, *Ah, *B;
+        float *C, *R;
+        size_t abytes = (size_t)M * K * 2;
+        CU(cudaMalloc((void **)&Ad, abytes));
+        CU(cudaHostAlloc((void **)&Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
+        CU(cudaMalloc((void **)&B, (size_t)K * NMAX * 2));
+        CU(cudaMalloc((void **)&C, (size_t)M * NMAX * 4));
+        CU(cudaMalloc((void **)&R, (size_t)M * NMAX * 4));
+        float *hc = malloc((size_t)M * NMAX * 4), *hr = malloc((size_t)M * NMAX * 4);
+        uint16_t *hb = malloc((size_t)K * NMAX * 2);
+        for (int ni = 0; ni < 5; ni++) {
+            uint32_t N = Ns[ni];
+            /* fresh inputs for every (shape, N) */
+            if (dak_fill_random_bf16(Ad, (size_t)M * K, ++seed, NULL, &err) ||
+                dak_fill_random_bf16(B, (size_t)K * N, ++seed, NULL, &err) ||
+                dak_ref_gemm(Ad, B, R, M, N, K, NULL, &err)) {
+                fprintf(stderr, "%s\n", err.msg);
+                return 1;
+            }
+            CU(cudaMemcpy(Ah, Ad, abytes, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(hr, R, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(hb, B, (size_t)K * N * 2, cudaMemcpyDeviceToHost));
+            /* the reference itself against a CPU dot product at 16 points */
+            int refok = 1;
+            for (int q = 0; q < 16; q++) {
+                uint32_t m = (uint32_t)((q * 2654435761u) % M), n = (uint32_t)((q * 40503u) % N);
+                double s = 0, sa = 0;
+                for (uint32_t k = 0; k < K; k++) {
+                    double a = bf2f(Ah[(size_t)m * K + k]), b = bf2f(hb[(size_t)n * K + k]);
+                    s += a * b;
+                    sa += fabs(a * b);
+                }
+                if (fabs(s - hr[(size_t)n * M + m]) > 1e-5 * sa + 1e-6) refok = 0;
+            }
+            CHECK(refok, "fp32 reference disagrees with the CPU, shape %ux%u N %u", M, K, N);
+            for (int ri = 0; ri < 11; ri++) {
+                uint32_t rows;
+                if (dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, ratios[ri], &rows, &err)) return 1;
+                dak_tiered A;
+                if (dak_tiered_view(&A, M, K, rows, Ah, Ad, &err)) {
+                    fprintf(stderr, "%s\n", err.msg);
+                    return 1;
+                }
+                for (int mc = 0; mc < 2; mc++) {
+                    if (mc && N < 128) continue; /* one column tile: nothing to share */
+                    dak_gemm_opts o;
+                    dak_gemm_opts_default(&o);
+                    o.cluster = mc ? 8 : 1;
+                    if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
+                    int rc = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
+                    CHECK(rc == 0, "split %ux%u N %u r %g mc %d: %s", M, K, N, ratios[ri], mc, err.msg);
+                    if (rc) continue;
+                    CU(cudaMemcpy(hc, C, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
+                    size_t bad;
+                    double e = rel_err(hc, hr, (size_t)M * N, &bad);
+                    CHECK(e <= 1e-2, "%ux%u N %u r %g cluster %u: rel err %g, %zu unwritten", M, K, N,
+                          ratios[ri], o.cluster, e, bad);
+                    if (ri == 0 || ri == 5 || ri == 10)
+                        printf("  %5ux%-5u N %4u r %5.1f%% cluster %u: rel err %.2e\n", M, K, N,
+                               100.0 * rows / M, o.cluster, e);
+                }
+            }
+            /* variants at r = 10%: bf16 output, no wave alignment, window 2, 8 host SMs */
+            {
+                uint32_t rows;
+                dak_tiered A;
+                dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
+                dak_tiered_view(&A, M, K, rows, Ah, Ad, &err);
+                for (int v = 0; v < 3; v++) {
+                    dak_gemm_opts o;
+                    dak_gemm_opts_default(&o);
+                    if (v == 0) o.out_bf16 = 1;
+                    if (v == 1) o.wave_align = 0;
+                    if (v == 2) o.window = 2, o.host_ctas = 8;
+                    if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
+                    int rc = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
+                    CHECK(rc == 0, "variant %d: %s", v, err.msg);
+                    if (rc) continue;
+                    size_t bad;
+                    double e;
+                    if (v == 0) {
+                        uint16_t *c16 = (uint16_t *)hc;
+                        CU(cudaMemcpy(c16, C, (size_t)M * N * 2, cudaMemcpyDeviceToHost));
+                        e = rel_err_bf16(c16, hr, (size_t)M * N, &bad);
+                    } else {
+                        CU(cudaMemcpy(hc, C, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
+                        e = rel_err(hc, hr, (size_t)M * N, &bad);
+                    }
+                    CHECK(e <= 1e-2, "%ux%u N %u variant %d: rel err %g, %zu unwritten", M, K, N, v, e, bad);
+                }
+            }
+            fprintf(stderr, "shape %ux%u N %u done (%d passed, %d failed so far)\n", M, K, N, passed, failed);
+        }
+        cudaFree(Ad);
+        cudaFreeHost(Ah);
+        cudaFree(B);
+        cudaFree(C);
+        cudaFree(R);
+        free(hc);
+        free(hr);
+        free(hb);
+    }
+    /* bad input is rejected with a message */
+    {
+        dak_tiered A;
+        CHECK(dak_tiered_create(&A, 100, 64, 0.5, &err) != 0 && strstr(err.msg, "multiple"), "%s", err.msg);
+        CHECK(dak_tiered_create(&A, 64, 100, 0.5, &err) != 0 && strstr(err.msg, "K"), "%s", err.msg);
+        CHECK(dak_tiered_create(&A, 128, 64, 0.5, &err) == 0 && A.rows_host == 64 && A.host && A.dev,
+              "%s", err.msg);
+        dak_gemm_opts o;
+        dak_gemm_opts_default(&o);
+        o.cluster = 5;
+        CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 8, &o, &err) != 0 && strstr(err.msg, "cluster"), "%s",
+              err.msg);
+        dak_tiered_destroy(&A);
+    }
+    dak_gemm_ctx_destroy(ctx);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
