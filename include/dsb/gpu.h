@@ -28,6 +28,53 @@ size_t dsb_gpu_smem_bytes(dsb_format f, uint32_t n, uint32_t replicas);
 int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_params *p, dsb_result *r,
                   cm_err *err);
 
+/* ---- benchmark and diagnostics (seed 000, Sec. VI-C, Table III) ----------- */
+
+/* Timing variants of the kernel that drop or double one stage of the step, to
+ * find what limits it (their results are wrong by design; only the timing
+ * counts).  Built for every format with 1, 2, 4, 8 or 16 (replica,row) pairs
+ * per thread where each thread's pairs share one coupling row (n_p divides
+ * 256), or one pair per thread; other configurations report an error. */
+typedef enum {
+    DSB_GPU_VAR_NONE = 0,      /* the solver */
+    DSB_GPU_VAR_NO_BARRIER,    /* no __syncthreads() in the step loop */
+    DSB_GPU_VAR_DOUBLE_SUM,    /* coupling sum computed twice per step */
+    DSB_GPU_VAR_NO_SUM,        /* no coupling sum (a = h) */
+    DSB_GPU_VAR_DOUBLE_UPDATE, /* the position/momentum update applied twice */
+    DSB_GPU_VAR_COUNT
+} dsb_gpu_variant;
+
+const char *dsb_gpu_variant_name(int v);
+/* "none", "no-barrier", "double-sum", "no-sum", "double-update"; -1 if unknown. */
+int dsb_gpu_variant_parse(const char *s);
+
+/* One configuration measured as in Table III.  Request i (0-based, warm-up
+ * excluded) uses seed p->seed + i and field fields[i % n_fields] (fields may
+ * be NULL: zero field).  The caller allocates each output array with
+ * `requests` entries. */
+typedef struct {
+    uint32_t requests;       /* timed requests per measurement (paper: 500) */
+    uint32_t warmup;         /* untimed requests before each measurement */
+    int variant;             /* dsb_gpu_variant */
+    double *solve_us;        /* in-kernel solve, %globaltimer (launch pass) */
+    double *launch_us;       /* launch to completion, CUDA events */
+    double *rt_us;           /* H2D(field) + launch + D2H(reply), host clock */
+    double *rt_solve_us;     /* in-kernel solve of the same requests as rt_us */
+    double *mapped_us;       /* launch, field read from and reply written to
+                                mapped pinned host memory, host polls the reply */
+    double *mapped_solve_us; /* in-kernel solve of the same requests */
+    int64_t *best_energy2;   /* optional: 2E of each request (launch pass) */
+    /* filled in: */
+    size_t smem_bytes;       /* Eq. (6) of this configuration */
+    int regs;                /* registers per thread of the kernel used */
+    size_t local_bytes;      /* local memory per thread (0: no spills) */
+    uint32_t pairs_per_thread;
+    char device[128];
+} dsb_gpu_bench;
+
+int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, uint32_t n_fields,
+                        const dsb_params *p, dsb_gpu_bench *b, cm_err *err);
+
 #ifdef __cplusplus
 }
 #endif
