@@ -1,11 +1,663 @@
-/* Placeholder until this command is built (see the issue list). */
+#define _POSIX_C_SOURCE 200809L
+/* dak bench gemm: the direct-access split GEMM (seed 003, Sec. 4.1, 4.3, 6.2)
+ * against the aggregate-bandwidth bound and the baselines (cuBLAS all-HBM,
+ * prefetch, double-buffered prefetch, naive zero-copy, unified memory), plus
+ * the congestion sweep, read amplification with/without multicast and wave
+ * alignment on/off.  Prints tables, writes one JSON document. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "common/args.h"
+#include "common/bench.h"
+#include "common/error.h"
+#include "common/json.h"
+
+#ifdef DAK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "dak/gemm.h"
+#include "dak/tiered.h"
+#endif
+
+#define MAXL 16
+
+typedef struct {
+    uint32_t shapes[MAXL][2];
+    int nshapes;
+    uint32_t ns[MAXL];
+    int nn;
+    double ratios[MAXL]; /* fractions */
+    int nr;
+    uint32_t reps, host_sms, window, cluster, layers;
+    int sec_sweep, sec_cong, sec_amp, sec_wave;
+    int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
+    const char *json;
+} bench_cfg;
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+            "usage: dak bench gemm [options]\n"
+            "  --shapes LIST    MxK,... (default 7168x7168,28672x7168,11008x4096)\n"
+            "  --n LIST         batch columns N (default 1,8,64,512,1024)\n"
+            "  --ratios LIST    offload ratios in %% (default 0,0.5,1,2,5,10,20,40,60,80,100)\n"
+            "  --reps N         timed repetitions per point, median reported (default 10)\n"
+            "  --host-sms N     SMs reading host memory (default 16)\n"
+            "  --window N       in-flight copies per host SM, 0 = ring depth (default 0)\n"
+            "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
+            "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
+            "  --sections LIST  sweep,congestion,amp,wave (default all)\n"
+            "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
+            "  --json FILE      JSON output (default dak-gemm.json)\n");
+}
+
+/* comma list parsing with the shared argument checkers */
+static int parse_list(const char *flag, const char *v, int kind, bench_cfg *c)
+{
+    char buf[1024];
+    if (strlen(v) >= sizeof buf) {
+        fprintf(stderr, "dak bench: %s: list too long\n", flag);
+        return -1;
+    }
+    strcpy(buf, v);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n >= MAXL) {
+            fprintf(stderr, "dak bench: %s: at most %d entries\n", flag, MAXL);
+            return -1;
+        }
+        if (kind == 0) { /* shape MxK */
+            char *x = strchr(t, 'x');
+            if (!x) {
+                fprintf(stderr, "dak bench: %s: expected MxK, got '%s'\n", flag, t);
+                return -1;
+            }
+            *x = 0;
+            if (arg_u32("dak bench", flag, t, 64, 1u << 20, &c->shapes[n][0]) ||
+                arg_u32("dak bench", flag, x + 1, 64, 1u << 20, &c->shapes[n][1]))
+                return -1;
+            if (c->shapes[n][0] % 64 || c->shapes[n][1] % 64) {
+                fprintf(stderr, "dak bench: %s: expected M and K multiples of 64, got %ux%u\n", flag,
+                        c->shapes[n][0], c->shapes[n][1]);
+                return -1;
+            }
+        } else if (kind == 1) {
+            if (arg_u32("dak bench", flag, t, 1, 65536, &c->ns[n])) return -1;
+        } else {
+            double r;
+            if (arg_f64("dak bench", flag, t, 0.0, 100.0, &r)) return -1;
+            c->ratios[n] = r / 100.0;
+        }
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "dak bench: %s: expected a non-empty list\n", flag);
+        return -1;
+    }
+    if (kind == 0) c->nshapes = n;
+    if (kind == 1) c->nn = n;
+    if (kind == 2) c->nr = n;
+    return 0;
+}
+
+static int parse_names(const char *flag, const char *v, const char *const *names, int **dst, int count)
+{
+    for (int i = 0; i < count; i++) *dst[i] = 0;
+    char buf[256];
+    if (strlen(v) >= sizeof buf) {
+        fprintf(stderr, "dak bench: %s: list too long\n", flag);
+        return -1;
+    }
+    strcpy(buf, v);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int i = 0; i < count; i++)
+            if (!strcmp(t, names[i])) *dst[i] = 1, found = 1;
+        if (!found) {
+            fprintf(stderr, "dak bench: %s: unknown entry '%s' (expected one of", flag, t);
+            for (int i = 0; i < count; i++) fprintf(stderr, " %s", names[i]);
+            fprintf(stderr, ")\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, bench_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    parse_list("--shapes", "7168x7168,28672x7168,11008x4096", 0, c);
+    parse_list("--n", "1,8,64,512,1024", 1, c);
+    parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
+    c->reps = 10, c->host_sms = 16, c->window = 0, c->cluster = 8, c->layers = 8;
+    c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
+    c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
+    c->json = "dak-gemm.json";
+    static const char *const secn[] = {"sweep", "congestion", "amp", "wave"};
+    static const char *const basen[] = {"cublas", "prefetch", "overlap", "naive", "uvm"};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            exit(0);
+        }
+#define VAL() ((v = arg_value("dak bench", argc, argv, &i)) != NULL)
+        if (arg_is(a, "--shapes")) {
+            if (!VAL() || parse_list("--shapes", v, 0, c)) return -1;
+        } else if (arg_is(a, "--n")) {
+            if (!VAL() || parse_list("--n", v, 1, c)) return -1;
+        } else if (arg_is(a, "--ratios")) {
+            if (!VAL() || parse_list("--ratios", v, 2, c)) return -1;
+        } else if (arg_is(a, "--reps")) {
+            if (!VAL() || arg_u32("dak bench", "--reps", v, 1, 1000, &c->reps)) return -1;
+        } else if (arg_is(a, "--host-sms")) {
+            if (!VAL() || arg_u32("dak bench", "--host-sms", v, 1, 1024, &c->host_sms)) return -1;
+        } else if (arg_is(a, "--window")) {
+            if (!VAL() || arg_u32("dak bench", "--window", v, 0, 16, &c->window)) return -1;
+        } else if (arg_is(a, "--cluster")) {
+            if (!VAL() || arg_u32("dak bench", "--cluster", v, 1, 8, &c->cluster)) return -1;
+            if (c->cluster & (c->cluster - 1)) {
+                fprintf(stderr, "dak bench: --cluster: expected 1, 2, 4 or 8, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--layers")) {
+            if (!VAL() || arg_u32("dak bench", "--layers", v, 1, 1000, &c->layers)) return -1;
+        } else if (arg_is(a, "--sections")) {
+            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave};
+            if (!VAL() || parse_names("--sections", v, secn, d, 4)) return -1;
+        } else if (arg_is(a, "--baselines")) {
+            int *d[] = {&c->base_cublas, &c->base_prefetch, &c->base_overlap, &c->base_naive, &c->base_uvm};
+            if (!VAL() || parse_names("--baselines", v, basen, d, 5)) return -1;
+        } else if (arg_is(a, "--json")) {
+            if (!VAL()) return -1;
+            c->json = v;
+        } else {
+            fprintf(stderr, "dak bench gemm: unknown option '%s'\n", a);
+            usage(stderr);
+            return -1;
+        }
+#undef VAL
+    }
+    return 0;
+}
+
+#ifdef DAK_HAVE_CUDA
+
+#define CK(x)                                                                                  \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "dak bench: %s:%d: %s: %s\n", __FILE__, __LINE__, #x,              \
+                    cudaGetErrorString(e_));                                                   \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+#define DK(x)                                                                                  \
+    do {                                                                                       \
+        if ((x)) {                                                                             \
+            fprintf(stderr, "dak bench: %s\n", err.msg);                                       \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+typedef struct {
+    int kind; /* 0 split, 1 cublas, 2 prefetch, 3 overlap, 4 naive, 5 uvm */
+    dak_gemm_ctx *ctx;
+    dak_gemm_launch *launch;
+    const dak_tiered *A;
+    const uint16_t *Afull;
+    uint16_t *stage[2];
+    const uint16_t *B;
+    float *C;
+    uint32_t M, N, K, layers;
+    uint16_t *um; /* managed copy of A for the uvm baseline */
+    size_t um_host_bytes;
+} op_t;
+
+static int op_run(op_t *o, cm_err *err)
+{
+    switch (o->kind) {
+    case 0: return dak_gemm_run(o->launch, NULL, err);
+    case 1: return dak_base_cublas(o->ctx, o->Afull, o->B, o->C, o->M, o->N, o->K, NULL, err);
+    case 2: return dak_base_prefetch(o->ctx, o->A, o->stage[0], o->B, o->C, o->N, NULL, err);
+    case 3: return dak_base_prefetch_overlap(o->ctx, o->A, o->stage, o->B, o->C, o->N, o->layers, NULL, err);
+    case 4: return dak_base_naive(o->A, o->B, o->C, o->N, NULL, err);
+    case 5: return dak_base_cublas(o->ctx, o->um, o->B, o->C, o->M, o->N, o->K, NULL, err);
+    }
+    return cm_fail(err, "bad op");
+}
+
+/* untimed preparation before each repetition */
+static int op_pre(op_t *o, cm_err *err)
+{
+    if (o->kind == 5 && o->um_host_bytes) {
+        struct cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+        cudaError_t e = cudaMemPrefetchAsync(o->um, o->um_host_bytes, host, 0, NULL);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) return cm_fail(err, "uvm: prefetch to host: %s", cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+/* median milliseconds over reps (2 warm-up), L2 flushed before each repetition */
+static double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
+{
+    static cudaEvent_t e0, e1;
+    if (!e0) {
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+    }
+    double *t = cm_malloc(sizeof(double) * reps);
+    *failed = 0;
+    for (uint32_t i = 0; i < reps + 2; i++) {
+        if (op_pre(o, err) || dak_l2_flush(o->ctx, NULL, err)) {
+            *failed = 1;
+            break;
+        }
+        CK(cudaEventRecord(e0, NULL));
+        if (op_run(o, err)) {
+            *failed = 1;
+            break;
+        }
+        CK(cudaEventRecord(e1, NULL));
+        cudaError_t e = cudaEventSynchronize(e1);
+        if (e != cudaSuccess) {
+            cm_fail(err, "%s", cudaGetErrorString(e));
+            *failed = 1;
+            break;
+        }
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 2) t[i - 2] = ms;
+    }
+    double m = *failed ? NAN : bench_median(t, reps);
+    free(t);
+    if (!*failed && o->kind == 3) m /= o->layers;
+    return m;
+}
+
+static double gbs(double bytes, double ms) { return isfinite(ms) && ms > 0 ? bytes / (ms * 1e6) : NAN; }
+
+static void kv_num(json_w *w, const char *k, double v)
+{
+    if (isfinite(v))
+        json_kv_f64(w, k, v);
+    else {
+        json_key(w, k);
+        json_null(w);
+    }
+}
+
+static double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
+                         const dak_gemm_opts *go, uint32_t reps, dak_gemm_plan *plan_out,
+                         uint64_t *host_bytes)
+{
+    cm_err err;
+    op_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = 0, o.ctx = ctx;
+    if (dak_gemm_prepare(ctx, A, B, C, N, go, &o.launch, &err)) {
+        fprintf(stderr, "dak bench: split: %s\n", err.msg);
+        return NAN;
+    }
+    if (plan_out) *plan_out = *dak_gemm_launch_plan(o.launch);
+    int failed;
+    double ms = time_op(&o, reps, &err, &failed);
+    if (failed) fprintf(stderr, "dak bench: split: %s\n", err.msg);
+    if (host_bytes) {
+        uint64_t hb = 0;
+        if (!dak_gemm_host_bytes(o.launch, &hb, &err)) *host_bytes = hb / (reps + 2);
+    }
+    dak_gemm_launch_free(o.launch);
+    return ms;
+}
+
+static int run(const bench_cfg *c)
+{
+    cm_err err;
+    dak_gemm_ctx *ctx;
+    DK(dak_gemm_ctx_create(&ctx, &err));
+    uint32_t sms = dak_gemm_ctx_sms(ctx);
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    FILE *jf = fopen(c->json, "w");
+    if (!jf) {
+        fprintf(stderr, "dak bench: cannot write %s\n", c->json);
+        return 1;
+    }
+    json_w w;
+    json_init(&w, jf);
+    json_obj_begin(&w);
+    json_kv_str(&w, "bench", "dak gemm");
+    bench_json_machine(&w);
+    json_kv_str(&w, "gpu", prop.name);
+    json_kv_u64(&w, "sms", sms);
+    json_kv_u64(&w, "reps", c->reps);
+    json_kv_u64(&w, "host_sms", c->host_sms);
+    json_kv_u64(&w, "window", c->window);
+
+    /* ---- bandwidth probes: B_h, B_g in this run ---- */
+    size_t hprobe = 512ull << 20, gprobe = 2048ull << 20;
+    void *hbuf, *hbuf_dev, *gbuf;
+    CK(cudaHostAlloc(&hbuf, hprobe, cudaHostAllocMapped | cudaHostAllocPortable));
+    CK(cudaHostGetDevicePointer(&hbuf_dev, hbuf, 0));
+    memset(hbuf, 1, hprobe);
+    CK(cudaMalloc(&gbuf, gprobe));
+    CK(cudaMemset(gbuf, 1, gprobe));
+    double bh_v[3], bg_v[5], dummy;
+    for (int i = 0; i < 5; i++) DK(dak_probe_bw(ctx, NULL, 0, 0, 1, gbuf, gprobe, sms, &dummy, &bg_v[i], &err));
+    for (int i = 0; i < 3; i++)
+        DK(dak_probe_bw(ctx, hbuf_dev, hprobe, c->host_sms, 8, NULL, 0, 0, &bh_v[i], &dummy, &err));
+    double Bg = bench_median(bg_v, 5), Bh = bench_median(bh_v, 3);
+    printf("# probes: B_g (HBM -> smem, %u SMs, bulk copies) = %.1f GB/s, B_h (host -> smem, %u SMs, window 8) = %.1f GB/s\n",
+           sms, Bg, c->host_sms, Bh);
+    json_key(&w, "probes");
+    json_obj_begin(&w);
+    json_kv_f64(&w, "B_g_GBs", Bg);
+    json_kv_f64(&w, "B_h_GBs", Bh);
+    json_obj_end(&w);
+
+    /* ---- congestion sweep (Fig. 7): host SMs x window with 100 HBM SMs ---- */
+    if (c->sec_cong) {
+        static const uint32_t hs[] = {0, 1, 2, 4, 8, 16, 32};
+        static const uint32_t ws[] = {1, 2, 4, 8, 16};
+        uint32_t ghbm = sms >= 100 + 32 ? 100 : sms - 32;
+        printf("\n# congestion: %u SMs read HBM while H SMs read host memory with W 8 KiB copies in flight each\n", ghbm);
+        printf("%6s %4s %12s %12s %12s\n", "hostSM", "W", "host GB/s", "HBM GB/s", "sum GB/s");
+        json_key(&w, "congestion");
+        json_arr_begin(&w);
+        for (size_t a = 0; a < sizeof hs / sizeof hs[0]; a++)
+            for (size_t b = 0; b < sizeof ws / sizeof ws[0]; b++) {
+                if (hs[a] == 0 && b > 0) continue;
+                double h, g;
+                DK(dak_probe_bw(ctx, hbuf_dev, hprobe, hs[a], ws[b], gbuf, gprobe, ghbm, &h, &g, &err));
+                printf("%6u %4u %12.1f %12.1f %12.1f\n", hs[a], hs[a] ? ws[b] : 0, h, g, h + g);
+                fflush(stdout);
+                json_obj_begin(&w);
+                json_kv_u64(&w, "host_sms", hs[a]);
+                json_kv_u64(&w, "window", hs[a] ? ws[b] : 0);
+                json_kv_u64(&w, "hbm_sms", ghbm);
+                json_kv_f64(&w, "host_GBs", h);
+                json_kv_f64(&w, "hbm_GBs", g);
+                json_obj_end(&w);
+            }
+        json_arr_end(&w);
+    }
+    cudaFreeHost(hbuf);
+    cudaFree(gbuf);
+
+    uint32_t NMAXALL = 4096;
+    for (int si = 0; si < c->nshapes; si++) {
+        uint32_t M = c->shapes[si][0], K = c->shapes[si][1];
+        size_t abytes = (size_t)M * K * 2;
+        uint32_t nmax = 1;
+        for (int i = 0; i < c->nn; i++)
+            if (c->ns[i] > nmax) nmax = c->ns[i];
+        if (c->sec_amp && si == 0 && nmax < NMAXALL) nmax = NMAXALL;
+        uint16_t *Ad, *Ah, *B, *st[2] = {NULL, NULL};
+        float *C;
+        CK(cudaMalloc((void **)&Ad, abytes));
+        CK(cudaHostAlloc((void **)&Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
+        CK(cudaMalloc((void **)&B, (size_t)K * nmax * 2));
+        CK(cudaMalloc((void **)&C, (size_t)M * nmax * 4));
+        DK(dak_fill_random_bf16(Ad, (size_t)M * K, 1000 + si, NULL, &err));
+        DK(dak_fill_random_bf16(B, (size_t)K * nmax, 2000 + si, NULL, &err));
+        CK(cudaMemcpy(Ah, Ad, abytes, cudaMemcpyDeviceToHost));
+        if (c->base_prefetch || c->base_overlap) {
+            for (int i = 0; i < 2; i++) {
+                CK(cudaMalloc((void **)&st[i], abytes));
+                CK(cudaMemcpy(st[i], Ad, abytes, cudaMemcpyDeviceToDevice));
+            }
+        }
+        /* unified memory only when it is small against the free HBM */
+        uint16_t *um = NULL;
+        size_t freeb = 0, totb = 0;
+        CK(cudaMemGetInfo(&freeb, &totb));
+        if (c->base_uvm && abytes <= (128ull << 20) && abytes * 4 < freeb) {
+            if (cudaMallocManaged((void **)&um, abytes, cudaMemAttachGlobal) != cudaSuccess) um = NULL;
+            else CK(cudaMemcpy(um, Ad, abytes, cudaMemcpyDeviceToDevice));
+        }
+
+        char key[64];
+        if (c->sec_sweep) {
+            snprintf(key, sizeof key, "sweep_%ux%u", M, K);
+            json_key(&w, key);
+            json_arr_begin(&w);
+            printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
+                   abytes / 1e6);
+            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
+                   "cublas0", "prefetch", "overlap", "naive", "uvm");
+        }
+        for (int ni = 0; ni < c->nn && c->sec_sweep; ni++) {
+            uint32_t N = c->ns[ni];
+            op_t ob;
+            memset(&ob, 0, sizeof ob);
+            ob.ctx = ctx, ob.Afull = Ad, ob.B = B, ob.C = C, ob.M = M, ob.N = N, ob.K = K;
+            ob.stage[0] = st[0], ob.stage[1] = st[1], ob.layers = c->layers;
+            int failed;
+            double t_cublas = NAN;
+            if (c->base_cublas) {
+                ob.kind = 1;
+                t_cublas = time_op(&ob, c->reps, &err, &failed);
+                if (failed) fprintf(stderr, "dak bench: cublas: %s\n", err.msg);
+            }
+            for (int ri = 0; ri < c->nr; ri++) {
+                uint32_t rows;
+                DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, c->ratios[ri], &rows, &err));
+                dak_tiered A;
+                DK(dak_tiered_view(&A, M, K, rows, Ah, Ad, &err));
+                ob.A = &A;
+                double r = (double)rows / M;
+                double bound = abytes / fmax(r * abytes / (Bh * 1e9), (1 - r) * abytes / (Bg * 1e9)) / 1e9;
+                dak_gemm_opts go;
+                dak_gemm_opts_default(&go);
+                go.host_ctas = c->host_sms, go.window = c->window;
+                dak_gemm_plan plan;
+                double t_split = time_split(ctx, &A, B, C, N, &go, c->reps, &plan, NULL);
+                double t_mc = NAN;
+                dak_gemm_plan plan_mc = plan;
+                if (N >= 128 && c->cluster > 1) {
+                    go.cluster = c->cluster;
+                    t_mc = time_split(ctx, &A, B, C, N, &go, c->reps, &plan_mc, NULL);
+                }
+                double t_pf = NAN, t_ov = NAN, t_nv = NAN, t_um = NAN;
+                if (c->base_prefetch) {
+                    ob.kind = 2;
+                    t_pf = time_op(&ob, c->reps, &err, &failed);
+                    if (failed) fprintf(stderr, "dak bench: prefetch: %s\n", err.msg);
+                }
+                if (c->base_overlap) {
+                    ob.kind = 3;
+                    t_ov = time_op(&ob, c->reps, &err, &failed);
+                    if (failed) fprintf(stderr, "dak bench: overlap: %s\n", err.msg);
+                }
+                if (c->base_naive && N <= 64) {
+                    ob.kind = 4;
+                    t_nv = time_op(&ob, c->reps < 3 ? c->reps : 3, &err, &failed);
+                    if (failed) fprintf(stderr, "dak bench: naive: %s\n", err.msg);
+                }
+                if (um && N <= 64) {
+                    ob.kind = 5, ob.um = um, ob.um_host_bytes = (size_t)rows * K * 2;
+                    t_um = time_op(&ob, 3, &err, &failed);
+                    if (failed) {
+                        fprintf(stderr, "dak bench: uvm: %s (baseline dropped)\n", err.msg);
+                        cudaFree(um);
+                        um = NULL;
+                        cudaGetLastError();
+                    }
+                }
+                double eb = gbs(abytes, t_split);
+                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
+                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_cublas), gbs(abytes, t_pf),
+                       gbs(abytes, t_ov), gbs(abytes, t_nv), gbs(abytes, t_um));
+                fflush(stdout);
+                json_obj_begin(&w);
+                json_kv_u64(&w, "M", M);
+                json_kv_u64(&w, "K", K);
+                json_kv_u64(&w, "N", N);
+                json_kv_f64(&w, "ratio_asked", c->ratios[ri]);
+                json_kv_f64(&w, "ratio", r);
+                json_kv_u64(&w, "rows_host", rows);
+                json_kv_f64(&w, "bound_GBs", bound);
+                kv_num(&w, "split_ms", t_split);
+                kv_num(&w, "split_GBs", eb);
+                kv_num(&w, "split_mc_GBs", gbs(abytes, t_mc));
+                kv_num(&w, "cublas0_GBs", gbs(abytes, t_cublas));
+                kv_num(&w, "prefetch_GBs", gbs(abytes, t_pf));
+                kv_num(&w, "overlap_GBs", gbs(abytes, t_ov));
+                kv_num(&w, "naive_GBs", gbs(abytes, t_nv));
+                kv_num(&w, "uvm_GBs", gbs(abytes, t_um));
+                json_kv_u64(&w, "host_ctas", plan.host.ctas);
+                json_kv_u64(&w, "hbm_ctas", plan.hbm.ctas);
+                json_kv_u64(&w, "host_ksplit", plan.host.ksplit);
+                json_kv_u64(&w, "hbm_ksplit", plan.hbm.ksplit);
+                json_kv_u64(&w, "stages", plan.stages);
+                json_kv_u64(&w, "cluster_mc", plan_mc.cluster);
+                json_obj_end(&w);
+            }
+        }
+        if (c->sec_sweep) json_arr_end(&w);
+
+        /* ---- read amplification (Table 1), first shape, r = 100% ---- */
+        if (c->sec_amp && si == 0) {
+            static const uint32_t an[] = {256, 512, 1024, 2048, 4096};
+            printf("\n# read amplification: A %ux%u all in host memory (%.1f MB), %u host SMs\n", M, K, abytes / 1e6,
+                   c->host_sms);
+            printf("%5s %8s %10s %10s %10s %10s\n", "N", "cluster", "host MB", "amplif", "ms", "EB GB/s");
+            json_key(&w, "amplification");
+            json_arr_begin(&w);
+            dak_tiered A;
+            DK(dak_tiered_view(&A, M, K, M, Ah, Ad, &err));
+            for (size_t i = 0; i < sizeof an / sizeof an[0]; i++)
+                for (uint32_t cl = 1; cl <= 8; cl *= 8) {
+                    dak_gemm_opts go;
+                    dak_gemm_opts_default(&go);
+                    go.host_ctas = c->host_sms, go.window = c->window, go.cluster = cl;
+                    uint64_t hb = 0;
+                    dak_gemm_plan plan;
+                    double ms = time_split(ctx, &A, B, C, an[i], &go, 3, &plan, &hb);
+                    printf("%5u %8u %10.1f %10.2f %10.2f %10.1f\n", an[i], plan.cluster, hb / 1e6, (double)hb / abytes, ms,
+                           gbs(abytes, ms));
+                    fflush(stdout);
+                    json_obj_begin(&w);
+                    json_kv_u64(&w, "N", an[i]);
+                    json_kv_u64(&w, "cluster", plan.cluster);
+                    json_kv_u64(&w, "host_bytes", hb);
+                    json_kv_f64(&w, "amplification", (double)hb / abytes);
+                    json_kv_f64(&w, "plan_amplification", (double)dak_gemm_plan_host_bytes(&plan) / abytes);
+                    kv_num(&w, "ms", ms);
+                    kv_num(&w, "GBs", gbs(abytes, ms));
+                    json_obj_end(&w);
+                }
+            json_arr_end(&w);
+            /* congestion with the GEMM itself: host SMs x window at r = 2% and 10%, N = 8 */
+            printf("\n# GEMM congestion sweep: A %ux%u N 8\n", M, K);
+            printf("%6s %6s %4s %10s %8s\n", "r%", "hostSM", "W", "EB GB/s", "%bound");
+            json_key(&w, "gemm_congestion");
+            json_arr_begin(&w);
+            static const double gr[] = {0.02, 0.1};
+            static const uint32_t ghs[] = {4, 8, 16, 32};
+            static const uint32_t gws[] = {2, 4, 8, 0};
+            for (size_t a = 0; a < 2; a++) {
+                uint32_t rows;
+                DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, gr[a], &rows, &err));
+                DK(dak_tiered_view(&A, M, K, rows, Ah, Ad, &err));
+                double r = (double)rows / M;
+                double bound = abytes / fmax(r * abytes / (Bh * 1e9), (1 - r) * abytes / (Bg * 1e9)) / 1e9;
+                for (size_t b = 0; b < 4; b++)
+                    for (size_t d = 0; d < 4; d++) {
+                        dak_gemm_opts go;
+                        dak_gemm_opts_default(&go);
+                        go.host_ctas = ghs[b], go.window = gws[d];
+                        dak_gemm_plan plan;
+                        double ms = time_split(ctx, &A, B, C, 8, &go, c->reps, &plan, NULL);
+                        printf("%6.2f %6u %4u %10.1f %7.1f%%\n", 100 * r, ghs[b], plan.host.window, gbs(abytes, ms),
+                               100 * gbs(abytes, ms) / bound);
+                        fflush(stdout);
+                        json_obj_begin(&w);
+                        json_kv_f64(&w, "ratio", r);
+                        json_kv_u64(&w, "host_sms", ghs[b]);
+                        json_kv_u64(&w, "window", plan.host.window);
+                        kv_num(&w, "GBs", gbs(abytes, ms));
+                        json_kv_f64(&w, "bound_GBs", bound);
+                        json_obj_end(&w);
+                    }
+            }
+            json_arr_end(&w);
+        }
+
+        /* ---- wave alignment on/off ---- */
+        if (c->sec_wave) {
+            static const uint32_t wn[] = {1, 8, 64};
+            static const double wr[] = {0.0, 0.05};
+            printf("\n# wave alignment: A %ux%u\n", M, K);
+            printf("%5s %6s %10s %10s %8s\n", "N", "r%", "align GB/s", "off GB/s", "gain");
+            snprintf(key, sizeof key, "wave_%ux%u", M, K);
+            json_key(&w, key);
+            json_arr_begin(&w);
+            for (size_t a = 0; a < 3; a++)
+                for (size_t b = 0; b < 2; b++) {
+                    uint32_t rows;
+                    dak_tiered A;
+                    DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, wr[b], &rows, &err));
+                    DK(dak_tiered_view(&A, M, K, rows, Ah, Ad, &err));
+                    dak_gemm_opts go;
+                    dak_gemm_opts_default(&go);
+                    go.host_ctas = c->host_sms, go.window = c->window;
+                    double on = time_split(ctx, &A, B, C, wn[a], &go, c->reps, NULL, NULL);
+                    go.wave_align = 0;
+                    double off = time_split(ctx, &A, B, C, wn[a], &go, c->reps, NULL, NULL);
+                    printf("%5u %6.2f %10.1f %10.1f %7.2fx\n", wn[a], 100.0 * rows / M, gbs(abytes, on),
+                           gbs(abytes, off), off / on);
+                    fflush(stdout);
+                    json_obj_begin(&w);
+                    json_kv_u64(&w, "M", M);
+                    json_kv_u64(&w, "K", K);
+                    json_kv_u64(&w, "N", wn[a]);
+                    json_kv_f64(&w, "ratio", (double)rows / M);
+                    kv_num(&w, "aligned_GBs", gbs(abytes, on));
+                    kv_num(&w, "unaligned_GBs", gbs(abytes, off));
+                    json_obj_end(&w);
+                }
+            json_arr_end(&w);
+        }
+        cudaFree(Ad);
+        cudaFreeHost(Ah);
+        cudaFree(B);
+        cudaFree(C);
+        if (st[0]) cudaFree(st[0]);
+        if (st[1]) cudaFree(st[1]);
+        if (um) cudaFree(um);
+    }
+    json_obj_end(&w);
+    fputc('\n', jf);
+    fclose(jf);
+    dak_gemm_ctx_destroy(ctx);
+    printf("\n# JSON written to %s\n", c->json);
+    return 0;
+}
+#endif
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "dak bench: not built yet\n");
-    return 2;
+    if (argc < 2 || strcmp(argv[1], "gemm")) {
+        if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "dak bench: expected a benchmark name: gemm\n");
+        usage(stderr);
+        return 2;
+    }
+    bench_cfg c;
+    if (parse(argc, argv, &c)) return 2;
+#ifdef DAK_HAVE_CUDA
+    return run(&c);
+#else
+    fprintf(stderr, "dak bench gemm: not built (configured without CUDA)\n");
+    return 1;
+#endif
 }

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Plots of `dak bench gemm` JSON: plot_dak.py JSON OUTDIR
+   OUTDIR/dak-gemm-sweep.png  EB vs offload ratio per shape and N, with the bound and baselines
+   OUTDIR/dak-gemm-extra.png  congestion sweep, read amplification, wave alignment"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: plot_dak.py JSON OUTDIR", file=sys.stderr)
+        return 2
+    with open(sys.argv[1]) as f:
+        d = json.load(f)
+    out = sys.argv[2]
+    sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
+    series = [("bound_GBs", "bound", "k--"), ("split_GBs", "split (DAK)", "o-"),
+              ("split_mc_GBs", "split+multicast", "s-"), ("cublas0_GBs", "cuBLAS all-HBM", ":"),
+              ("prefetch_GBs", "prefetch", "x-"), ("overlap_GBs", "prefetch overlap", "+-"),
+              ("naive_GBs", "naive zero-copy", "v-"), ("uvm_GBs", "unified memory", "^-")]
+    if sweeps:
+        ns = sorted({r["N"] for _, v in sweeps for r in v})
+        fig, axes = plt.subplots(len(sweeps), len(ns), figsize=(4 * len(ns), 3.2 * len(sweeps)), squeeze=False)
+        for i, (k, v) in enumerate(sweeps):
+            for j, n in enumerate(ns):
+                ax = axes[i][j]
+                rows = sorted([r for r in v if r["N"] == n], key=lambda r: r["ratio"])
+                x = [100 * r["ratio"] for r in rows]
+                for key, lab, st in series:
+                    y = [r.get(key) for r in rows]
+                    if any(v is not None for v in y):
+                        ax.plot(x, [float("nan") if v is None else v for v in y], st, label=lab, ms=3)
+                ax.set_xscale("symlog", linthresh=1)
+                ax.set_yscale("log")
+                ax.set_title(f"{k[6:]} N={n}", fontsize=9)
+                ax.set_xlabel("offload ratio %")
+                ax.set_ylabel("EB GB/s")
+                ax.grid(True, alpha=0.3)
+        axes[0][0].legend(fontsize=6)
+        fig.tight_layout()
+        fig.savefig(f"{out}/dak-gemm-sweep.png", dpi=90)
+        print("wrote", f"{out}/dak-gemm-sweep.png")
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    cg = d.get("congestion") or []
+    if cg:
+        ax = axes[0]
+        for wnd in sorted({r["window"] for r in cg if r["host_sms"] > 0}):
+            rows = sorted([r for r in cg if r["window"] == wnd and r["host_sms"] > 0], key=lambda r: r["host_sms"])
+            ax.plot([r["host_sms"] for r in rows], [r["hbm_GBs"] for r in rows], "o-", label=f"HBM SMs, W={wnd}")
+        base = [r["hbm_GBs"] for r in cg if r["host_sms"] == 0]
+        if base:
+            ax.axhline(base[0], color="k", ls="--", label="HBM SMs alone")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("SMs reading host memory")
+        ax.set_ylabel("HBM-reading SMs' bandwidth GB/s")
+        ax.set_title("congestion (Fig. 7)")
+        ax.legend(fontsize=6)
+        ax.grid(True, alpha=0.3)
+    amp = d.get("amplification") or []
+    if amp:
+        ax = axes[1]
+        for cl in sorted({r["cluster"] for r in amp}):
+            rows = sorted([r for r in amp if r["cluster"] == cl], key=lambda r: r["N"])
+            ax.plot([r["N"] for r in rows], [r["amplification"] for r in rows], "o-", label=f"cluster {cl}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xlabel("N")
+        ax.set_ylabel("host bytes / host bytes of A")
+        ax.set_title("read amplification (Table 1)")
+        ax.legend(fontsize=7)
+        ax.grid(True, alpha=0.3)
+    waves = [(k, v) for k, v in d.items() if k.startswith("wave_") and v]
+    if waves:
+        ax = axes[2]
+        labels, gains = [], []
+        for k, v in waves:
+            for r in v:
+                if r.get("aligned_GBs") and r.get("unaligned_GBs"):
+                    labels.append(f"{k[5:]}\nN{r['N']} r{100 * r['ratio']:.0f}%")
+                    gains.append(r["aligned_GBs"] / r["unaligned_GBs"])
+        ax.bar(range(len(gains)), gains)
+        ax.set_xticks(range(len(gains)))
+        ax.set_xticklabels(labels, fontsize=5, rotation=90)
+        ax.axhline(1.0, color="k", lw=0.5)
+        ax.set_ylabel("aligned / unaligned EB")
+        ax.set_title("wave alignment")
+    fig.tight_layout()
+    fig.savefig(f"{out}/dak-gemm-extra.png", dpi=90)
+    print("wrote", f"{out}/dak-gemm-extra.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
