@@ -25,22 +25,24 @@ typedef struct {
     char ctrl[DSB_TRANSPORT_BATCH][64];
 } udp_t;
 
+/* n frames plus a hidden last entry that remembers the block (transports may
+ * swap the data pointers of frames among themselves). */
 dsb_frame *dsb_frames_alloc(int n)
 {
-    dsb_frame *f = cm_calloc((size_t)n, sizeof *f);
+    dsb_frame *f = cm_calloc((size_t)n + 1, sizeof *f);
     uint8_t *mem = cm_malloc((size_t)n * DSB_FRAME_BUF);
     for (int i = 0; i < n; i++) {
         f[i].data = mem + (size_t)i * DSB_FRAME_BUF;
         f[i].cap = DSB_FRAME_BUF;
     }
+    f[n].data = mem;
     return f;
 }
 
 void dsb_frames_free(dsb_frame *f, int n)
 {
-    (void)n;
     if (!f) return;
-    free(f[0].data);
+    free(f[n].data);
     free(f);
 }
 
