@@ -168,8 +168,9 @@ double dak_ops_total_bytes(const dak_op *ops, size_t n);
  * target exceeds what the operations hold. */
 int dak_plan_greedy(const dak_op *ops, size_t n, double target, double b_h, double b_g,
                     uint64_t *u, cm_err *err);
-/* Uniform plan: every operation offloads the same fraction r of its bytes,
- * rounded up to whole units (r in [0,1]). */
+/* Uniform plan: every operation offloads the same fraction r of its bytes
+ * (r in [0,1]), rounded up to whole units counted over all its instances
+ * (spread evenly), so it overshoots by less than one unit per operation. */
 void dak_plan_uniform(const dak_op *ops, size_t n, double r, uint64_t *u);
 
 /* ---- measuring a profile (GPU; src/dak/planner/profile_gpu.cu) ---------- */

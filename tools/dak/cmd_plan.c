@@ -19,7 +19,7 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: dak plan --config config.json --batch B (--seq L | --prompt P [--gen G])\n"
             "                [--gpu-mem BYTES | --ratio R] [--reserve BYTES] [--profile FILE]\n"
-            "                [--tile-rows N] [--sweep N] [--json FILE]\n\n"
+            "                [--tile-rows N] [--sweep N [--sweep-max R]] [--json FILE]\n\n"
             "  --config FILE    Hugging Face config.json (model_type opt or llama)\n"
             "  --batch B        sequences decoded together (tokens per decode step)\n"
             "  --seq L          KV-cache length per sequence at the planned step\n"
@@ -33,7 +33,8 @@ static void usage(FILE *o)
             "  --profile FILE   machine profile from `dak profile` (default: built-in H200\n"
             "                   figures from SPEC.md, B_h 51.1 GB/s, B_g 4.47 TB/s, 790 TFLOP/s)\n"
             "  --tile-rows N    rows of a weight tile, the unit of placement (default 128)\n"
-            "  --sweep N        also print greedy vs uniform at ratios 0, 1/N, ..., 1\n"
+            "  --sweep N        also print greedy vs uniform at ratios 0, R/N, ..., R\n"
+            "  --sweep-max R    the last ratio of the sweep (default 1)\n"
             "  --json FILE      write the plan as JSON ('-' for stdout)\n");
 }
 
@@ -80,7 +81,7 @@ int cmd_plan(int argc, char **argv)
     uint64_t batch = 0, seq = 0, prompt = 0, gen = 32, gpu_mem = 0, reserve = 0;
     uint32_t sweep = 0, tile_rows = DAK_TILE_ROWS;
     int have_seq = 0, have_prompt = 0, have_gen = 0, have_mem = 0, have_ratio = 0;
-    double ratio = 0;
+    double ratio = 0, sweep_max = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -129,6 +130,9 @@ int cmd_plan(int argc, char **argv)
         } else if (arg_is(a, "--tile-rows")) {
             VAL();
             if (arg_u32(prog, "--tile-rows", v, 1, 65536, &tile_rows)) return 2;
+        } else if (arg_is(a, "--sweep-max")) {
+            VAL();
+            if (arg_f64(prog, "--sweep-max", v, 1e-6, 1, &sweep_max)) return 2;
         } else if (arg_is(a, "--sweep")) {
             VAL();
             if (arg_u32(prog, "--sweep", v, 1, 1000, &sweep)) return 2;
@@ -274,8 +278,8 @@ int cmd_plan(int argc, char **argv)
            tg * 1e3, rd / tg / 1e9);
     printf("%-8s %12.3f %10.4f %14.3f %12.1f\n", "uniform", hu / 1e9, hu / fp.offloadable,
            tu * 1e3, rd / tu / 1e9);
-    printf("greedy speedup over uniform: %.3fx; aggregate-bandwidth bound for these bytes: "
-           "%.3f ms (B_h + B_g)\n",
+    printf("greedy speedup over uniform: %.3fx; bytes / (B_h + B_g), a bound only when no op is compute-bound: "
+           "%.3f ms\n",
            tu / tg, rd / (prof.b_h + prof.b_g) * 1e3);
 
     if (sweep) {
@@ -283,7 +287,7 @@ int cmd_plan(int argc, char **argv)
                "uniform EB", "speedup");
         uint64_t *sg = cm_calloc(n, sizeof *sg), *su = cm_calloc(n, sizeof *su);
         for (uint32_t s = 0; s <= sweep; s++) {
-            double r = (double)s / sweep;
+            double r = sweep_max * s / sweep;
             if (dak_plan_greedy(ops, n, r * fp.offloadable, prof.b_h, prof.b_g, sg, &err)) {
                 fprintf(stderr, "%s: %s\n", prog, err.msg);
                 free(sg), free(su);

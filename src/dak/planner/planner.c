@@ -210,10 +210,16 @@ void dak_plan_uniform(const dak_op *ops, size_t n, double r, uint64_t *u)
     if (r < 0) r = 0;
     if (r > 1) r = 1;
     for (size_t i = 0; i < n; i++) {
-        double rows = r * (double)ops[i].m / (double)ops[i].unit_rows;
+        /* r of the rows over all instances, rounded up to whole units and
+         * spread evenly (so the overshoot is below one unit per operation) */
+        const dak_op *op = &ops[i];
+        uint64_t all = max_units(op);
+        double want = r * dak_op_bytes(op) * op->repeat;
+        double rows = r * (double)op->m * op->repeat / (double)op->unit_rows;
         uint64_t q = (uint64_t)ceil(rows - 1e-9);
-        if (q > ops[i].units) q = ops[i].units;
-        u[i] = q * ops[i].repeat;
+        if (q > all) q = all;
+        while (q < all && dak_op_host_bytes(op, q) < want * (1 - 1e-12)) q++;
+        u[i] = q;
     }
 }
 
