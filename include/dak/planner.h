@@ -28,11 +28,14 @@
  * allowed).  The greedy plan (dak_plan_greedy) takes (1) every unit whose
  * marginal time is negative -- memory-bound operations up to their turning
  * point, which only helps -- then (2) free units (the flat parts of
- * compute-bound operations) and (3) the cheapest units per byte until the
- * target is covered, then drops any unit that became unnecessary.  Phases 1
- * and 2 are exact; in phase 3 the covering with unequal unit sizes is a
- * knapsack, and the greedy is within the cost of one unit of the optimum
- * (exact when the units have equal size). */
+ * compute-bound operations) and (3) the cheapest units per needed byte until
+ * the target is covered; the best "greedy prefix + fewest units of one
+ * operation" ending and a local pass (drop a costly unit, or trade it for
+ * fewer-cost units of another operation) then trim the overshoot of whole
+ * units.  Phases 1 and 2 are exact.  In phase 3 covering the target with
+ * whole units of unequal size is a knapsack: the plan is exact when the units
+ * have equal size, and otherwise within the host time of one unit of the
+ * optimum (tests/dak/test_planner_opt.c measures how often it is exact). */
 #ifndef DAK_PLANNER_H
 #define DAK_PLANNER_H
 

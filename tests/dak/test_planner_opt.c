@@ -75,7 +75,12 @@ static void make_op(dak_op *op, int idx, int equal_units, double bh, double bg)
     } else {
         static const uint64_t ur[] = {1, 4, 128};
         op->unit_rows = ur[irand(0, 2)];
-        op->m = op->unit_rows * (op->units - 1) + irand(1, op->unit_rows); /* partial last unit */
+        /* a partial last tile only without repeats: the model spreads a count of
+         * units evenly over the instances, which is the best split when an
+         * operation's units are equal (true of every repeated matrix in the
+         * OPT and Llama configs: hidden and ffn sizes are multiples of 128) */
+        op->m = op->unit_rows * (op->units - 1) +
+                (op->repeat == 1 ? irand(1, op->unit_rows) : op->unit_rows);
         op->row_bytes = (double)irand(100, 5000);
     }
     op->read_frac = irand(0, 4) == 0 ? 0.25 : 1.0;
@@ -92,6 +97,7 @@ static void make_op(dak_op *op, int idx, int equal_units, double bh, double bg)
 static void test_random(int equal_units, int cases)
 {
     int exact = 0, covered_cases = 0, phase3 = 0;
+    double worst = 0; /* largest (greedy - optimum) / optimum */
     for (int c = 0; c < cases; c++) {
         double bg = 1000.0, bh = bg * (0.05 + 0.5 * urand());
         size_t n = (size_t)irand(2, 4);
@@ -134,6 +140,7 @@ static void test_random(int equal_units, int cases)
                   s.best, max_unit_cost);
         }
         if (fabs(tg - s.best) <= tol) exact++;
+        if (s.best > 0 && (tg - s.best) / s.best > worst) worst = (tg - s.best) / s.best;
         covered_cases++;
         /* uniform: feasible, never better than the optimum, nor than the greedy
          * where the greedy is provably exact */
@@ -141,10 +148,11 @@ static void test_random(int equal_units, int cases)
         double tu = dak_plan_time(ops, n, uu, bh, bg), hu = dak_plan_host_bytes(ops, n, uu);
         CHECK(hu >= target * (1 - 1e-12), "uniform covers the target");
         CHECK(tu >= s.best - tol, "uniform better than the optimum? %g < %g", tu, s.best);
-        if (equal_units || in_phase12) CHECK(tu >= tg - tol, "uniform better than greedy");
+        CHECK(tu >= tg - tol, "case %d: uniform %.12g better than greedy %.12g", c, tu, tg);
     }
-    printf("random %s: %d cases, greedy = exhaustive optimum in %d (%d needed costly units)\n",
-           equal_units ? "equal-unit" : "mixed-unit", covered_cases, exact, phase3);
+    printf("random %s: %d cases, greedy = exhaustive optimum in %d (%d needed costly units), "
+           "worst excess %.2f%%\n",
+           equal_units ? "equal-unit" : "mixed-unit", covered_cases, exact, phase3, 100 * worst);
 }
 
 /* Regions of Fig. 6 with fine granularity: 2 memory-bound, 2 compute-bound. */

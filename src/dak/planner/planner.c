@@ -143,6 +143,54 @@ static void next_unit(const dak_op *op, uint64_t u, double b_h, double b_g, doub
     *db = dak_op_host_bytes_inst(op, q + 1) - dak_op_host_bytes_inst(op, q);
 }
 
+/* Units of one operation tried when finishing a covering (see below). */
+#define FINISH_MAX 64
+
+/* The fewest next units of op (from u) that add at least `need` bytes:
+ * their count, time and bytes; 0 when more than FINISH_MAX would be needed. */
+static int finish_with(const dak_op *op, uint64_t u, double need, double b_h, double b_g,
+                       uint64_t *k, double *cost, double *bytes)
+{
+    if (need > FINISH_MAX * (double)op->unit_rows * op->row_bytes) return 0;
+    double c = 0, b = 0;
+    uint64_t j = 0;
+    while (b < need) {
+        if (u + j >= max_units(op) || j >= FINISH_MAX) return 0;
+        double dt, db;
+        next_unit(op, u + j, b_h, b_g, &dt, &db);
+        c += dt, b += db, j++;
+    }
+    *k = j, *cost = c, *bytes = b;
+    return 1;
+}
+
+/* The greedy choice: the cheapest next unit per needed byte; ties (equal cost per
+ * byte: any split is optimal there, Theorems 2-3) go to the least offloaded
+ * operation so the ratios stay level.  Returns n when nothing is left. */
+static size_t greedy_pick(const dak_op *ops, size_t n, const uint64_t *u, double need,
+                          double b_h, double b_g, double *dt_out, double *db_out)
+{
+    size_t best = n;
+    double best_cost = 0, best_x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (u[i] >= max_units(&ops[i])) continue;
+        double dt, db;
+        next_unit(&ops[i], u[i], b_h, b_g, &dt, &db);
+        /* cost per byte that counts towards the target: a unit larger than
+         * what is still missing is charged for the bytes it overshoots */
+        double useful = db < need ? db : need;
+        double cost = useful > 0 ? dt / useful : INFINITY;
+        double x = (double)u[i] / (double)max_units(&ops[i]);
+        double tol = 1e-9 * fmax(fabs(cost), fabs(best_cost));
+        int tie = best != n && fabs(cost - best_cost) <= tol;
+        if (best == n || (!tie && cost < best_cost) || (tie && x < best_x)) {
+            best = i, best_cost = cost, best_x = x;
+            *dt_out = dt, *db_out = db;
+        }
+    }
+    return best;
+}
+
 int dak_plan_greedy(const dak_op *ops, size_t n, double target, double b_h, double b_g,
                     uint64_t *u, cm_err *err)
 {
@@ -166,41 +214,79 @@ int dak_plan_greedy(const dak_op *ops, size_t n, double target, double b_h, doub
         }
     }
     /* Phases 2 and 3: the cheapest units per byte (free flat parts of
-     * compute-bound operations first) until the target is covered. */
-    double goal = target * (1 - 1e-12);
+     * compute-bound operations first) until the target is covered.  Whole
+     * units overshoot; at every step the plan "greedy so far, then finish
+     * with the fewest units of one operation" is also costed, and the best
+     * such finish replaces the plain greedy ending when it is cheaper. */
+    double goal = target * (1 - 1e-12), base_covered = covered, spent = 0;
+    uint64_t *base = cm_malloc((n ? n : 1) * sizeof *base);
+    memcpy(base, u, n * sizeof *u);
+    double alt = INFINITY;
+    size_t steps = 0, alt_steps = 0, alt_op = n;
+    uint64_t alt_k = 0;
     while (covered < goal) {
-        size_t best = n;
-        double best_cost = 0, best_db = 0, best_x = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (u[i] >= max_units(&ops[i])) continue;
-            double dt, db;
-            next_unit(&ops[i], u[i], b_h, b_g, &dt, &db);
-            double cost = db > 0 ? dt / db : INFINITY;
-            double x = (double)u[i] / (double)max_units(&ops[i]);
-            /* equal cost per byte (any split is optimal there, Theorems 2-3):
-             * keep the operations' ratios level, the least offloaded first */
-            double tol = 1e-9 * fmax(fabs(cost), fabs(best_cost));
-            int tie = best != n && fabs(cost - best_cost) <= tol;
-            if (best == n || (!tie && cost < best_cost) || (tie && x < best_x))
-                best = i, best_cost = cost, best_db = db, best_x = x;
+        for (size_t j = 0; j < n; j++) {
+            uint64_t k;
+            double c, b;
+            if (finish_with(&ops[j], u[j], goal - covered, b_h, b_g, &k, &c, &b) &&
+                spent + c < alt)
+                alt = spent + c, alt_steps = steps, alt_op = j, alt_k = k;
         }
+        double dt = 0, db = 0;
+        size_t best = greedy_pick(ops, n, u, goal - covered, b_h, b_g, &dt, &db);
         if (best == n) break; /* cannot happen: target <= total */
         u[best]++;
-        covered += best_db;
+        covered += db;
+        spent += dt;
+        steps++;
     }
-    /* Drop units that cost time and are no longer needed to cover the target. */
-    for (;;) {
-        size_t best = n;
-        double best_dt = 0, best_db = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (u[i] == 0) continue;
-            double dt, db;
-            next_unit(&ops[i], u[i] - 1, b_h, b_g, &dt, &db);
-            if (dt > 0 && covered - db >= goal && dt > best_dt) best = i, best_dt = dt, best_db = db;
+    if (alt_op < n && alt < spent - 1e-12 * fabs(spent)) {
+        memcpy(u, base, n * sizeof *u);
+        covered = base_covered;
+        for (size_t s = 0; s < alt_steps; s++) {
+            double dt = 0, db = 0;
+            size_t best = greedy_pick(ops, n, u, goal - covered, b_h, b_g, &dt, &db);
+            u[best]++;
+            covered += db;
         }
-        if (best == n) break;
-        u[best]--;
-        covered -= best_db;
+        for (uint64_t j = 0; j < alt_k; j++) {
+            double dt, db;
+            next_unit(&ops[alt_op], u[alt_op], b_h, b_g, &dt, &db);
+            u[alt_op]++;
+            covered += db;
+        }
+    }
+    free(base);
+    /* Local improvement: drop a costly unit when the target stays covered,
+     * or trade it for the fewest units of another operation when cheaper. */
+    for (int iter = 0; iter < 100000; iter++) {
+        int moved = 0;
+        for (size_t i = 0; i < n && !moved; i++) {
+            if (u[i] == 0) continue;
+            double dt_i, db_i;
+            next_unit(&ops[i], u[i] - 1, b_h, b_g, &dt_i, &db_i);
+            if (!(dt_i > 0)) continue;
+            double need = goal - (covered - db_i);
+            if (need <= 0) {
+                u[i]--;
+                covered -= db_i;
+                moved = 1;
+                break;
+            }
+            for (size_t j = 0; j < n; j++) {
+                uint64_t k;
+                double c, b;
+                if (j == i || !finish_with(&ops[j], u[j], need, b_h, b_g, &k, &c, &b)) continue;
+                if (c < dt_i - 1e-12 * dt_i) {
+                    u[i]--;
+                    u[j] += k;
+                    covered += b - db_i;
+                    moved = 1;
+                    break;
+                }
+            }
+        }
+        if (!moved) break;
     }
     return 0;
 }
