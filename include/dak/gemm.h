@@ -7,15 +7,19 @@
  *                     accumulation is fp32.
  *
  * The split kernel is persistent and warp-specialised: one producer warp issues
- * TMA copies of A tiles (64 rows x 64 columns, 8 KiB) and B tiles into a ring of
+ * TMA copies of A tiles (64 rows x 64 columns, 8 KiB: one 1-D bulk copy from the
+ * packed layout, or a 2-D tensor copy from row-major A) and B tiles into a ring of
  * shared-memory slots that complete on mbarriers; four consumer warps run
  * mma.sync bf16 tensor-core math.  The first `host_ctas` CTAs read only host
  * tile rows, the rest only HBM tile rows.  Host CTAs keep at most `window`
  * copies in flight (congestion window).  With cluster > 1 the CTAs of a
  * cluster compute different column tiles of the same tile row and each A tile
  * is fetched once and multicast into every member's slot (host-locality-first
- * scheduling).  Split-K partials are reduced by the last CTA of each tile
- * (workspace + per-tile counters), so every element of C is written once.
+ * scheduling).  Wave alignment splits each tier's (tile, K-chunk) work evenly
+ * over its CTAs (every CTA gets the same number of chunks, stream-K style);
+ * without it, whole tiles (split in K only to cover the CTAs) go round-robin.
+ * Partial tiles are reduced by the last contributing CTA (workspace +
+ * per-tile counters), so every element of C is written exactly once.
  *
  * All functions return 0 or -1 with a message in err.  Without CUDA every
  * entry point fails with "not built". */
@@ -39,25 +43,27 @@ extern "C" {
 #endif
 
 typedef struct {
-    uint32_t host_ctas; /* SMs that read host tile rows (0: default 16) */
+    uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share)) */
     uint32_t hbm_ctas;  /* SMs that read HBM tile rows (0: all SMs left) */
-    uint32_t window;    /* in-flight copies per host SM (0: the ring depth) */
-    uint32_t stages;    /* ring slots per SM (0: as many as fit, at most 16) */
+    uint32_t window;    /* in-flight copies per host SM (0: auto, ~1 MiB in flight over all host SMs) */
+    uint32_t stages;    /* ring slots per SM (0: as many as fit, at most 24) */
     uint32_t cluster;   /* 1, 2, 4 or 8 CTAs sharing each A tile by multicast */
     int wave_align;     /* 1: choose CTAs and K split so tiles per SM divide evenly */
     int out_bf16;       /* 1: C is bf16, else fp32 */
+    int a_tma2d;        /* 1: A row-major, loaded by 2-D tensor copies; 0: packed A, 1-D bulk copies */
 } dak_gemm_opts;
 
-/* Defaults: host_ctas 16, hbm_ctas all, window = ring, cluster 1, wave_align 1, fp32. */
+/* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {
     uint32_t mtiles;   /* tile rows of this tier */
     uint32_t ctas;     /* CTAs (a multiple of the cluster size; 0 if the tier is empty) */
-    uint32_t ksplit;   /* K chunks are split into this many ranges per tile */
-    uint32_t items;    /* mtiles x column groups x ksplit */
-    uint32_t waves;    /* ceil(items / clusters) */
-    uint32_t chunks;   /* K chunks (64 columns of A) per item, largest */
+    int even;          /* 1: chunks split evenly over the CTAs (wave alignment), 0: round-robin */
+    uint32_t ksplit;   /* most CTAs contributing to one output tile (partials per tile) */
+    uint32_t items;    /* round-robin: mtiles x column groups x ksplit; even: total chunks */
+    uint32_t waves;    /* round-robin: ceil(items / clusters); even: 1 */
+    uint32_t chunks;   /* largest number of K chunks (64 columns of A) one CTA loads per wave */
     uint32_t window;   /* in-flight copies per SM */
     double balance;    /* mean work per CTA / largest work per CTA (1 = even) */
 } dak_tier_plan;

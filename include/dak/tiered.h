@@ -2,7 +2,14 @@
  * rows between pinned host memory and HBM.  Rows [0, rows_host) live in host
  * memory allocated with cudaHostAlloc(mapped), rows [rows_host, M) in HBM; every
  * kernel reads a tile row from exactly one tier.  The split is made from a
- * ratio rounded to whole tile rows. */
+ * ratio rounded to whole tile rows.
+ *
+ * Layout: "packed" (the split kernel's native layout, what dak_tiered_create
+ * makes): tile row mt occupies the same elements [mt*64*K, (mt+1)*64*K) as in
+ * row-major order, but as K/64 consecutive 8 KiB blocks (64 rows x 64 columns),
+ * each row of 128 bytes with its 16-byte chunk j stored at j ^ (row % 8): the
+ * shared-memory image the tensor-core loads want, so one contiguous bulk copy
+ * moves a block.  Row-major tiered matrices are accepted by the 2-D TMA path. */
 #ifndef DAK_TIERED_H
 #define DAK_TIERED_H
 
@@ -29,6 +36,7 @@ typedef struct {
     uint16_t *host;     /* host pointer to rows_host x K (NULL when rows_host == 0) */
     uint16_t *host_dev; /* the same pinned memory as the device addresses it (mapped) */
     uint16_t *dev;      /* HBM rows [rows_host, M): (M - rows_host) x K (NULL when none) */
+    int packed;         /* 1: packed tile layout (above), 0: row-major */
     int owns;           /* 1: created here, freed by dak_tiered_destroy */
 } dak_tiered;
 
@@ -38,16 +46,20 @@ typedef struct {
 int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint32_t *rows_host,
                               cm_err *err);
 
-/* Allocates a tiered matrix (contents undefined).  M and K must be multiples of 64. */
+/* Allocates a packed tiered matrix (contents undefined).  M and K must be multiples of 64. */
 int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_err *err);
 
 /* A view over caller-owned full copies: host_full is M x K pinned mapped host memory,
  * dev_full is M x K in HBM; the view's host part is host_full's first rows_host rows
  * and its HBM part dev_full's rows [rows_host, M).  Nothing is allocated or copied. */
 int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_full,
-                    uint16_t *dev_full, cm_err *err);
+                    uint16_t *dev_full, int packed, cm_err *err);
 
-/* Copies a full M x K row-major matrix that lives in device memory into the two tiers. */
+/* Packs a row-major M x K device matrix into the packed layout (dst in device memory). */
+int dak_pack_rowmajor(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, cm_err *err);
+
+/* Copies a full M x K row-major matrix that lives in device memory into the two tiers
+ * (packing it when the tiered matrix is packed). */
 int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err);
 
 /* Frees what dak_tiered_create allocated (a view frees nothing); zeroes *t. */

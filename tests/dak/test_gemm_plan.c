@@ -50,22 +50,27 @@ static void test_plan_decode(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
-    /* N = 1: B box 16 rows, slot 8192 + 2048 = 10240 B, (232448-1536)/10240 = 22 -> capped 16 */
+    /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 8 KiB) = 32 -> ring 22 */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.bn_box == 16 && p.stages == 16 && p.ntiles == 1 && p.cluster == 1 && p.kchunks == 112);
+    CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.host.window == 22);
+    /* N = 1: B box 16 rows, slot 8192 + 2048 = 10240 B, (232448-1536)/10240 = 22 */
+    o.host_ctas = 16;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.bn_box == 16 && p.stages == 22 && p.ntiles == 1 && p.cluster == 1 && p.kchunks == 112);
     CHECK(p.host.mtiles == 1 && p.hbm.mtiles == 111);
     CHECK(p.host.ctas >= 1 && p.host.ctas <= 16);
     CHECK(p.hbm.ctas >= 1 && p.hbm.ctas <= 116);
     CHECK(p.host.ctas + p.hbm.ctas <= 132);
-    /* every item is assigned: items = mtiles * ksplit for one column group */
-    CHECK(p.host.items == p.host.mtiles * p.host.ksplit);
-    CHECK(p.hbm.items == p.hbm.mtiles * p.hbm.ksplit);
-    CHECK(p.host.waves * p.host.ctas >= p.host.items);
-    CHECK(p.hbm.waves * p.hbm.ctas >= p.hbm.items);
-    /* one host tile row of 112 chunks over <= 16 SMs: split K (e.g. 16 x 7 chunks) */
-    CHECK(p.host.ksplit > 1);
-    CHECK(p.host.balance > 0.9 && p.hbm.balance > 0.9);
-    CHECK(p.host.window == 16);
+    /* wave alignment: even split of all chunks.  Host: 1 tile x 112 chunks over 16 CTAs
+     * = 7 each, every CTA shares the one tile (16 partials).  HBM: 111 x 112 = 12432
+     * chunks over 116 CTAs = 107.2 -> 108 at most, a tile shared by <= ceil(112/107)+2 = 4 */
+    CHECK(p.host.even == 1 && p.host.items == 112 && p.host.ctas == 16 && p.host.chunks == 7);
+    CHECK(p.host.ksplit == 16 && p.host.balance == 1.0);
+    CHECK(p.hbm.even == 1 && p.hbm.items == 12432 && p.hbm.ctas == 116 && p.hbm.chunks == 108);
+    CHECK(p.hbm.ksplit == 4 && fabs(p.hbm.balance - 12432.0 / 116 / 108) < 1e-12);
+    /* workspace: host 1 tile x 16 slots + HBM 111 tiles x 4 slots, 16 KiB each */
+    CHECK(p.ws_bytes == (16ull + 111 * 4) * 16384);
+    CHECK(p.host.window == 8); /* 1 MiB / (16 x 8 KiB) */
     /* host bytes without amplification: 64 rows x 7168 x 2 */
     CHECK(dak_gemm_plan_host_bytes(&p) == 64ull * 7168 * 2);
 
@@ -76,9 +81,17 @@ static void test_plan_decode(void)
     /* N = 20 rounds the B box up to 32 rows */
     CHECK(dak_gemm_plan_make(7168, 20, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 32);
 
-    /* all on the host: only host CTAs */
+    /* all on the host: only host CTAs (16 asked) */
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.hbm.ctas == 0 && p.host.ctas > 0 && p.host.ctas <= 16 && p.host.mtiles == 112);
+    CHECK(p.hbm.ctas == 0 && p.host.ctas == 16 && p.host.mtiles == 112);
+    /* auto: every SM on the host tiles, one 8 KiB copy each in flight (1 MiB) */
+    o.host_ctas = 0;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.host.ctas == 132 && p.host.window == 1);
+    /* auto at 50%: 66 host SMs, window 1 MiB / (66 x 8 KiB) = 1 */
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 3584, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.host.ctas == 66 && p.hbm.ctas == 66 && p.host.window == 1);
+    o.host_ctas = 16;
 
     /* congestion window */
     o.window = 4;
@@ -88,10 +101,13 @@ static void test_plan_decode(void)
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "window"));
     o.window = 0;
 
-    /* bf16 output: no split K */
-    o.out_bf16 = 1;
-    CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.host.ksplit == 1 &&
-          p.hbm.ksplit == 1 && p.ws_bytes == 0);
+    /* round-robin (alignment off): 10 host tiles on 16 CTAs -> K split in 2 -> 20 items,
+     * 2 waves of 56 chunks for 4 CTAs; 102 HBM tiles on 116 CTAs -> split 2 -> 204 items */
+    o.wave_align = 0;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.host.even == 0 && p.host.ksplit == 2 && p.host.items == 20 && p.host.waves == 2 &&
+          p.host.chunks == 56);
+    CHECK(p.hbm.even == 0 && p.hbm.ksplit == 2 && p.hbm.items == 204 && p.hbm.ctas == 116);
 }
 
 static void test_plan_wave(void)
@@ -103,12 +119,13 @@ static void test_plan_wave(void)
     /* 11008 rows = 172 tile rows on 132 SMs: without alignment 2 waves for 40 SMs */
     o.wave_align = 0;
     CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &a, &e) == 0);
-    CHECK(a.hbm.ctas == 132 && a.hbm.ksplit == 1 && a.hbm.waves == 2);
+    CHECK(a.hbm.ctas == 132 && a.hbm.ksplit == 1 && a.hbm.waves == 2 && a.hbm.even == 0);
     /* balance = 172 / (132 * 2) = 0.6515 */
     CHECK(fabs(a.hbm.balance - 172.0 / 264.0) < 1e-9);
     o.wave_align = 1;
     CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &b, &e) == 0);
-    CHECK(b.hbm.balance > 0.9 && b.hbm.balance > a.hbm.balance);
+    /* aligned: 172 x 64 = 11008 chunks over 132 CTAs = 83.4 -> 84 */
+    CHECK(b.hbm.even == 1 && b.hbm.chunks == 84 && b.hbm.balance > 0.99 && b.hbm.balance > a.hbm.balance);
 }
 
 static void test_plan_multicast(void)

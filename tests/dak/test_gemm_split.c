@@ -1,8 +1,9 @@
 /* GPU test (label gpu): the direct-access split GEMM against an fp32 reference
  * on fresh random inputs, output poisoned with NaN first (so an unwritten
  * element fails), for every shape, offload ratio and N of the benchmark, with
- * and without multicast; plus bf16 output, wave alignment off, a congestion
- * window, and a check of the fp32 reference itself against a CPU dot product.
+ * and without multicast, on the packed layout (1-D bulk copies); plus bf16
+ * output, wave alignment off, a congestion window, the 2-D tensor-copy path on
+ * row-major A, and a check of the fp32 reference itself against a CPU dot product.
  * Usage: test_gemm_split [--quick]   (quick: the smallest shape only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -103,11 +104,13 @@ int main(int argc, char **argv)
     int nshapes = quick ? 1 : 3;
     for (int si = 0; si < nshapes; si++) {
         uint32_t M = shapes[si][0], K = shapes[si][1];
-        uint16_t *Ad, *Ah, *B;
+        uint16_t *Ad, *Ah, *Adp, *Ahp, *B;
         float *C, *R;
         size_t abytes = (size_t)M * K * 2;
         CU(cudaMalloc((void **)&Ad, abytes));
         CU(cudaHostAlloc((void **)&Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
+        CU(cudaMalloc((void **)&Adp, abytes));
+        CU(cudaHostAlloc((void **)&Ahp, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
         CU(cudaMalloc((void **)&B, (size_t)K * NMAX * 2));
         CU(cudaMalloc((void **)&C, (size_t)M * NMAX * 4));
         CU(cudaMalloc((void **)&R, (size_t)M * NMAX * 4));
@@ -123,6 +126,11 @@ int main(int argc, char **argv)
                 return 1;
             }
             CU(cudaMemcpy(Ah, Ad, abytes, cudaMemcpyDeviceToHost));
+            if (dak_pack_rowmajor(Ad, Adp, M, K, &err)) {
+                fprintf(stderr, "%s\n", err.msg);
+                return 1;
+            }
+            CU(cudaMemcpy(Ahp, Adp, abytes, cudaMemcpyDeviceToHost));
             CU(cudaMemcpy(hr, R, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
             CU(cudaMemcpy(hb, B, (size_t)K * N * 2, cudaMemcpyDeviceToHost));
             /* the reference itself against a CPU dot product at 16 points */
@@ -142,7 +150,7 @@ int main(int argc, char **argv)
                 uint32_t rows;
                 if (dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, ratios[ri], &rows, &err)) return 1;
                 dak_tiered A;
-                if (dak_tiered_view(&A, M, K, rows, Ah, Ad, &err)) {
+                if (dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err)) {
                     fprintf(stderr, "%s\n", err.msg);
                     return 1;
                 }
@@ -165,25 +173,29 @@ int main(int argc, char **argv)
                                100.0 * rows / M, o.cluster, e);
                 }
             }
-            /* variants at r = 10%: bf16 output, no wave alignment, window 2, 8 host SMs */
+            /* variants at r = 10%: bf16 output, no wave alignment, window 2 on 8 host SMs,
+               2-D tensor copies from row-major A (with multicast when N >= 128) */
             {
                 uint32_t rows;
-                dak_tiered A;
+                dak_tiered A, Ar;
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
-                dak_tiered_view(&A, M, K, rows, Ah, Ad, &err);
-                for (int v = 0; v < 3; v++) {
+                dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
+                dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
+                for (int v = 0; v < 5; v++) {
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     if (v == 0) o.out_bf16 = 1;
                     if (v == 1) o.wave_align = 0;
                     if (v == 2) o.window = 2, o.host_ctas = 8;
+                    if (v == 3) o.a_tma2d = 1, o.cluster = N >= 128 ? 8 : 1;
+                    if (v == 4) o.wave_align = 0, o.cluster = N >= 128 ? 4 : 1, o.out_bf16 = 1;
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
-                    int rc = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
+                    int rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
                     CHECK(rc == 0, "variant %d: %s", v, err.msg);
                     if (rc) continue;
                     size_t bad;
                     double e;
-                    if (v == 0) {
+                    if (o.out_bf16) {
                         uint16_t *c16 = (uint16_t *)hc;
                         CU(cudaMemcpy(c16, C, (size_t)M * N * 2, cudaMemcpyDeviceToHost));
                         e = rel_err_bf16(c16, hr, (size_t)M * N, &bad);
@@ -198,6 +210,8 @@ int main(int argc, char **argv)
         }
         cudaFree(Ad);
         cudaFreeHost(Ah);
+        cudaFree(Adp);
+        cudaFreeHost(Ahp);
         cudaFree(B);
         cudaFree(C);
         cudaFree(R);
@@ -216,6 +230,10 @@ int main(int argc, char **argv)
         dak_gemm_opts_default(&o);
         o.cluster = 5;
         CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 8, &o, &err) != 0 && strstr(err.msg, "cluster"), "%s",
+              err.msg);
+        o.cluster = 1;
+        o.a_tma2d = 1; /* packed A cannot go through the 2-D path */
+        CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 8, &o, &err) != 0 && strstr(err.msg, "packed"), "%s",
               err.msg);
         dak_tiered_destroy(&A);
     }

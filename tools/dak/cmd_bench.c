@@ -45,8 +45,8 @@ static void usage(FILE *o)
             "  --n LIST         batch columns N (default 1,8,64,512,1024)\n"
             "  --ratios LIST    offload ratios in %% (default 0,0.5,1,2,5,10,20,40,60,80,100)\n"
             "  --reps N         timed repetitions per point, median reported (default 10)\n"
-            "  --host-sms N     SMs reading host memory (default 16)\n"
-            "  --window N       in-flight copies per host SM, 0 = ring depth (default 0)\n"
+            "  --host-sms N     SMs reading host memory, 0 = auto (default 0)\n"
+            "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
             "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
             "  --sections LIST  sweep,congestion,amp,wave (default all)\n"
@@ -132,7 +132,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--shapes", "7168x7168,28672x7168,11008x4096", 0, c);
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
-    c->reps = 10, c->host_sms = 16, c->window = 0, c->cluster = 8, c->layers = 8;
+    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -154,9 +154,9 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--reps")) {
             if (!VAL() || arg_u32("dak bench", "--reps", v, 1, 1000, &c->reps)) return -1;
         } else if (arg_is(a, "--host-sms")) {
-            if (!VAL() || arg_u32("dak bench", "--host-sms", v, 1, 1024, &c->host_sms)) return -1;
+            if (!VAL() || arg_u32("dak bench", "--host-sms", v, 0, 1024, &c->host_sms)) return -1;
         } else if (arg_is(a, "--window")) {
-            if (!VAL() || arg_u32("dak bench", "--window", v, 0, 16, &c->window)) return -1;
+            if (!VAL() || arg_u32("dak bench", "--window", v, 0, 24, &c->window)) return -1;
         } else if (arg_is(a, "--cluster")) {
             if (!VAL() || arg_u32("dak bench", "--cluster", v, 1, 8, &c->cluster)) return -1;
             if (c->cluster & (c->cluster - 1)) {
@@ -350,10 +350,10 @@ static int run(const bench_cfg *c)
     double bh_v[3], bg_v[5], dummy;
     for (int i = 0; i < 5; i++) DK(dak_probe_bw(ctx, NULL, 0, 0, 1, gbuf, gprobe, sms, &dummy, &bg_v[i], &err));
     for (int i = 0; i < 3; i++)
-        DK(dak_probe_bw(ctx, hbuf_dev, hprobe, c->host_sms, 8, NULL, 0, 0, &bh_v[i], &dummy, &err));
+        DK(dak_probe_bw(ctx, hbuf_dev, hprobe, 16, 8, NULL, 0, 0, &bh_v[i], &dummy, &err));
     double Bg = bench_median(bg_v, 5), Bh = bench_median(bh_v, 3);
-    printf("# probes: B_g (HBM -> smem, %u SMs, bulk copies) = %.1f GB/s, B_h (host -> smem, %u SMs, window 8) = %.1f GB/s\n",
-           sms, Bg, c->host_sms, Bh);
+    printf("# probes: B_g (HBM -> smem, %u SMs, 24 x 8 KiB bulk copies in flight each) = %.1f GB/s, B_h (host -> smem, 16 SMs, window 8) = %.1f GB/s\n",
+           sms, Bg, Bh);
     json_key(&w, "probes");
     json_obj_begin(&w);
     json_kv_f64(&w, "B_g_GBs", Bg);
@@ -363,7 +363,7 @@ static int run(const bench_cfg *c)
     /* ---- congestion sweep (Fig. 7): host SMs x window with 100 HBM SMs ---- */
     if (c->sec_cong) {
         static const uint32_t hs[] = {0, 1, 2, 4, 8, 16, 32};
-        static const uint32_t ws[] = {1, 2, 4, 8, 16};
+        static const uint32_t ws[] = {1, 2, 4, 8, 16, 24};
         uint32_t ghbm = sms >= 100 + 32 ? 100 : sms - 32;
         printf("\n# congestion: %u SMs read HBM while H SMs read host memory with W 8 KiB copies in flight each\n", ghbm);
         printf("%6s %4s %12s %12s %12s\n", "hostSM", "W", "host GB/s", "HBM GB/s", "sum GB/s");
@@ -397,7 +397,7 @@ static int run(const bench_cfg *c)
         for (int i = 0; i < c->nn; i++)
             if (c->ns[i] > nmax) nmax = c->ns[i];
         if (c->sec_amp && si == 0 && nmax < NMAXALL) nmax = NMAXALL;
-        uint16_t *Ad, *Ah, *B, *st[2] = {NULL, NULL};
+        uint16_t *Ad, *Ah, *Adp, *Ahp, *B, *st[2] = {NULL, NULL};
         float *C;
         CK(cudaMalloc((void **)&Ad, abytes));
         CK(cudaHostAlloc((void **)&Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
@@ -406,6 +406,11 @@ static int run(const bench_cfg *c)
         DK(dak_fill_random_bf16(Ad, (size_t)M * K, 1000 + si, NULL, &err));
         DK(dak_fill_random_bf16(B, (size_t)K * nmax, 2000 + si, NULL, &err));
         CK(cudaMemcpy(Ah, Ad, abytes, cudaMemcpyDeviceToHost));
+        /* the split kernel's packed copies (same tile rows, 8 KiB blocks) */
+        CK(cudaMalloc((void **)&Adp, abytes));
+        CK(cudaHostAlloc((void **)&Ahp, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
+        DK(dak_pack_rowmajor(Ad, Adp, M, K, &err));
+        CK(cudaMemcpy(Ahp, Adp, abytes, cudaMemcpyDeviceToHost));
         if (c->base_prefetch || c->base_overlap) {
             for (int i = 0; i < 2; i++) {
                 CK(cudaMalloc((void **)&st[i], abytes));
@@ -428,8 +433,8 @@ static int run(const bench_cfg *c)
             json_arr_begin(&w);
             printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
                    abytes / 1e6);
-            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
-                   "cublas0", "prefetch", "overlap", "naive", "uvm");
+            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
+                   "split-2d", "cublas0", "prefetch", "overlap", "naive", "uvm");
         }
         for (int ni = 0; ni < c->nn && c->sec_sweep; ni++) {
             uint32_t N = c->ns[ni];
@@ -447,9 +452,10 @@ static int run(const bench_cfg *c)
             for (int ri = 0; ri < c->nr; ri++) {
                 uint32_t rows;
                 DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, c->ratios[ri], &rows, &err));
-                dak_tiered A;
-                DK(dak_tiered_view(&A, M, K, rows, Ah, Ad, &err));
-                ob.A = &A;
+                dak_tiered A, Ar;
+                DK(dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err));
+                DK(dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err));
+                ob.A = &Ar;
                 double r = (double)rows / M;
                 double bound = abytes / fmax(r * abytes / (Bh * 1e9), (1 - r) * abytes / (Bg * 1e9)) / 1e9;
                 dak_gemm_opts go;
@@ -462,6 +468,12 @@ static int run(const bench_cfg *c)
                 if (N >= 128 && c->cluster > 1) {
                     go.cluster = c->cluster;
                     t_mc = time_split(ctx, &A, B, C, N, &go, c->reps, &plan_mc, NULL);
+                }
+                double t_2d = NAN;
+                if (N <= 64) {
+                    go.cluster = 1, go.a_tma2d = 1;
+                    t_2d = time_split(ctx, &Ar, B, C, N, &go, c->reps, NULL, NULL);
+                    go.a_tma2d = 0;
                 }
                 double t_pf = NAN, t_ov = NAN, t_nv = NAN, t_um = NAN;
                 if (c->base_prefetch) {
@@ -490,8 +502,8 @@ static int run(const bench_cfg *c)
                     }
                 }
                 double eb = gbs(abytes, t_split);
-                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
-                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_cublas), gbs(abytes, t_pf),
+                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
+                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_cublas), gbs(abytes, t_pf),
                        gbs(abytes, t_ov), gbs(abytes, t_nv), gbs(abytes, t_um));
                 fflush(stdout);
                 json_obj_begin(&w);
@@ -505,12 +517,14 @@ static int run(const bench_cfg *c)
                 kv_num(&w, "split_ms", t_split);
                 kv_num(&w, "split_GBs", eb);
                 kv_num(&w, "split_mc_GBs", gbs(abytes, t_mc));
+                kv_num(&w, "split_2d_GBs", gbs(abytes, t_2d));
                 kv_num(&w, "cublas0_GBs", gbs(abytes, t_cublas));
                 kv_num(&w, "prefetch_GBs", gbs(abytes, t_pf));
                 kv_num(&w, "overlap_GBs", gbs(abytes, t_ov));
                 kv_num(&w, "naive_GBs", gbs(abytes, t_nv));
                 kv_num(&w, "uvm_GBs", gbs(abytes, t_um));
                 json_kv_u64(&w, "host_ctas", plan.host.ctas);
+                json_kv_u64(&w, "host_window", plan.host.window);
                 json_kv_u64(&w, "hbm_ctas", plan.hbm.ctas);
                 json_kv_u64(&w, "host_ksplit", plan.host.ksplit);
                 json_kv_u64(&w, "hbm_ksplit", plan.hbm.ksplit);
@@ -530,7 +544,7 @@ static int run(const bench_cfg *c)
             json_key(&w, "amplification");
             json_arr_begin(&w);
             dak_tiered A;
-            DK(dak_tiered_view(&A, M, K, M, Ah, Ad, &err));
+            DK(dak_tiered_view(&A, M, K, M, Ahp, Adp, 1, &err));
             for (size_t i = 0; i < sizeof an / sizeof an[0]; i++)
                 for (uint32_t cl = 1; cl <= 8; cl *= 8) {
                     dak_gemm_opts go;
@@ -559,15 +573,15 @@ static int run(const bench_cfg *c)
             json_key(&w, "gemm_congestion");
             json_arr_begin(&w);
             static const double gr[] = {0.02, 0.1};
-            static const uint32_t ghs[] = {4, 8, 16, 32};
-            static const uint32_t gws[] = {2, 4, 8, 0};
+            static const uint32_t ghs[] = {2, 4, 8, 16, 32};
+            static const uint32_t gws[] = {2, 4, 8, 22};
             for (size_t a = 0; a < 2; a++) {
                 uint32_t rows;
                 DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, gr[a], &rows, &err));
-                DK(dak_tiered_view(&A, M, K, rows, Ah, Ad, &err));
+                DK(dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err));
                 double r = (double)rows / M;
                 double bound = abytes / fmax(r * abytes / (Bh * 1e9), (1 - r) * abytes / (Bg * 1e9)) / 1e9;
-                for (size_t b = 0; b < 4; b++)
+                for (size_t b = 0; b < 5; b++)
                     for (size_t d = 0; d < 4; d++) {
                         dak_gemm_opts go;
                         dak_gemm_opts_default(&go);
@@ -603,7 +617,7 @@ static int run(const bench_cfg *c)
                     uint32_t rows;
                     dak_tiered A;
                     DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, wr[b], &rows, &err));
-                    DK(dak_tiered_view(&A, M, K, rows, Ah, Ad, &err));
+                    DK(dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err));
                     dak_gemm_opts go;
                     dak_gemm_opts_default(&go);
                     go.host_ctas = c->host_sms, go.window = c->window;
@@ -626,6 +640,8 @@ static int run(const bench_cfg *c)
         }
         cudaFree(Ad);
         cudaFreeHost(Ah);
+        cudaFree(Adp);
+        cudaFreeHost(Ahp);
         cudaFree(B);
         cudaFree(C);
         if (st[0]) cudaFree(st[0]);

@@ -30,6 +30,7 @@ extern "C" int dak_base_prefetch(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_
                                  const uint16_t *B, float *C, uint32_t N, void *stream, cm_err *err)
 {
     size_t hb = (size_t)A->rows_host * A->K * 2u;
+    if (A->packed) return cm_fail(err, "prefetch: needs a row-major tiered matrix");
     if (hb) DAK_CU(cudaMemcpyAsync(stage, A->host, hb, cudaMemcpyHostToDevice, (cudaStream_t)stream), err);
     return dak_base_cublas(ctx, stage, B, C, A->M, N, A->K, stream, err);
 }
@@ -41,6 +42,7 @@ extern "C" int dak_base_prefetch_overlap(dak_gemm_ctx *ctx, const dak_tiered *A,
     cudaStream_t st = (cudaStream_t)stream, cp = ctx->copy_stream;
     size_t hb = (size_t)A->rows_host * A->K * 2u;
     if (layers == 0) return cm_fail(err, "prefetch overlap: layers must be >= 1");
+    if (A->packed) return cm_fail(err, "prefetch overlap: needs a row-major tiered matrix");
     DAK_CU(cudaEventRecord(ctx->ev_start, st), err);
     DAK_CU(cudaStreamWaitEvent(cp, ctx->ev_start, 0), err);
     if (hb) DAK_CU(cudaMemcpyAsync(stage[0], A->host, hb, cudaMemcpyHostToDevice, cp), err);
@@ -100,6 +102,7 @@ extern "C" int dak_base_naive(const dak_tiered *A, const uint16_t *B, float *C, 
                               cm_err *err)
 {
     if (A->K % 8) return cm_fail(err, "naive: K must be a multiple of 8");
+    if (A->packed) return cm_fail(err, "naive: needs a row-major tiered matrix");
     uint32_t blocks = (A->M + 7u) / 8u;
     k_naive<<<blocks, 256, 0, (cudaStream_t)stream>>>(A->host_dev, A->dev, A->rows_host, B, C, A->M, N, A->K);
     DAK_CU(cudaGetLastError(), err);
@@ -215,7 +218,7 @@ extern "C" int dak_l2_flush(dak_gemm_ctx *ctx, void *stream, cm_err *err)
 /* ---- bandwidth probe (bulk copies, data discarded) ---------------------------------- */
 
 #define PROBE_CHUNK 8192u
-#define PROBE_SLOTS 16u
+#define PROBE_SLOTS 24u
 
 __global__ void __launch_bounds__(32, 1)
     k_probe(const uint8_t *hsrc, unsigned long long hbytes, uint32_t hctas, uint32_t W, const uint8_t *gsrc,

@@ -18,7 +18,9 @@
 typedef struct {
     uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, stages, bn_box;
     uint32_t host_ctas;
-    uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2];
+    uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
+    int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
+    const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
     unsigned long long ws0[2]; /* first partial tile of each tier in the workspace */
     int out_bf16;
     void *C;
@@ -36,13 +38,64 @@ struct dak_gemm_launch {
     unsigned long long *hb;
 };
 
-static __device__ __forceinline__ void decode_item(uint32_t i, uint32_t ks_n, uint32_t ngr,
-                                                   uint32_t *mt, uint32_t *ng, uint32_t *ks)
+/* One run of consecutive K chunks of one output tile that a CTA computes. */
+typedef struct {
+    uint32_t mt, ng, kb, ke; /* tile row, column group, chunk range [kb, ke) */
+    uint32_t slot, ncontrib; /* this CTA's partial slot, CTAs contributing to the tile */
+} seg_t;
+
+typedef struct {
+    unsigned long long x, end;
+} seg_iter;
+
+static __device__ __forceinline__ void seg_begin(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
+                                                 seg_iter *it)
 {
-    *ks = i % ks_n;
-    uint32_t t = i / ks_n;
-    *ng = t % ngr;
-    *mt = t / ngr;
+    if (p->even[tier]) {
+        unsigned long long T = p->items[tier];
+        it->x = (unsigned long long)cid * T / ncl;
+        it->end = (unsigned long long)(cid + 1u) * T / ncl;
+    } else {
+        it->x = cid;
+        it->end = p->items[tier];
+    }
+}
+
+/* CTA (cluster) index whose even range holds chunk x. */
+static __device__ __forceinline__ uint32_t seg_owner(unsigned long long x, unsigned long long T, uint32_t ncl)
+{
+    return (uint32_t)(((x + 1ull) * ncl - 1ull) / T);
+}
+
+static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
+                                                seg_iter *it, seg_t *g)
+{
+    if (it->x >= it->end) return false;
+    const uint32_t kcn = p->kchunks;
+    if (p->even[tier]) {
+        const unsigned long long T = p->items[tier];
+        unsigned long long u = it->x / kcn, t0 = u * kcn, t1 = t0 + kcn;
+        unsigned long long se = it->end < t1 ? it->end : t1;
+        g->mt = (uint32_t)(u / p->ngroups);
+        g->ng = (uint32_t)(u % p->ngroups);
+        g->kb = (uint32_t)(it->x - t0);
+        g->ke = (uint32_t)(se - t0);
+        uint32_t first = seg_owner(t0, T, ncl), last = seg_owner(t1 - 1ull, T, ncl);
+        g->slot = cid - first;
+        g->ncontrib = last - first + 1u;
+        it->x = se;
+    } else {
+        uint32_t i = (uint32_t)it->x, ks_n = p->ksplit[tier];
+        uint32_t ks = i % ks_n, t = i / ks_n;
+        g->ng = t % p->ngroups;
+        g->mt = t / p->ngroups;
+        g->kb = ks * kcn / ks_n;
+        g->ke = (ks + 1u) * kcn / ks_n;
+        g->slot = ks;
+        g->ncontrib = ks_n;
+        it->x += ncl;
+    }
+    return true;
 }
 
 static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t MI,
@@ -90,7 +143,6 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     const uint32_t cid = lb / c;
     const uint32_t rank = c > 1 ? ptx_cluster_rank() : 0u;
     const uint32_t ncl = p.ctas[tier] / c;
-    const uint32_t items = p.items[tier], ks_n = p.ksplit[tier], ngr = p.ngroups;
 
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < S; s++) {
@@ -115,13 +167,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
             uint32_t it = 0;
             unsigned long long hb = 0;
-            for (uint32_t i = cid; i < items; i += ncl) {
-                uint32_t mt, ng, ks;
-                decode_item(i, ks_n, ngr, &mt, &ng, &ks);
-                uint32_t nt = ng * c + rank;
+            const uint16_t *abase = p.a_ptr[tier];
+            seg_iter si;
+            seg_t g;
+            seg_begin(&p, tier, cid, ncl, &si);
+            while (seg_next(&p, tier, cid, ncl, &si, &g)) {
+                uint32_t nt = g.ng * c + rank;
                 uint32_t ntb = nt < p.ntiles ? nt : p.ntiles - 1u; /* idle member: load valid B */
-                uint32_t kb = ks * p.kchunks / ks_n, ke = (ks + 1u) * p.kchunks / ks_n;
-                for (uint32_t kc = kb; kc < ke; kc++, it++) {
+                for (uint32_t kc = g.kb; kc < g.ke; kc++, it++) {
                     uint32_t s = it % S, r = it / S;
                     ptx_mbar_wait(bar_empty + 8u * s, (r & 1u) ^ 1u);
                     if (W < S && it >= W) {
@@ -130,11 +183,18 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                     }
                     ptx_mbar_arrive_expect_tx(bar_full + 8u * s, A_BYTES + bbytes);
                     uint32_t dst = sA + s * A_BYTES + rank * pbytes;
-                    if (c > 1)
-                        ptx_tma_2d_g2s_multicast(dst, ta, (int)(kc * 64u), (int)(mt * 64u + rank * prow),
+                    if (p.a_bulk) {
+                        const uint16_t *src = abase + ((size_t)g.mt * p.kchunks + kc) * 4096u + rank * prow * 64u;
+                        if (c > 1)
+                            ptx_bulk_g2s_multicast(dst, src, pbytes, bar_full + 8u * s, mask);
+                        else
+                            ptx_bulk_g2s(dst, src, pbytes, bar_full + 8u * s);
+                    } else if (c > 1) {
+                        ptx_tma_2d_g2s_multicast(dst, ta, (int)(kc * 64u), (int)(g.mt * 64u + rank * prow),
                                                  bar_full + 8u * s, mask);
-                    else
-                        ptx_tma_2d_g2s(dst, ta, (int)(kc * 64u), (int)(mt * 64u), bar_full + 8u * s);
+                    } else {
+                        ptx_tma_2d_g2s(dst, ta, (int)(kc * 64u), (int)(g.mt * 64u), bar_full + 8u * s);
+                    }
                     ptx_tma_2d_g2s(sB + s * bbytes, &tb, (int)(kc * 64u), (int)(ntb * 64u),
                                    bar_full + 8u * s);
                     hb += pbytes;
@@ -147,17 +207,18 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         /* ---- consumers: 4 warps of tensor-core math ---- */
         const uint32_t ctid = threadIdx.x;
         uint32_t it = 0;
-        for (uint32_t i = cid; i < items; i += ncl) {
-            uint32_t mt, ng, ks;
-            decode_item(i, ks_n, ngr, &mt, &ng, &ks);
-            const uint32_t nt = ng * c + rank;
+        seg_iter si;
+        seg_t g;
+        seg_begin(&p, tier, cid, ncl, &si);
+        while (seg_next(&p, tier, cid, ncl, &si, &g)) {
+            const uint32_t mt = g.mt, nt = g.ng * c + rank;
             const int nvalid = (int)p.N - (int)(nt * 64u);
             const uint32_t nv8 = nvalid <= 0 ? 0u : (nvalid >= 64 ? 8u : (uint32_t)(nvalid + 7) / 8u);
             const uint32_t wide = nv8 > 4u;
             const uint32_t mrow0 = wide ? (warp >> 1) * 32u : warp * 16u;
             const uint32_t nb0 = wide ? (warp & 1u) * 4u : 0u;
             const uint32_t MI = wide ? 2u : 1u;
-            const uint32_t kb = ks * p.kchunks / ks_n, ke = (ks + 1u) * p.kchunks / ks_n;
+            const uint32_t kb = g.kb, ke = g.ke;
             float acc[2][4][4];
 #pragma unroll
             for (uint32_t a = 0; a < 2; a++)
@@ -212,13 +273,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 
             const uint32_t row = p.row0[tier] + mt * 64u + mrow0;
             const uint32_t col0 = nt * 64u;
-            if (ks_n == 1) {
+            if (g.ncontrib == 1) {
                 store_tile(&p, acc, MI, nb0, nv8, row, col0);
                 continue;
             }
-            /* split K: publish this partial; the last of the tile's ks_n CTAs sums them */
+            /* shared tile: publish this partial; the last of its ncontrib CTAs sums them */
+            const uint32_t ks_n = g.ncontrib, ks = g.slot;
             const unsigned long long tile = (unsigned long long)mt * p.ntp + nt;
-            float *slots = p.ws + (p.ws0[tier] + tile * ks_n) * 4096ull;
+            float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier]) * 4096ull;
             float4 *mine = (float4 *)(slots + (size_t)ks * 4096u);
 #pragma unroll
             for (uint32_t mi = 0; mi < 2; mi++)
@@ -367,6 +429,14 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         free(l);
         return cm_fail(err, "gemm: B and C must be device pointers");
     }
+    if (!o->a_tma2d && !A->packed) {
+        free(l);
+        return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
+    }
+    if (o->a_tma2d && A->packed) {
+        free(l);
+        return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");
+    }
     /* workspace and counters */
     if (p->ws_bytes > ctx->ws_bytes) {
         if (ctx->ws) cudaFree(ctx->ws);
@@ -412,6 +482,11 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         k->ksplit[t] = tp[t]->ksplit ? tp[t]->ksplit : 1;
         k->window[t] = tp[t]->window ? tp[t]->window : p->stages;
     }
+    k->a_bulk = !o->a_tma2d;
+    k->a_ptr[0] = A->host_dev;
+    k->a_ptr[1] = A->dev;
+    k->even[0] = (uint32_t)p->host.even;
+    k->even[1] = (uint32_t)p->hbm.even;
     k->mt0[0] = 0, k->mt0[1] = A->rows_host / 64u;
     k->row0[0] = 0, k->row0[1] = A->rows_host;
     k->ws0[0] = 0;

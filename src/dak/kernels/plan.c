@@ -7,10 +7,16 @@
 #include "dak/tiered.h"
 
 #define TILE 64u
-#define MAX_STAGES 16u
+#define MAX_STAGES 24u
 #define BAR_BYTES 512u                        /* mbarriers and flags at the end of smem */
-#define WS_CAP_BYTES (256ull << 20)           /* split-K workspace cap */
+#define WS_CAP_BYTES (2048ull << 20)          /* split-K workspace cap */
 #define PARTIAL_BYTES (TILE * TILE * 4ull)    /* one fp32 64x64 partial tile */
+/* Congestion control (Sec. 4.3.1): host SMs x window x copy size in flight kept at
+ * about 1 MiB; the congestion sweep on the H200 (docs/perf/dak-gemm.md) showed the
+ * HBM readers losing bandwidth from about 2 MiB in flight to host memory, while
+ * 2 SMs x 8 copies (128 KiB) already saturate the PCIe link. */
+#define HOST_INFLIGHT_BYTES (1u << 20)
+#define HOST_MIN_CTAS 4u
 
 int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint32_t *rows_host,
                               cm_err *err)
@@ -30,60 +36,55 @@ int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint
 
 void dak_gemm_opts_default(dak_gemm_opts *o)
 {
-    o->host_ctas = 16;
+    o->host_ctas = 0;
     o->hbm_ctas = 0;
     o->window = 0;
     o->stages = 0;
     o->cluster = 1;
     o->wave_align = 1;
     o->out_bf16 = 0;
+    o->a_tma2d = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-/* Work of one CTA in chunk units: waves * (chunks per item + epilogue cost). */
-static double tier_cost(uint32_t base, uint32_t ks, uint32_t clusters, uint32_t kchunks,
-                        uint32_t ncols)
-{
-    uint32_t waves = ceil_div(base * ks, clusters);
-    double epi = 0.25 + (ks > 1 ? (double)ncols / 32.0 : 0.0);
-    return (double)waves * ((double)ceil_div(kchunks, ks) + epi);
-}
-
+/* Wave alignment on: the tier's mtiles x ngroups x kchunks chunks are split evenly
+ * over all its clusters (contiguous ranges, so a CTA's range crosses at most a few
+ * tiles and a tile is shared by at most ksplit CTAs).  Off: whole tiles, split in K
+ * only as far as needed to give every cluster one, go round-robin. */
 static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint32_t ctas_avail,
-                      uint32_t c, int align, uint32_t ks_max, uint32_t ncols, dak_tier_plan *t)
+                      uint32_t c, int align, dak_tier_plan *t)
 {
     t->mtiles = mtiles;
+    t->even = 0;
     t->ctas = t->ksplit = t->items = t->waves = t->chunks = 0;
     t->balance = 1.0;
     if (mtiles == 0 || ctas_avail < c) return;
-    uint32_t cl_avail = ctas_avail / c;
+    uint32_t cl = ctas_avail / c;
     uint32_t base = mtiles * ngroups;
-    uint32_t best_ks = 1, best_cl = cl_avail;
-    if (!align) {
-        best_ks = ceil_div(cl_avail, base);
-        if (best_ks > ks_max) best_ks = ks_max;
+    if (align) {
+        uint64_t T = (uint64_t)base * kchunks;
+        if (cl > T) cl = (uint32_t)T;
+        t->even = 1;
+        t->items = (uint32_t)T;
+        t->waves = 1;
+        t->chunks = (uint32_t)((T + cl - 1) / cl);
+        uint64_t fq = T / cl; /* every range holds fq or fq + 1 chunks */
+        uint64_t maxc = (kchunks + fq - 1) / fq + 2;
+        t->ksplit = (uint32_t)(maxc < cl ? maxc : cl);
+        t->balance = ((double)T / cl) / t->chunks;
     } else {
-        double best = tier_cost(base, 1, cl_avail, kchunks, ncols);
-        uint32_t cl_lo = cl_avail / 2 ? cl_avail / 2 : 1;
-        for (uint32_t ks = 1; ks <= ks_max; ks++)
-            for (uint32_t cl = cl_avail; cl >= cl_lo; cl--) {
-                double cost = tier_cost(base, ks, cl, kchunks, ncols);
-                if (cost < best * (1.0 - 1e-9)) {
-                    best = cost;
-                    best_ks = ks;
-                    best_cl = cl;
-                }
-            }
+        uint32_t ks = ceil_div(cl, base);
+        if (ks > kchunks) ks = kchunks;
+        uint32_t items = base * ks;
+        if (cl > items) cl = items;
+        t->ksplit = ks;
+        t->items = items;
+        t->waves = ceil_div(items, cl);
+        t->chunks = ceil_div(kchunks, ks);
+        t->balance = (double)base * (double)kchunks / ((double)cl * t->waves * t->chunks);
     }
-    uint32_t items = base * best_ks;
-    if (best_cl > items) best_cl = items; /* idle clusters would only wait */
-    t->ksplit = best_ks;
-    t->ctas = best_cl * c;
-    t->items = items;
-    t->waves = ceil_div(items, best_cl);
-    t->chunks = ceil_div(kchunks, best_ks);
-    t->balance = (double)base * (double)kchunks / ((double)best_cl * t->waves * t->chunks);
+    t->ctas = cl * c;
 }
 
 int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
@@ -130,31 +131,31 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->stages = fit;
 
     uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
-    uint32_t host_avail = mt_h ? (o->host_ctas ? o->host_ctas : 16) : 0;
+    uint32_t host_avail = 0;
+    if (mt_h && o->host_ctas) {
+        host_avail = o->host_ctas;
+    } else if (mt_h) {
+        /* enough SMs for the link, or the host tiles' share of the compute if larger */
+        uint32_t share = (uint32_t)((double)sm_count * rows_host / M + 0.5);
+        host_avail = share > HOST_MIN_CTAS ? share : HOST_MIN_CTAS;
+        if (mt_g && host_avail + c > sm_count) host_avail = sm_count - c;
+        host_avail -= host_avail % c;
+    }
     if (host_avail > sm_count) host_avail = sm_count;
     if (mt_h && host_avail < c) host_avail = c;
     uint32_t hbm_avail = mt_g ? (o->hbm_ctas ? o->hbm_ctas : sm_count - host_avail) : 0;
     if (mt_g && hbm_avail < c)
         return cm_fail(err, "gemm: %u SMs left for HBM tile rows, cluster needs %u", hbm_avail, c);
-    uint32_t ncols = N >= TILE ? TILE : N;
-    uint32_t ks_max = o->out_bf16 ? 1 : p->kchunks;
-    if (ks_max > 64) ks_max = 64;
-
-    /* the workspace holds every split tile's partials: cap the split */
-    uint32_t ks_h = ks_max, ks_g = ks_max;
-    if (mt_h) {
-        uint64_t per = (uint64_t)mt_h * p->ngroups * c * PARTIAL_BYTES;
-        uint64_t lim = WS_CAP_BYTES / 2 / per;
-        if (lim < ks_h) ks_h = lim ? (uint32_t)lim : 1;
+    plan_tier(mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, &p->host);
+    plan_tier(mt_g, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, &p->hbm);
+    uint32_t wauto = 0;
+    if (p->host.ctas) {
+        uint32_t per = (uint32_t)(TILE * TILE * 2 / c); /* bytes one host copy moves */
+        wauto = HOST_INFLIGHT_BYTES / (p->host.ctas * per);
+        if (wauto < 1) wauto = 1;
+        if (wauto > fit) wauto = fit;
     }
-    if (mt_g) {
-        uint64_t per = (uint64_t)mt_g * p->ngroups * c * PARTIAL_BYTES;
-        uint64_t lim = WS_CAP_BYTES / 2 / per;
-        if (lim < ks_g) ks_g = lim ? (uint32_t)lim : 1;
-    }
-    plan_tier(mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, ks_h, ncols, &p->host);
-    plan_tier(mt_g, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, ks_g, ncols, &p->hbm);
-    p->host.window = p->host.ctas ? (o->window && o->window < fit ? o->window : fit) : 0;
+    p->host.window = p->host.ctas ? (o->window ? (o->window < fit ? o->window : fit) : wauto) : 0;
     p->hbm.window = p->hbm.ctas ? fit : 0;
     if (o->window > fit && mt_h)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, fit);
@@ -162,6 +163,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->ws_bytes = 0;
     if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
     if (p->hbm.ksplit > 1) p->ws_bytes += (uint64_t)mt_g * p->ngroups * c * p->hbm.ksplit * PARTIAL_BYTES;
+    if (p->ws_bytes > WS_CAP_BYTES)
+        return cm_fail(err, "gemm: split workspace of %llu bytes exceeds %llu (N %u too large for this split)",
+                       (unsigned long long)p->ws_bytes, (unsigned long long)WS_CAP_BYTES, N);
     return 0;
 }
 

@@ -12,9 +12,14 @@ int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_er
     return NB(err);
 }
 int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_full,
-                    uint16_t *dev_full, cm_err *err)
+                    uint16_t *dev_full, int packed, cm_err *err)
 {
-    (void)t, (void)M, (void)K, (void)rows_host, (void)host_full, (void)dev_full;
+    (void)t, (void)M, (void)K, (void)rows_host, (void)host_full, (void)dev_full, (void)packed;
+    return NB(err);
+}
+int dak_pack_rowmajor(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, cm_err *err)
+{
+    (void)src, (void)dst, (void)M, (void)K;
     return NB(err);
 }
 int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err)

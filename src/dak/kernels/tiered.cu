@@ -5,13 +5,37 @@
 #include "dak/tiered.h"
 #include "internal.h"
 
+/* One thread per 16-byte chunk of the source: row r, chunk j of K.  Destination:
+ * block (mt, kc) of 64 x 64 elements, row r % 64, chunk (j % 8) ^ (r % 8). */
+__global__ void k_pack(const uint4 *src, uint4 *dst, uint32_t M, uint32_t K)
+{
+    const uint32_t cpr = K / 8u; /* 16-byte chunks per row */
+    const size_t n = (size_t)M * cpr;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t r = (uint32_t)(i / cpr), j = (uint32_t)(i % cpr);
+        uint32_t mt = r >> 6, rr = r & 63u, kc = j >> 3, jj = j & 7u;
+        size_t o = (((size_t)mt * (K / 64u) + kc) * 64u + rr) * 8u + (jj ^ (rr & 7u));
+        dst[o] = src[i];
+    }
+}
+
+extern "C" int dak_pack_rowmajor(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, cm_err *err)
+{
+    if (M % 64 || K % 64) return cm_fail(err, "pack: M = %u and K = %u must be multiples of 64", M, K);
+    if (M == 0) return 0;
+    k_pack<<<1024, 256>>>((const uint4 *)src, (uint4 *)dst, M, K);
+    DAK_CU(cudaGetLastError(), err);
+    DAK_CU(cudaDeviceSynchronize(), err);
+    return 0;
+}
+
 extern "C" int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_err *err)
 {
     memset(t, 0, sizeof *t);
     if (K == 0 || K % 64) return cm_fail(err, "tiered: K = %u must be a positive multiple of 64", K);
     uint32_t rh;
     if (dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, ratio, &rh, err)) return -1;
-    t->M = M, t->K = K, t->rows_host = rh, t->owns = 1;
+    t->M = M, t->K = K, t->rows_host = rh, t->owns = 1, t->packed = 1;
     size_t hb = (size_t)rh * K * 2, gb = (size_t)(M - rh) * K * 2;
     if (hb) {
         cudaError_t e = cudaHostAlloc((void **)&t->host, hb, cudaHostAllocMapped | cudaHostAllocPortable);
@@ -37,7 +61,7 @@ extern "C" int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double r
 }
 
 extern "C" int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host,
-                               uint16_t *host_full, uint16_t *dev_full, cm_err *err)
+                               uint16_t *host_full, uint16_t *dev_full, int packed, cm_err *err)
 {
     memset(t, 0, sizeof *t);
     if (M == 0 || M % DAK_TILE_ROWS) return cm_fail(err, "tiered: M = %u must be a positive multiple of 64", M);
@@ -46,7 +70,7 @@ extern "C" int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t r
         return cm_fail(err, "tiered: host rows %u must be a multiple of 64 and <= %u", rows_host, M);
     if ((rows_host && !host_full) || (rows_host < M && !dev_full))
         return cm_fail(err, "tiered: view needs a host copy and an HBM copy");
-    t->M = M, t->K = K, t->rows_host = rows_host;
+    t->M = M, t->K = K, t->rows_host = rows_host, t->packed = packed ? 1 : 0;
     if (rows_host) {
         t->host = host_full;
         DAK_CU(cudaHostGetDevicePointer((void **)&t->host_dev, host_full, 0), err);
@@ -58,6 +82,20 @@ extern "C" int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t r
 extern "C" int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err)
 {
     size_t hb = (size_t)t->rows_host * t->K * 2, gb = (size_t)(t->M - t->rows_host) * t->K * 2;
+    if (t->packed) {
+        if (hb) {
+            uint16_t *tmp;
+            DAK_CU(cudaMalloc((void **)&tmp, hb), err);
+            int rc = dak_pack_rowmajor(src_dev, tmp, t->rows_host, t->K, err);
+            cudaError_t e = rc ? cudaSuccess : cudaMemcpy(t->host, tmp, hb, cudaMemcpyDeviceToHost);
+            cudaFree(tmp);
+            if (rc) return -1;
+            if (e != cudaSuccess) return cm_fail(err, "tiered: copy to host: %s", cudaGetErrorString(e));
+        }
+        if (gb && dak_pack_rowmajor(src_dev + (size_t)t->rows_host * t->K, t->dev, t->M - t->rows_host, t->K, err))
+            return -1;
+        return 0;
+    }
     if (hb) DAK_CU(cudaMemcpy(t->host, src_dev, hb, cudaMemcpyDeviceToHost), err);
     if (gb)
         DAK_CU(cudaMemcpy(t->dev, src_dev + (size_t)t->rows_host * t->K, gb, cudaMemcpyDeviceToDevice),
