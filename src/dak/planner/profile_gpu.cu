@@ -281,7 +281,7 @@ extern "C" int dak_profile_measure(const dak_profile_opts *o, dak_profile *p,
     p->b_g = x->hbm_read;
     p->attn_flops = p->peak_flops;
     p->b_h_memcpy = x->h2d_memcpy;
-    snprintf(p->source, sizeof p->source, "measured by dak profile on %s", prop.name);
+    snprintf(p->source, sizeof p->source, "measured by dak profile on %.200s", prop.name);
     cudaFree(sink);
     return 0;
 fail:
