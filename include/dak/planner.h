@@ -125,6 +125,9 @@ double dak_op_host_bytes_inst(const dak_op *op, uint64_t q);
 double dak_op_time_x(const dak_op *op, double x, double b_h, double b_g);
 /* Time of all instances with u host units in total (even spread). */
 double dak_op_time_units(const dak_op *op, uint64_t u, double b_h, double b_g);
+/* Host units of instance `inst` (0-based layer) when u units in total are
+ * spread evenly: the first u % repeat instances get one more. */
+uint64_t dak_op_units_of(const dak_op *op, uint64_t u, uint32_t inst);
 /* Host bytes of all instances with u host units in total. */
 double dak_op_host_bytes(const dak_op *op, uint64_t u);
 /* Class and turning points x_a <= x_b (see the top of this file). */

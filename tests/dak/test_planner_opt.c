@@ -119,6 +119,12 @@ static void test_random(int equal_units, int cases)
         double tg = 0, hg = 0;
         for (size_t i = 0; i < n; i++) {
             CHECK(ug[i] <= ops[i].units * ops[i].repeat, "units in range");
+            uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
+            for (uint32_t l = 0; l < ops[i].repeat; l++) {
+                uint64_t v = dak_op_units_of(&ops[i], ug[i], l);
+                sum += v, lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+            }
+            CHECK(sum == ug[i] && hi - lo <= 1, "per-layer units add up and differ by <= 1");
             /* even spread, recomputed here */
             uint64_t q = ug[i] / ops[i].repeat, ex = ug[i] % ops[i].repeat;
             tg += (double)(ops[i].repeat - ex) * ref_time_inst(&ops[i], q, bh, bg) +

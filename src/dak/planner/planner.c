@@ -43,6 +43,11 @@ double dak_op_time_units(const dak_op *op, uint64_t u, double b_h, double b_g)
     return t;
 }
 
+uint64_t dak_op_units_of(const dak_op *op, uint64_t u, uint32_t inst)
+{
+    return u / op->repeat + (inst < u % op->repeat ? 1 : 0);
+}
+
 double dak_op_host_bytes(const dak_op *op, uint64_t u)
 {
     uint64_t r = op->repeat, q = u / r, extra = u % r;
