@@ -46,11 +46,11 @@ figures are measurements on GH200.
 
 | path | H200 (measured) | SPEC.md probe | paper: GH200 | paper: RTX PRO 6000 |
 | --- | --- | --- | --- | --- |
-| host pinned -> kernel, zero-copy 16-B loads (**B_h**) | **51.29 GB/s** (best at 16 blocks) | 51.1 | NVLink-C2C, ~450 GB/s per direction | PCIe Gen5 x16 |
+| host pinned -> kernel, zero-copy 16-B loads (**B_h**) | **51.29 GB/s** (best at 16 blocks) | 51.1 | NVLink-C2C "900 GB/s" (both directions; ~450 one way) | PCIe Gen5, 64 GB/s one way |
 | cudaMemcpy H2D / D2H, pinned | 55.41 / 55.30 GB/s | 54.2 / 53.9 | - | - |
-| HBM -> kernel, 16-B loads (**B_g**) | **4456.8 GB/s** (1056 blocks) | 4470 | HBM3 ~4 TB/s | GDDR7 1.8 TB/s |
+| HBM -> kernel, 16-B loads (**B_g**) | **4456.8 GB/s** (1056 blocks) | 4470 | HBM3 4.0 TB/s | GDDR7 1.8 TB/s |
 | bf16 GEMM (cuBLAS), best of the table | 815.3 TFLOP/s | ~790 | - | - |
-| memory-bound turning point x* = B_h/(B_h+B_g) | **0.0114** | | ~0.10 (Fig. 1 peak at x = 0.1) | ~0.03 |
+| memory-bound turning point x* = B_h/(B_h+B_g) | **0.0114** | | 450/4450 = 0.10 (Fig. 1 peaks at x = 0.1) | 64/1864 = 0.034 |
 
 bf16 GEMM rates per shape, TFLOP/s, "HBM / used" (HBM: the plain `cublasGemmEx`, weights
 [m x k] streamed from HBM; used: max of that and the same FLOPs with a 16 MiB weight slice
@@ -142,7 +142,7 @@ falls to 1.085x at 10% and 1.009x at 50%. Why the window is so much narrower her
 principles:
 
 - Region 1 ends at x* = B_h/(B_h+B_g): 51.3/(51.3+4457) = 1.1% on the H200 over PCIe, vs
-  ~450/(450+4000) = 10% on GH200 over NVLink-C2C.
+  450/(450+4000) = 10% on GH200 over NVLink-C2C (900 GB/s both ways, 4.0 TB/s HBM3).
 - Region 2 ends at each compute-bound GEMM's threshold x_b = T_comp B_h / C. For a decode GEMM
   T_comp/C = n / rate, so x_b = n B_h / rate = 512 x 51.3e9 / 684e12 = 3.8% on the H200; with
   GH200's ~9x larger B_h (and an H100-class ~660 TFLOP/s) the same GEMM has x_b ~ 35%. Greedy
@@ -153,8 +153,8 @@ principles:
   past x*. Its untied token embedding is read only B/vocab of its rows per step, so the greedy
   moves all 262 MB of it to the host for almost nothing; that alone is the 4.6 ms
   (0.9 x 262 MB / 51.3 GB/s) that keeps Llama's greedy ahead at 10%.
-- On the paper's PCIe machine (RTX PRO 6000, GDDR7 1.8 TB/s) x* = 55/(55+1800) ~ 3% and x_b is
-  a few percent to ~10%, so its window also sits between ours and GH200's.
+- On the paper's PCIe machine (RTX PRO 6000: 64 GB/s one way, GDDR7 1.8 TB/s) x* = 3.4% and
+  x_b = n B_h / rate is roughly 5-10% at n = 512, so its window sits between ours and GH200's.
 
 ## 5. Exactness of the greedy (tests)
 
