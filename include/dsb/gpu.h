@@ -33,8 +33,8 @@ int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_params *p, dsb
 /* Timing variants of the kernel that drop or double one stage of the step, to
  * find what limits it (their results are wrong by design; only the timing
  * counts).  Built for every format with 1, 2, 4, 8 or 16 (replica,row) pairs
- * per thread where each thread's pairs share one coupling row (n_p divides
- * 256), or one pair per thread; other configurations report an error. */
+ * per thread where each thread's pairs share one coupling row held in
+ * registers (n_p divides 256; INT8 n_p <= 128); others report an error. */
 typedef enum {
     DSB_GPU_VAR_NONE = 0,      /* the solver */
     DSB_GPU_VAR_NO_BARRIER,    /* no __syncthreads() in the step loop */
@@ -64,11 +64,13 @@ typedef struct {
                                 mapped pinned host memory, host polls the reply */
     double *mapped_solve_us; /* in-kernel solve of the same requests */
     int64_t *best_energy2;   /* optional: 2E of each request (launch pass) */
+    double *cycles;          /* optional: SM clock cycles of each solve (launch pass) */
     /* filled in: */
     size_t smem_bytes;       /* Eq. (6) of this configuration */
     int regs;                /* registers per thread of the kernel used */
     size_t local_bytes;      /* local memory per thread (0: no spills) */
     uint32_t pairs_per_thread;
+    int row_mode;            /* 0 rows differ, 1 shared row in smem, 2 in registers */
     char device[128];
 } dsb_gpu_bench;
 

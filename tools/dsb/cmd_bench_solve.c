@@ -143,7 +143,8 @@ typedef struct {
     uint32_t n, B, K;
     double solve50, solve99, launch50, launch_over, rt50, rt_over, mapped50, mapped_over;
     double paper;
-    int regs;
+    double cycles50, mhz;
+    int regs, row_mode;
     size_t smem, local;
     uint32_t ppt;
     int verified, verify_ok;
@@ -274,7 +275,7 @@ int cmd_bench_solve(int argc, char **argv)
     fprintf(stderr, "%s: %zu configurations, %u requests each, variant %s\n", PROG, nrows,
             requests, dsb_gpu_variant_name(variant));
 
-    double *buf = cm_malloc(7u * (size_t)requests * sizeof(double));
+    double *buf = cm_malloc(8u * (size_t)requests * sizeof(double));
     int64_t *best = cm_malloc((size_t)requests * sizeof(int64_t));
     dsb_gpu_bench b;
     memset(&b, 0, sizeof b);
@@ -289,6 +290,7 @@ int cmd_bench_solve(int argc, char **argv)
     b.mapped_solve_us = buf + 5u * requests;
     b.best_energy2 = best;
     double *tmp = buf + 6u * requests;
+    b.cycles = buf + 7u * requests;
 
     bench_progress_t prog;
     bench_progress_start(&prog, "bench solve", nrows);
@@ -341,6 +343,9 @@ int cmd_bench_solve(int argc, char **argv)
         r->smem = b.smem_bytes;
         r->local = b.local_bytes;
         r->ppt = b.pairs_per_thread;
+        r->row_mode = b.row_mode;
+        r->cycles50 = bench_median(b.cycles, requests);
+        r->mhz = r->cycles50 / r->solve50;
         /* CPU reference for the first requests */
         r->verify_ok = 1;
         for (uint32_t q = 0; q < verify; q++) {
@@ -374,17 +379,19 @@ int cmd_bench_solve(int argc, char **argv)
     /* per configuration */
     printf("# %s, variant %s, %u requests, medians in us (paper: RTX PRO 6000, Table III)\n",
            b.device, dsb_gpu_variant_name(variant), requests);
-    printf("%-8s %4s %3s %4s %6s %4s %3s | %9s %9s %8s | %8s %8s %8s | %8s\n", "format", "n",
-           "B", "K", "smem", "regs", "ppt", "solve", "solve99", "paper", "launch-", "rt-",
-           "mapped-", "ok");
+    printf("%-8s %4s %3s %4s %6s %4s %3s %2s | %9s %9s %8s %5s | %8s %8s %8s | %8s\n",
+           "format", "n", "B", "K", "smem", "regs", "ppt", "rm", "solve", "solve99", "paper",
+           "MHz", "launch-", "rt-", "mapped-", "ok");
     size_t done = 0;
     for (size_t ri = 0; ri < nrows; ri++) {
         const row_result *r = &rows[ri];
         if (r->regs == 0) continue;
         done++;
-        printf("%-8s %4u %3u %4u %6zu %4d %3u | %9.1f %9.1f %8.1f | %8.1f %8.1f %8.1f | %8s\n",
-               dsb_format_name(r->f), r->n, r->B, r->K, r->smem, r->regs, r->ppt, r->solve50,
-               r->solve99, r->paper, r->launch_over, r->rt_over, r->mapped_over,
+        printf("%-8s %4u %3u %4u %6zu %4d %3u %2d | %9.1f %9.1f %8.1f %5.0f | %8.1f %8.1f %8.1f | "
+               "%8s\n",
+               dsb_format_name(r->f), r->n, r->B, r->K, r->smem, r->regs, r->ppt, r->row_mode,
+               r->solve50, r->solve99, r->paper, r->mhz, r->launch_over, r->rt_over,
+               r->mapped_over,
                r->verified ? (r->verify_ok ? "cpu=gpu" : "MISMATCH") : "-");
     }
 
@@ -445,6 +452,9 @@ int cmd_bench_solve(int argc, char **argv)
             json_kv_i64(&w, "regs", r->regs);
             json_kv_u64(&w, "local_bytes", r->local);
             json_kv_u64(&w, "pairs_per_thread", r->ppt);
+            json_kv_i64(&w, "row_mode", r->row_mode);
+            json_kv_f64(&w, "solve_cycles_p50", r->cycles50);
+            json_kv_f64(&w, "sm_clock_mhz", r->mhz);
             json_kv_f64(&w, "solve_us_p50", r->solve50);
             json_kv_f64(&w, "solve_us_p99", r->solve99);
             json_kv_f64(&w, "launch_us_p50", r->launch50);

@@ -41,23 +41,46 @@ extern "C" int dsb_gpu_available(cm_err *err)
     return 1;
 }
 
+/* Row mode of a layout: 2 when every thread's pairs share one row (n_p
+ * divides 256) whose chunks fit the register budget, 1 when they share a row
+ * that stays in shared memory, 0 otherwise. */
+static int row_mode(dsb_format f, const dsb_gpu_layout *L)
+{
+    if (DSB_GPU_THREADS % L->np != 0u) return 0;
+    uint32_t nch = f == DSB_FMT_INT8 ? L->np / 16u : (L->W + 3u) / 4u;
+    uint32_t maxc = f == DSB_FMT_INT8 ? 8u : 2u; /* DSB_GPU_REGROW_* */
+    return nch <= maxc ? 2 : 1;
+}
+
 /* The kernel for a layout, or NULL with a message. */
 static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int variant, cm_err *err)
 {
-    int samerow = (DSB_GPU_THREADS % L->np) == 0u;
+    int sr = row_mode(f, L);
     const void *k = NULL;
     switch (f) {
-    case DSB_FMT_PM1: k = dsb_gpu_kernel_pm1(L->ppt, samerow, variant); break;
-    case DSB_FMT_TERNARY: k = dsb_gpu_kernel_ternary(L->ppt, samerow, variant); break;
-    case DSB_FMT_INT8: k = dsb_gpu_kernel_int8(L->ppt, samerow, variant); break;
+    case DSB_FMT_PM1:
+        k = sr == 2 ? dsb_gpu_kernel_pm1_s2(L->ppt, variant)
+            : sr == 1 ? dsb_gpu_kernel_pm1_s1(L->ppt, variant)
+                      : dsb_gpu_kernel_pm1_s0(L->ppt, variant);
+        break;
+    case DSB_FMT_TERNARY:
+        k = sr == 2 ? dsb_gpu_kernel_ternary_s2(L->ppt, variant)
+            : sr == 1 ? dsb_gpu_kernel_ternary_s1(L->ppt, variant)
+                      : dsb_gpu_kernel_ternary_s0(L->ppt, variant);
+        break;
+    case DSB_FMT_INT8:
+        k = sr == 2 ? dsb_gpu_kernel_int8_s2(L->ppt, variant)
+            : sr == 1 ? dsb_gpu_kernel_int8_s1(L->ppt, variant)
+                      : dsb_gpu_kernel_int8_s0(L->ppt, variant);
+        break;
     default: break;
     }
     if (!k)
         cm_fail(err,
-                "no kernel built for format %s with %u pairs per thread%s and variant %s "
-                "(variants exist for 1, 2, 4, 8, 16 pairs per thread with n_p dividing 256)",
-                dsb_format_name(f), L->ppt, samerow ? " (shared row)" : "",
-                dsb_gpu_variant_name(variant));
+                "no kernel built for format %s with %u pairs per thread, row mode %d, variant %s "
+                "(variants exist for 1, 2, 4, 8, 16 pairs per thread with a shared row held in "
+                "registers: n_p dividing 256, INT8 n_p <= 128)",
+                dsb_format_name(f), L->ppt, sr, dsb_gpu_variant_name(variant));
     return k;
 }
 
@@ -241,6 +264,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         b->local_bytes = fa.localSizeBytes;
         b->smem_bytes = L.total;
         b->pairs_per_thread = L.ppt;
+        b->row_mode = row_mode(m->format, &L);
         CK(cudaGetDevice(&dev), "cudaGetDevice");
         CK(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
         snprintf(b->device, sizeof b->device, "%.100s, %d SMs", prop.name, prop.multiProcessorCount);
@@ -279,6 +303,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         CK(cudaMemcpyAsync(hreply, dreply, reply_bytes, cudaMemcpyDeviceToHost, s), "copy reply");
         CK(cudaStreamSynchronize(s), "copy reply");
         if (i >= 0) {
+            if (b->cycles) b->cycles[i] = (double)hreply->cycles;
             b->launch_us[i] = (double)ms * 1e3;
             b->solve_us[i] = reply_solve_us(hreply);
             if (b->best_energy2) b->best_energy2[i] = hreply->best_energy2;

@@ -17,6 +17,8 @@ typedef struct {
     uint32_t best_replica;
     uint32_t seq;
     uint64_t t_start, t_end; /* %globaltimer at kernel entry and after the reply */
+    uint64_t cycles;         /* clock64() of thread 0 over the same interval */
+    uint64_t pad;
 } dsb_gpu_reply;
 #define DSB_GPU_REPLY_SPINS(r) ((uint32_t *)((unsigned char *)(r) + sizeof(dsb_gpu_reply)))
 
@@ -41,11 +43,16 @@ typedef void (*dsb_gpu_kernel_fn)(dsb_gpu_args);
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Kernel for (pairs per thread 1..16, shared-row flag, variant); NULL when not
- * built.  One table per format, each in its own translation unit. */
-const void *dsb_gpu_kernel_pm1(uint32_t ppt, int samerow, int variant);
-const void *dsb_gpu_kernel_ternary(uint32_t ppt, int samerow, int variant);
-const void *dsb_gpu_kernel_int8(uint32_t ppt, int samerow, int variant);
+/* Kernel for (pairs per thread 1..16, variant) of one format and row mode
+ * (s0: rows differ, s1: shared row in shared memory, s2: shared row in
+ * registers); NULL when not built.  One translation unit each. */
+#define DSB_GPU_DECL(TAG)                                                                \
+    const void *dsb_gpu_kernel_##TAG##_s0(uint32_t ppt, int variant);                   \
+    const void *dsb_gpu_kernel_##TAG##_s1(uint32_t ppt, int variant);                   \
+    const void *dsb_gpu_kernel_##TAG##_s2(uint32_t ppt, int variant);
+DSB_GPU_DECL(pm1)
+DSB_GPU_DECL(ternary)
+DSB_GPU_DECL(int8)
 #ifdef __cplusplus
 }
 #endif

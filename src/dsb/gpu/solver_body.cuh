@@ -149,6 +149,60 @@ static __device__ __forceinline__ int32_t dsb_gpu_coupling_one(const int FMT,
     return a0 + a1;
 }
 
+/* Row chunks a thread can keep in registers for the whole trajectory when
+ * all its pairs share one row (SR = 2): 8 x 16 bytes (INT8 n_p <= 128), or
+ * 2 x 16 bytes of each bit plane (n_p <= 256). */
+#define DSB_GPU_REGROW_INT8 8u
+#define DSB_GPU_REGROW_BITS 2u
+
+typedef struct {
+    uint4 u[DSB_GPU_REGROW_INT8];
+    uint4 m[DSB_GPU_REGROW_BITS];
+} dsb_gpu_regrow;
+
+static __device__ __forceinline__ void dsb_gpu_regrow_load(const int FMT, dsb_gpu_regrow *R,
+                                                           const unsigned char *rows,
+                                                           const unsigned char *minus,
+                                                           uint32_t roff, uint32_t nch)
+{
+    const uint32_t maxc = FMT == DSB_FMT_INT8 ? DSB_GPU_REGROW_INT8 : DSB_GPU_REGROW_BITS;
+#pragma unroll
+    for (uint32_t c = 0; c < maxc; c++) {
+        R->u[c] = make_uint4(0, 0, 0, 0);
+        if (c < nch) R->u[c] = ((const uint4 *)(rows + roff))[c];
+        if (FMT == DSB_FMT_TERNARY) {
+            R->m[c] = make_uint4(0, 0, 0, 0);
+            if (c < nch) R->m[c] = ((const uint4 *)(minus + roff))[c];
+        }
+    }
+}
+
+/* Shared row held in registers: only the (broadcast) sign chunks are loaded. */
+static __device__ __forceinline__ void dsb_gpu_coupling_regrow(
+    const int FMT, const int P, const dsb_gpu_regrow *R, const unsigned char *sg,
+    uint32_t soff0, uint32_t sstep, int last_active, uint32_t nch, int32_t *acc)
+{
+    const uint32_t maxc = FMT == DSB_FMT_INT8 ? DSB_GPU_REGROW_INT8 : DSB_GPU_REGROW_BITS;
+    int32_t acc2[DSB_GPU_MAX_PAIRS];
+#pragma unroll
+    for (int j = 0; j < P; j++) acc[j] = acc2[j] = 0;
+#pragma unroll
+    for (uint32_t c = 0; c < maxc; c++) {
+        if (c >= nch) break;
+#pragma unroll
+        for (int j = 0; j < P; j++) {
+            if (j == P - 1 && !last_active) continue;
+            const uint4 v = ((const uint4 *)(sg + soff0 + (uint32_t)j * sstep))[c];
+            const uint4 m = FMT == DSB_FMT_TERNARY ? R->m[c < DSB_GPU_REGROW_BITS ? c : 0]
+                                                   : make_uint4(0, 0, 0, 0);
+            if ((c & 1u) && P <= 4) acc2[j] = dsb_gpu_chunk(FMT, R->u[c], m, v, acc2[j]);
+            else acc[j] = dsb_gpu_chunk(FMT, R->u[c], m, v, acc[j]);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < P; j++) acc[j] += acc2[j];
+}
+
 /* Coupling sums sum_j J_ij s_j (without the row-level term) of all pairs. */
 static __device__ __forceinline__ void dsb_gpu_coupling(const int FMT, const int P, const int SR,
                                                         const unsigned char *rows,
@@ -156,8 +210,12 @@ static __device__ __forceinline__ void dsb_gpu_coupling(const int FMT, const int
                                                         const unsigned char *sg,
                                                         const dsb_gpu_walk *wk, uint32_t rb,
                                                         int last_active, uint32_t nch,
-                                                        int32_t *acc)
+                                                        const dsb_gpu_regrow *R, int32_t *acc)
 {
+    if (SR == 2) {
+        dsb_gpu_coupling_regrow(FMT, P, R, sg, wk->b0 * rb, wk->db * rb, last_active, nch, acc);
+        return;
+    }
     if (SR) {
         dsb_gpu_coupling_shared(FMT, P, rows, minus, sg, wk->r0 * rb, wk->b0 * rb, wk->db * rb,
                                 last_active, nch, acc);
@@ -202,7 +260,11 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
 {
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
     uint64_t t_start = 0;
-    if (tid == 0) t_start = dsb_gpu_globaltimer();
+    long long c_start = 0;
+    if (tid == 0) {
+        t_start = dsb_gpu_globaltimer();
+        c_start = clock64();
+    }
     const uint32_t n = a.n, np = a.np, W = a.W, B = a.B, K = a.K, rb = a.row_bytes;
     unsigned char *rows = dsb_smem;
     unsigned char *minus = dsb_smem + a.off_minus;
@@ -273,6 +335,8 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
     const int32_t rc0 = FMT == DSB_FMT_TERNARY ? rowc[wk.r0] : 0;
 
     const uint32_t nch = FMT == DSB_FMT_INT8 ? (np >> 4) : ((W + 3u) >> 2);
+    dsb_gpu_regrow R;
+    if (SR == 2) dsb_gpu_regrow_load(FMT, &R, rows, minus, wk.r0 * rb, nch);
     const float xi = a.xi, dt = a.dt;
     int32_t acc[DSB_GPU_MAX_PAIRS];
     for (uint32_t k = 0; k < K; k++) {
@@ -283,12 +347,12 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
 #pragma unroll
             for (int j = 0; j < P; j++) acc[j] = 0;
         } else {
-            dsb_gpu_coupling(FMT, P, SR, rows, minus, cur, &wk, rb, last_active, nch, acc);
+            dsb_gpu_coupling(FMT, P, SR, rows, minus, cur, &wk, rb, last_active, nch, &R, acc);
         }
         if (VAR == DSB_GPU_VAR_DOUBLE_SUM) {
             int32_t acc2[DSB_GPU_MAX_PAIRS];
             /* reads the other buffer so the compiler cannot reuse the first */
-            dsb_gpu_coupling(FMT, P, SR, rows, minus, nxt, &wk, rb, last_active, nch, acc2);
+            dsb_gpu_coupling(FMT, P, SR, rows, minus, nxt, &wk, rb, last_active, nch, &R, acc2);
 #pragma unroll
             for (int j = 0; j < P; j++) acc[j] += acc2[j];
         }
@@ -314,7 +378,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
 
     /* ---- energies 2E = sum_i -s_i (sum_j J_ij s_j + 2 h_i), final spins ---- */
     const unsigned char *fin = signs + (K & 1u) * a.sign_buf_bytes;
-    dsb_gpu_coupling(FMT, P, SR, rows, minus, fin, &wk, rb, last_active, nch, acc);
+    dsb_gpu_coupling(FMT, P, SR, rows, minus, fin, &wk, rb, last_active, nch, &R, acc);
     {
         uint32_t r = wk.r0, b = wk.b0;
 #pragma unroll
@@ -370,6 +434,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
             a.reply->best_energy2 = be;
             a.reply->best_replica = bi;
             a.reply->t_start = t_start;
+            a.reply->cycles = (uint64_t)(clock64() - c_start);
             a.reply->t_end = dsb_gpu_globaltimer();
         }
         __threadfence_system();
@@ -386,66 +451,67 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
         dsb_gpu_block_solve(a, FMT, P, SR, VAR);                                         \
     }
 
-/* The solver for P = 1..16 (shared row for P >= 2 as well as not), and the
- * timing variants for P = 1, 2, 4, 8, 16 with a shared row. */
-#define DSB_GPU_KERNELS_P(TAG, FMT, P)                                                    \
-    DSB_GPU_KERNEL(TAG, FMT, P, 0, 0)                                                    \
-    DSB_GPU_KERNEL(TAG, FMT, P, 1, 0)
+/* Solver kernels for P = 1..16 with one of the row modes (0: rows differ,
+ * 1: shared row in shared memory, 2: shared row in registers); the timing
+ * variants only with the register row and P = 1, 2, 4, 8, 16. */
+#define DSB_GPU_KERNELS_P(TAG, FMT, SR)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 1, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 2, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 3, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 4, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 5, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 6, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 7, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 8, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 9, SR, 0)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, 10, SR, 0)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 11, SR, 0)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 12, SR, 0)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 13, SR, 0)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 14, SR, 0)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 15, SR, 0)                                                   \
+    DSB_GPU_KERNEL(TAG, FMT, 16, SR, 0)
 #define DSB_GPU_VARIANTS_P(TAG, FMT, P)                                                   \
-    DSB_GPU_KERNEL(TAG, FMT, P, 1, 1)                                                    \
-    DSB_GPU_KERNEL(TAG, FMT, P, 1, 2)                                                    \
-    DSB_GPU_KERNEL(TAG, FMT, P, 1, 3)                                                    \
-    DSB_GPU_KERNEL(TAG, FMT, P, 1, 4)
-
-#define DSB_GPU_ALL_KERNELS(TAG, FMT)                                                     \
-    DSB_GPU_KERNELS_P(TAG, FMT, 1)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 2)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 3)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 4)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 5)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 6)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 7)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 8)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 9)                                                        \
-    DSB_GPU_KERNELS_P(TAG, FMT, 10)                                                       \
-    DSB_GPU_KERNELS_P(TAG, FMT, 11)                                                       \
-    DSB_GPU_KERNELS_P(TAG, FMT, 12)                                                       \
-    DSB_GPU_KERNELS_P(TAG, FMT, 13)                                                       \
-    DSB_GPU_KERNELS_P(TAG, FMT, 14)                                                       \
-    DSB_GPU_KERNELS_P(TAG, FMT, 15)                                                       \
-    DSB_GPU_KERNELS_P(TAG, FMT, 16)                                                       \
+    DSB_GPU_KERNEL(TAG, FMT, P, 2, 1)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, P, 2, 2)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, P, 2, 3)                                                    \
+    DSB_GPU_KERNEL(TAG, FMT, P, 2, 4)
+#define DSB_GPU_VARIANT_KERNELS(TAG, FMT)                                                 \
     DSB_GPU_VARIANTS_P(TAG, FMT, 1)                                                       \
     DSB_GPU_VARIANTS_P(TAG, FMT, 2)                                                       \
     DSB_GPU_VARIANTS_P(TAG, FMT, 4)                                                       \
     DSB_GPU_VARIANTS_P(TAG, FMT, 8)                                                       \
     DSB_GPU_VARIANTS_P(TAG, FMT, 16)
 
-#define DSB_GPU_ROW(TAG, P)                                                               \
-    {(const void *)dsb_gpu_k_##TAG##_p##P##_s0_v0, (const void *)dsb_gpu_k_##TAG##_p##P##_s1_v0}
+#define DSB_GPU_K(TAG, P, SR, V) (const void *)dsb_gpu_k_##TAG##_p##P##_s##SR##_v##V
+#define DSB_GPU_ROWS16(TAG, SR, V)                                                        \
+    {DSB_GPU_K(TAG, 1, SR, V),  DSB_GPU_K(TAG, 2, SR, V),  DSB_GPU_K(TAG, 3, SR, V),       \
+     DSB_GPU_K(TAG, 4, SR, V),  DSB_GPU_K(TAG, 5, SR, V),  DSB_GPU_K(TAG, 6, SR, V),       \
+     DSB_GPU_K(TAG, 7, SR, V),  DSB_GPU_K(TAG, 8, SR, V),  DSB_GPU_K(TAG, 9, SR, V),       \
+     DSB_GPU_K(TAG, 10, SR, V), DSB_GPU_K(TAG, 11, SR, V), DSB_GPU_K(TAG, 12, SR, V),      \
+     DSB_GPU_K(TAG, 13, SR, V), DSB_GPU_K(TAG, 14, SR, V), DSB_GPU_K(TAG, 15, SR, V),      \
+     DSB_GPU_K(TAG, 16, SR, V)}
 #define DSB_GPU_VROW(TAG, P)                                                              \
-    {(const void *)dsb_gpu_k_##TAG##_p##P##_s1_v0, (const void *)dsb_gpu_k_##TAG##_p##P##_s1_v1, \
-     (const void *)dsb_gpu_k_##TAG##_p##P##_s1_v2, (const void *)dsb_gpu_k_##TAG##_p##P##_s1_v3, \
-     (const void *)dsb_gpu_k_##TAG##_p##P##_s1_v4}
+    {DSB_GPU_K(TAG, P, 2, 0), DSB_GPU_K(TAG, P, 2, 1), DSB_GPU_K(TAG, P, 2, 2),            \
+     DSB_GPU_K(TAG, P, 2, 3), DSB_GPU_K(TAG, P, 2, 4)}
 
-/* The lookup function of one format. */
-#define DSB_GPU_TABLE(TAG)                                                                \
-    extern "C" const void *dsb_gpu_kernel_##TAG(uint32_t ppt, int samerow, int variant)   \
+/* Table of one row mode of one format: kernel for (P, variant) or NULL. */
+#define DSB_GPU_TABLE(TAG, SR, WITH_VARIANTS)                                             \
+    extern "C" const void *dsb_gpu_kernel_##TAG##_s##SR(uint32_t ppt, int variant)        \
     {                                                                                     \
-        static const void *const base[16][2] = {                                          \
-            DSB_GPU_ROW(TAG, 1),  DSB_GPU_ROW(TAG, 2),  DSB_GPU_ROW(TAG, 3),              \
-            DSB_GPU_ROW(TAG, 4),  DSB_GPU_ROW(TAG, 5),  DSB_GPU_ROW(TAG, 6),              \
-            DSB_GPU_ROW(TAG, 7),  DSB_GPU_ROW(TAG, 8),  DSB_GPU_ROW(TAG, 9),              \
-            DSB_GPU_ROW(TAG, 10), DSB_GPU_ROW(TAG, 11), DSB_GPU_ROW(TAG, 12),             \
-            DSB_GPU_ROW(TAG, 13), DSB_GPU_ROW(TAG, 14), DSB_GPU_ROW(TAG, 15),             \
-            DSB_GPU_ROW(TAG, 16)};                                                        \
+        static const void *const base[16] = DSB_GPU_ROWS16(TAG, SR, 0);                   \
+        if (ppt < 1u || ppt > 16u || variant < 0 || variant >= DSB_GPU_VAR_COUNT)         \
+            return 0;                                                                     \
+        if (variant == 0) return base[ppt - 1u];                                          \
+        WITH_VARIANTS(TAG)                                                                \
+        return 0;                                                                         \
+    }
+#define DSB_GPU_NO_VARIANTS(TAG)
+#define DSB_GPU_WITH_VARIANTS(TAG)                                                        \
+    {                                                                                     \
         static const void *const var[5][DSB_GPU_VAR_COUNT] = {                           \
             DSB_GPU_VROW(TAG, 1), DSB_GPU_VROW(TAG, 2), DSB_GPU_VROW(TAG, 4),             \
             DSB_GPU_VROW(TAG, 8), DSB_GPU_VROW(TAG, 16)};                                 \
-        if (ppt < 1u || ppt > 16u || variant < 0 || variant >= DSB_GPU_VAR_COUNT)         \
-            return 0;                                                                     \
-        if (ppt == 1u) samerow = 1; /* one pair: the two kernels are the same */          \
-        if (variant == 0) return base[ppt - 1u][samerow ? 1 : 0];                         \
-        if (!samerow) return 0;                                                           \
         switch (ppt) {                                                                    \
         case 1: return var[0][variant];                                                   \
         case 2: return var[1][variant];                                                   \
