@@ -119,6 +119,14 @@ PTX_DEV void ptx_tma_2d_g2s(uint32_t dst, const CUtensorMap *map, int c0, int c1
                  : "memory");
 }
 
+/* 3-D tensor copy of one box at coordinates (c0 innermost, c1, c2), completing on `bar`. */
+PTX_DEV void ptx_tma_3d_g2s(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+
 /* Same box delivered to the same offsets in every CTA of the cluster named in `mask`. */
 PTX_DEV void ptx_tma_2d_g2s_multicast(uint32_t dst, const CUtensorMap *map, int c0, int c1,
                                       uint32_t bar, uint16_t mask)

@@ -7,8 +7,9 @@
  *                     accumulation is fp32.
  *
  * The split kernel is persistent and warp-specialised: one producer warp issues
- * TMA copies of A tiles (64 rows x 64 columns, 8 KiB: one 1-D bulk copy from the
- * packed layout, or a 2-D tensor copy from row-major A) and B tiles into a ring of
+ * TMA copies of A tiles (64 rows x kstep*64 columns, kstep x 8 KiB: one 1-D bulk
+ * copy from the packed layout, or kstep 2-D tensor copies from row-major A) and
+ * B tiles (one 3-D tensor copy of kstep blocks) into a ring of
  * shared-memory slots that complete on mbarriers; four consumer warps run
  * mma.sync bf16 tensor-core math.  The first `host_ctas` CTAs read only host
  * tile rows, the rest only HBM tile rows.  Host CTAs keep at most `window`
@@ -70,11 +71,12 @@ typedef struct {
 
 typedef struct {
     uint32_t M, N, K, rows_host;
-    uint32_t kchunks;  /* K / 64 */
+    uint32_t kstep;    /* 64-column blocks of A per ring slot (stage): 4, 2 or 1 */
+    uint32_t kchunks;  /* K / (64 kstep): stages per tile row */
     uint32_t ntiles;   /* ceil(N / 64) column tiles */
     uint32_t cluster;  /* CTAs per cluster */
     uint32_t ngroups;  /* ceil(ntiles / cluster) column groups */
-    uint32_t bn_box;   /* rows of B per copy: min(64, N rounded up to 16) */
+    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) */
     uint32_t stages;   /* ring slots */
     uint64_t ws_bytes; /* split-K workspace needed */
     dak_tier_plan host, hbm;

@@ -50,34 +50,37 @@ static void test_plan_decode(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
-    /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 8 KiB) = 32 -> ring 22 */
+    /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 32 KiB) = 8 -> ring 5 */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.host.window == 22);
-    /* N = 1: B box 16 rows, slot 8192 + 2048 = 10240 B, (232448-1536)/10240 = 22 */
+    CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.host.window == 5);
+    /* N = 1: B box 16 rows; 4 blocks per slot: 4 x (8192 + 2048) = 40960 B, (232448-1536)/40960 = 5
+     * slots (>= 5, so kstep 4); 112 blocks / 4 = 28 stages per tile row */
     o.host_ctas = 16;
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.bn_box == 16 && p.stages == 22 && p.ntiles == 1 && p.cluster == 1 && p.kchunks == 112);
+    CHECK(p.bn_box == 16 && p.kstep == 4 && p.stages == 5 && p.ntiles == 1 && p.cluster == 1 && p.kchunks == 28);
     CHECK(p.host.mtiles == 1 && p.hbm.mtiles == 111);
     CHECK(p.host.ctas >= 1 && p.host.ctas <= 16);
     CHECK(p.hbm.ctas >= 1 && p.hbm.ctas <= 116);
     CHECK(p.host.ctas + p.hbm.ctas <= 132);
-    /* wave alignment: even split of all chunks.  Host: 1 tile x 112 chunks over 16 CTAs
-     * = 7 each, every CTA shares the one tile (16 partials).  HBM: 111 x 112 = 12432
-     * chunks over 116 CTAs = 107.2 -> 108 at most, a tile shared by <= ceil(112/107)+2 = 4 */
-    CHECK(p.host.even == 1 && p.host.items == 112 && p.host.ctas == 16 && p.host.chunks == 7);
-    CHECK(p.host.ksplit == 16 && p.host.balance == 1.0);
-    CHECK(p.hbm.even == 1 && p.hbm.items == 12432 && p.hbm.ctas == 116 && p.hbm.chunks == 108);
-    CHECK(p.hbm.ksplit == 4 && fabs(p.hbm.balance - 12432.0 / 116 / 108) < 1e-12);
+    /* wave alignment: even split of all stages.  Host: 1 tile x 28 stages over 16 CTAs
+     * = 1.75 -> 2 at most, every CTA shares the one tile (16 partials).  HBM: 111 x 28 =
+     * 3108 stages over 116 CTAs = 26.8 -> 27, a tile shared by <= ceil(28/26)+2 = 4 */
+    CHECK(p.host.even == 1 && p.host.items == 28 && p.host.ctas == 16 && p.host.chunks == 2);
+    CHECK(p.host.ksplit == 16 && fabs(p.host.balance - 0.875) < 1e-12);
+    CHECK(p.hbm.even == 1 && p.hbm.items == 3108 && p.hbm.ctas == 116 && p.hbm.chunks == 27);
+    CHECK(p.hbm.ksplit == 4 && fabs(p.hbm.balance - 3108.0 / 116 / 27) < 1e-12);
     /* workspace: host 1 tile x 16 slots + HBM 111 tiles x 4 slots, 16 KiB each */
     CHECK(p.ws_bytes == (16ull + 111 * 4) * 16384);
-    CHECK(p.host.window == 8); /* 1 MiB / (16 x 8 KiB) */
+    CHECK(p.host.window == 2); /* 1 MiB / (16 x 32 KiB) */
     /* host bytes without amplification: 64 rows x 7168 x 2 */
     CHECK(dak_gemm_plan_host_bytes(&p) == 64ull * 7168 * 2);
 
-    /* N = 64: B box 64 rows, slot 16384 B -> (232448-1536)/16384 = 14 stages */
+    /* N = 64: B box 64 rows; kstep 4 -> 65536 B slots, only 3 fit; kstep 2 -> 32768 B, 7 slots */
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.bn_box == 64 && p.stages == 14);
+    CHECK(p.bn_box == 64 && p.kstep == 2 && p.stages == 7 && p.kchunks == 56);
     CHECK(p.host.ctas == 0 && p.hbm.mtiles == 112 && p.hbm.ctas <= 132);
+    /* K = 64 * 3: only kstep 1 divides */
+    CHECK(dak_gemm_plan_make(128, 8, 192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 1 && p.kchunks == 3);
     /* N = 20 rounds the B box up to 32 rows */
     CHECK(dak_gemm_plan_make(7168, 20, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 32);
 
@@ -102,11 +105,11 @@ static void test_plan_decode(void)
     o.window = 0;
 
     /* round-robin (alignment off): 10 host tiles on 16 CTAs -> K split in 2 -> 20 items,
-     * 2 waves of 56 chunks for 4 CTAs; 102 HBM tiles on 116 CTAs -> split 2 -> 204 items */
+     * 2 waves of 14 stages for 4 CTAs; 102 HBM tiles on 116 CTAs -> split 2 -> 204 items */
     o.wave_align = 0;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.host.even == 0 && p.host.ksplit == 2 && p.host.items == 20 && p.host.waves == 2 &&
-          p.host.chunks == 56);
+          p.host.chunks == 14);
     CHECK(p.hbm.even == 0 && p.hbm.ksplit == 2 && p.hbm.items == 204 && p.hbm.ctas == 116);
 }
 
@@ -124,8 +127,8 @@ static void test_plan_wave(void)
     CHECK(fabs(a.hbm.balance - 172.0 / 264.0) < 1e-9);
     o.wave_align = 1;
     CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &b, &e) == 0);
-    /* aligned: 172 x 64 = 11008 chunks over 132 CTAs = 83.4 -> 84 */
-    CHECK(b.hbm.even == 1 && b.hbm.chunks == 84 && b.hbm.balance > 0.99 && b.hbm.balance > a.hbm.balance);
+    /* aligned: 172 tiles x 16 stages = 2752 over 132 CTAs = 20.8 -> 21 */
+    CHECK(b.hbm.even == 1 && b.hbm.chunks == 21 && b.hbm.balance > 0.99 && b.hbm.balance > a.hbm.balance);
 }
 
 static void test_plan_multicast(void)

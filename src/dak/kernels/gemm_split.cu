@@ -17,6 +17,7 @@
 
 typedef struct {
     uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, stages, bn_box;
+    uint32_t kstep, kblocks; /* 64-column blocks per stage, K / 64 */
     uint32_t host_ctas;
     uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
     int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
@@ -132,10 +133,11 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 {
     extern __shared__ uint8_t smem_raw[];
     uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
-    const uint32_t S = p.stages, bbytes = p.bn_box * 128u;
-    const uint32_t sA = ptx_smem(sm), sB = sA + S * A_BYTES;
+    const uint32_t S = p.stages, kstep = p.kstep;
+    const uint32_t astage = A_BYTES * kstep, bbytes = p.bn_box * 128u * kstep;
+    const uint32_t sA = ptx_smem(sm), sB = sA + S * astage;
     const uint32_t bar_full = sB + S * bbytes, bar_empty = bar_full + 8u * S;
-    volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (A_BYTES + bbytes) + 16u * S);
+    volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (astage + bbytes) + 16u * S);
     const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
     const uint32_t tier = blockIdx.x < p.host_ctas ? 0u : 1u;
     const uint32_t c = p.c;
@@ -163,7 +165,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             ptx_prefetch_tensormap(ta);
             ptx_prefetch_tensormap(&tb);
             const uint32_t W = p.window[tier];
-            const uint32_t prow = 64u / c, pbytes = A_BYTES / c;
+            const uint32_t prow = 64u / c, pbytes = astage / c, pblk = A_BYTES / c;
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
             uint32_t it = 0;
             unsigned long long hb = 0;
@@ -181,22 +183,28 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                         uint32_t j = it - W;
                         ptx_mbar_wait(bar_full + 8u * (j % S), (j / S) & 1u);
                     }
-                    ptx_mbar_arrive_expect_tx(bar_full + 8u * s, A_BYTES + bbytes);
-                    uint32_t dst = sA + s * A_BYTES + rank * pbytes;
+                    ptx_mbar_arrive_expect_tx(bar_full + 8u * s, astage + bbytes);
                     if (p.a_bulk) {
-                        const uint16_t *src = abase + ((size_t)g.mt * p.kchunks + kc) * 4096u + rank * prow * 64u;
+                        /* the stage's kstep blocks are contiguous: one copy (a 1/c share per member) */
+                        const uint16_t *src = abase + ((size_t)g.mt * p.kblocks + (size_t)kc * kstep) * 4096u +
+                                              (size_t)rank * (pbytes / 2u);
+                        uint32_t dst = sA + s * astage + rank * pbytes;
                         if (c > 1)
                             ptx_bulk_g2s_multicast(dst, src, pbytes, bar_full + 8u * s, mask);
                         else
                             ptx_bulk_g2s(dst, src, pbytes, bar_full + 8u * s);
-                    } else if (c > 1) {
-                        ptx_tma_2d_g2s_multicast(dst, ta, (int)(kc * 64u), (int)(g.mt * 64u + rank * prow),
-                                                 bar_full + 8u * s, mask);
                     } else {
-                        ptx_tma_2d_g2s(dst, ta, (int)(kc * 64u), (int)(g.mt * 64u), bar_full + 8u * s);
+                        for (uint32_t j = 0; j < kstep; j++) {
+                            uint32_t dst = sA + s * astage + j * A_BYTES + rank * pblk;
+                            int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(g.mt * 64u + rank * prow);
+                            if (c > 1)
+                                ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, bar_full + 8u * s, mask);
+                            else
+                                ptx_tma_2d_g2s(dst, ta, c0, c1, bar_full + 8u * s);
+                        }
                     }
-                    ptx_tma_2d_g2s(sB + s * bbytes, &tb, (int)(kc * 64u), (int)(ntb * 64u),
-                                   bar_full + 8u * s);
+                    /* B as [n][block][64]: one 3-D copy of kstep blocks x bn_box columns */
+                    ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), (int)(ntb * 64u), bar_full + 8u * s);
                     hb += pbytes;
                 }
             }
@@ -231,42 +239,43 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 const uint32_t s = it % S, r = it / S;
                 ptx_mbar_wait(bar_full + 8u * s, r & 1u);
                 if (nv8) {
-                    const uint32_t aB = sA + s * A_BYTES, bB = sB + s * bbytes;
+                    for (uint32_t bk = 0; bk < kstep; bk++) {
+                        const uint32_t aB = sA + s * astage + bk * A_BYTES, bB = sB + s * bbytes;
 #pragma unroll
-                    for (uint32_t k16 = 0; k16 < 4; k16++) {
-                        uint32_t af[2][4], bf[4][2];
+                        for (uint32_t k16 = 0; k16 < 4; k16++) {
+                            uint32_t af[2][4], bf[4][2];
 #pragma unroll
-                        for (uint32_t mi = 0; mi < 2; mi++) {
-                            if (mi < MI) {
-                                uint32_t row = mrow0 + mi * 16u + (lane & 15u);
-                                uint32_t ch = k16 * 2u + (lane >> 4);
-                                ptx_ldmatrix_x4(aB + ptx_swz128(row, ch), &af[mi][0], &af[mi][1],
-                                                &af[mi][2], &af[mi][3]);
+                            for (uint32_t mi = 0; mi < 2; mi++) {
+                                if (mi < MI) {
+                                    uint32_t row = mrow0 + mi * 16u + (lane & 15u);
+                                    uint32_t ch = k16 * 2u + (lane >> 4);
+                                    ptx_ldmatrix_x4(aB + ptx_swz128(row, ch), &af[mi][0], &af[mi][1], &af[mi][2],
+                                                    &af[mi][3]);
+                                }
                             }
-                        }
 #pragma unroll
-                        for (uint32_t pj = 0; pj < 2; pj++) {
-                            if (nb0 + 2u * pj < nv8) {
-                                uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
-                                uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
-                                ptx_ldmatrix_x4(bB + ptx_swz128(n, ch), &bf[2 * pj][0], &bf[2 * pj][1],
-                                                &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
+                            for (uint32_t pj = 0; pj < 2; pj++) {
+                                if (nb0 + 2u * pj < nv8) {
+                                    uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
+                                    uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
+                                    ptx_ldmatrix_x4(bB + ptx_swz128(n * kstep + bk, ch), &bf[2 * pj][0],
+                                                    &bf[2 * pj][1], &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
+                                }
                             }
+#pragma unroll
+                            for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                                for (uint32_t nj = 0; nj < 4; nj++)
+                                    if (mi < MI && nb0 + nj < nv8)
+                                        ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
                         }
-#pragma unroll
-                        for (uint32_t mi = 0; mi < 2; mi++)
-#pragma unroll
-                            for (uint32_t nj = 0; nj < 4; nj++)
-                                if (mi < MI && nb0 + nj < nv8)
-                                    ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
                     }
                 }
                 __syncwarp();
-                if (lane == 0) {
-                    if (c > 1)
-                        for (uint32_t q = 0; q < c; q++) ptx_mbar_arrive_cluster(bar_empty + 8u * s, q);
-                    else
-                        ptx_mbar_arrive(bar_empty + 8u * s);
+                if (c > 1) {
+                    if (lane < c) ptx_mbar_arrive_cluster(bar_empty + 8u * s, lane); /* c lanes at once */
+                } else if (lane == 0) {
+                    ptx_mbar_arrive(bar_empty + 8u * s);
                 }
             }
             if (nv8 == 0) continue; /* uniform over the CTA: this member's column tile is past N */
@@ -397,6 +406,20 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
 
 extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
 
+static int encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
+                     const cuuint64_t strides[2], const cuuint32_t box[3], cm_err *err)
+{
+    cuuint32_t es[3] = {1, 1, 1};
+    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)base, dims, strides, box, es,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cm_fail(err, "gemm: cuTensorMapEncodeTiled(3-D %llu x %llu x %llu, box %u x %u x %u) failed with %d",
+                       (unsigned long long)dims[2], (unsigned long long)dims[1], (unsigned long long)dims[0],
+                       box[2], box[1], box[0], (int)r);
+    return 0;
+}
+
 static int encode_2d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint64_t inner,
                      uint64_t outer, uint32_t box_in, uint32_t box_out, cm_err *err)
 {
@@ -462,9 +485,13 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     const void *gbase = A->rows_host < A->M ? (const void *)A->dev : hbase;
     uint64_t grows = A->rows_host < A->M ? A->M - A->rows_host : hrows;
     uint32_t prow = 64u / p->cluster;
+    /* B (N rows of K) as 3-D {64, K/64 blocks, N}: strides 128 B and 2K B */
+    cuuint64_t bdims[3] = {64, A->K / 64u, N};
+    cuuint64_t bstrides[2] = {128, (cuuint64_t)A->K * 2u};
+    cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
     if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
         encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
-        encode_2d(ctx, &l->tb, B, A->K, N, 64, p->bn_box, err)) {
+        encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err)) {
         cudaFree(l->hb);
         free(l);
         return -1;
@@ -474,6 +501,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->ntiles = p->ntiles;
     k->ngroups = p->ngroups, k->c = p->cluster, k->ntp = p->ngroups * p->cluster;
     k->stages = p->stages, k->bn_box = p->bn_box;
+    k->kstep = p->kstep, k->kblocks = A->K / 64u;
     k->host_ctas = p->host.ctas;
     const dak_tier_plan *tp[2] = {&p->host, &p->hbm};
     for (int t = 0; t < 2; t++) {
@@ -496,7 +524,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->ws = ctx->ws;
     k->ctr = ctx->ctr;
     k->host_bytes = l->hb;
-    l->smem = 1024u + (size_t)p->stages * (A_BYTES + p->bn_box * 128u) + 512u;
+    l->smem = 1024u + (size_t)p->stages * p->kstep * (A_BYTES + p->bn_box * 128u) + 512u;
     *out = l;
     return 0;
 }

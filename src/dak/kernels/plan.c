@@ -108,26 +108,41 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: stages %u must be <= %u", o->stages, MAX_STAGES);
 
     p->M = M, p->N = N, p->K = K, p->rows_host = rows_host;
-    p->kchunks = K / TILE;
     p->ntiles = ceil_div(N, TILE);
     while (c > 1 && c / 2 >= p->ntiles) c /= 2; /* a cluster wider than the column tiles is idle */
     p->cluster = c;
     p->ngroups = ceil_div(p->ntiles, c);
     p->bn_box = N >= TILE ? TILE : ceil_div(N, 16) * 16;
 
-    size_t slot = TILE * TILE * 2 + (size_t)p->bn_box * 128;
-    if (smem_bytes < 1024 + BAR_BYTES + 2 * slot)
-        return cm_fail(err, "gemm: %zu bytes of shared memory hold fewer than 2 ring slots",
-                       smem_bytes);
-    uint32_t fit = (uint32_t)((smem_bytes - 1024 - BAR_BYTES) / slot);
-    if (fit > MAX_STAGES) fit = MAX_STAGES;
+    /* Each TMA operation costs the SM several hundred cycles whatever its size (seen on
+     * the H200: 8 KiB copies capped an SM at ~13 GB/s), so a ring slot holds kstep
+     * 64-column blocks, fetched by one copy of A and one of B: the largest kstep in
+     * {4, 2, 1} dividing K/64 that still leaves >= 5 slots (or what was asked). */
+    uint32_t kblocks = K / TILE, fit = 0, kstep = 1;
+    for (uint32_t cand = 4; cand >= 1; cand /= 2) {
+        if (kblocks % cand) continue;
+        size_t slot = (size_t)cand * (TILE * TILE * 2 + (size_t)p->bn_box * 128);
+        if (smem_bytes < 1024 + BAR_BYTES + 2 * slot) continue;
+        uint32_t f = (uint32_t)((smem_bytes - 1024 - BAR_BYTES) / slot);
+        if (f > MAX_STAGES) f = MAX_STAGES;
+        if (o->stages ? f >= o->stages : (f >= 5 || cand == 1)) {
+            kstep = cand, fit = f;
+            break;
+        }
+    }
+    if (fit < 2 && o->stages)
+        return cm_fail(err, "gemm: %u stages do not fit in %zu bytes of shared memory", o->stages, smem_bytes);
+    if (fit < 2)
+        return cm_fail(err, "gemm: %zu bytes of shared memory hold fewer than 2 ring slots", smem_bytes);
     if (o->stages) {
         if (o->stages < 2) return cm_fail(err, "gemm: stages must be >= 2");
         if (o->stages > fit)
-            return cm_fail(err, "gemm: %u stages of %zu bytes do not fit in %zu bytes of shared memory",
-                           o->stages, slot, smem_bytes);
+            return cm_fail(err, "gemm: %u stages do not fit in %zu bytes of shared memory", o->stages,
+                           smem_bytes);
         fit = o->stages;
     }
+    p->kstep = kstep;
+    p->kchunks = kblocks / kstep;
     p->stages = fit;
 
     uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
@@ -150,7 +165,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     plan_tier(mt_g, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, &p->hbm);
     uint32_t wauto = 0;
     if (p->host.ctas) {
-        uint32_t per = (uint32_t)(TILE * TILE * 2 / c); /* bytes one host copy moves */
+        uint32_t per = (uint32_t)(TILE * TILE * 2 * kstep / c); /* bytes one host copy moves */
         wauto = HOST_INFLIGHT_BYTES / (p->host.ctas * per);
         if (wauto < 1) wauto = 1;
         if (wauto > fit) wauto = fit;
