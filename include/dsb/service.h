@@ -65,6 +65,10 @@ typedef struct {
     uint32_t max_replicas; /* default 256 */
     uint32_t max_steps;    /* default 100000 */
     uint64_t max_work;     /* B * K * n * n_p; default 2^32 (about a second on one core) */
+    /* Also refuse (OVERLOADED) when the expected queue wait, jobs ahead x
+     * smoothed solve time / workers, exceeds this; 0 = count bound only.
+     * Keeps every answer inside a client's drain window on a slow executor. */
+    uint64_t max_wait_ns;
 } dsb_cpu_dispatch_config;
 
 int dsb_dispatch_cpu_create(const dsb_cpu_dispatch_config *c, dsb_reply_fn fn, void *ctx,

@@ -14,6 +14,8 @@
 #include "dsb/service.h"
 #include "dsb/solve.h"
 
+static uint64_t g_max_wait_ns; /* cpu dispatcher wait bound for the next server */
+
 static dsb_server *start_server(uint32_t workers, uint32_t queue, uint32_t max_steps)
 {
     dsb_server_config cfg;
@@ -25,6 +27,7 @@ static dsb_server *start_server(uint32_t workers, uint32_t queue, uint32_t max_s
     cfg.cpu.workers = workers;
     cfg.cpu.queue_cap = queue;
     cfg.cpu.max_steps = max_steps;
+    cfg.cpu.max_wait_ns = g_max_wait_ns;
     dsb_server *s;
     cm_err err;
     if (dsb_server_create(&cfg, &s, &err) || dsb_server_start_thread(s, &err)) {
@@ -345,9 +348,11 @@ static void test_replace_in_flight(void)
 
 /* Open loop at twice the measured capacity with a short queue: every request
  * is answered (OK or OVERLOADED) or its loss is counted by a kernel queue. */
-static void test_overload(void)
+static void test_overload(uint32_t queue, uint64_t max_wait_ns)
 {
-    dsb_server *s = start_server(2, 8, 100000);
+    g_max_wait_ns = max_wait_ns;
+    dsb_server *s = start_server(2, queue, 100000);
+    g_max_wait_ns = 0;
     dsb_client *c = open_client(s);
     dsb_model m;
     dsb_instance in;
@@ -410,6 +415,10 @@ static void test_overload(void)
           (unsigned long long)rep.kernel_drops);
     CHECK(rep.by_status[DSB_ST_OVERLOADED] == ovl, "client overloaded %llu, server %llu",
           (unsigned long long)rep.by_status[DSB_ST_OVERLOADED], (unsigned long long)ovl);
+    if (max_wait_ns) /* the wait bound keeps the queue short: answers within the drain */
+        CHECK(rep.lost == 0 && rep.queue_p99 < 20.0 * max_wait_ns * 1e-3,
+              "wait bound: lost %llu, queue p99 %.0f us", (unsigned long long)rep.lost,
+              rep.queue_p99);
     dsb_client_close(c);
     dsb_server_destroy(s);
     dsb_model_free(&m);
@@ -421,7 +430,8 @@ int main(void)
     double t0 = bench_now_s();
     test_basic();
     test_replace_in_flight();
-    test_overload();
+    test_overload(8, 0);            /* short queue: the count bound */
+    test_overload(4096, 50000000);  /* the paper's C with a 50 ms wait bound */
     printf("loopback tests took %.1f s\n", bench_now_s() - t0);
     return check_done();
 }

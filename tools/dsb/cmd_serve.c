@@ -38,6 +38,8 @@ static void usage(FILE *o)
             "  --max-replicas B        cpu limit on B (default 256)\n"
             "  --max-steps K           cpu limit on K (default 100000)\n"
             "  --max-work W            cpu limit on B*K*n*n_p (default 2^32)\n"
+            "  --max-wait-ms T         cpu: answer OVERLOADED when the expected queue wait\n"
+            "                          exceeds T ms (default 500; 0 = queue length bound only)\n"
             "  --duration S            stop after S seconds (default: until SIGINT/SIGTERM)\n"
             "  --stats                 print the counters once per second (stderr)\n"
             "  --json                  print the final counters as JSON on stdout\n"
@@ -82,7 +84,7 @@ int cmd_serve(int argc, char **argv)
     cfg.transport.bind_port = DSB_WIRE_DEFAULT_PORT;
     cfg.dispatch = "cpu";
     double duration = 0;
-    int stats = 0, json = 0;
+    int stats = 0, json = 0, max_wait_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         uint32_t u;
@@ -133,6 +135,11 @@ int cmd_serve(int argc, char **argv)
                 if (arg_u32(P, "--max-steps", v, 1, 1u << 30, &cfg.cpu.max_steps)) return 2;
             } else if (arg_is(a, "--max-work")) {
                 if (arg_u64(P, "--max-work", v, 1, UINT64_MAX, &cfg.cpu.max_work)) return 2;
+            } else if (arg_is(a, "--max-wait-ms")) {
+                double ms;
+                if (arg_f64(P, "--max-wait-ms", v, 0, 3.6e6, &ms)) return 2;
+                cfg.cpu.max_wait_ns = (uint64_t)(ms * 1e6);
+                max_wait_set = 1;
             } else if (arg_is(a, "--duration")) {
                 if (arg_f64(P, "--duration", v, 0.001, 1e9, &duration)) return 2;
             } else {
@@ -146,6 +153,7 @@ int cmd_serve(int argc, char **argv)
             return 2;
         }
     }
+    if (!max_wait_set) cfg.cpu.max_wait_ns = 500000000ull;
     cm_err err;
     dsb_server *s;
     if (dsb_server_create(&cfg, &s, &err) != 0) {

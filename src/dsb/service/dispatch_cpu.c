@@ -20,6 +20,7 @@ typedef struct {
     dsb_job *ring;
     size_t head, count; /* FIFO */
     int stopping;
+    _Atomic uint64_t ewma_solve_ns; /* smoothed solve time, for the wait bound */
     pthread_t *tids;
     uint32_t nthreads;
     struct worker_arg {
@@ -42,7 +43,12 @@ static int cpu_submit(dsb_dispatcher *dd, const dsb_job *job)
 {
     cpu_disp *d = (cpu_disp *)dd;
     pthread_mutex_lock(&d->lock);
-    if (d->count == d->cfg.queue_cap || d->stopping) {
+    /* admission: the count bound (the paper's C) and, when set, a bound on the
+     * expected wait = queued jobs x smoothed solve time / workers */
+    uint64_t ew = atomic_load_explicit(&d->ewma_solve_ns, memory_order_relaxed);
+    int too_long = d->cfg.max_wait_ns &&
+                   (uint64_t)d->count * ew / d->cfg.workers > d->cfg.max_wait_ns;
+    if (d->count == d->cfg.queue_cap || d->stopping || too_long) {
         pthread_mutex_unlock(&d->lock);
         return -1;
     }
@@ -122,6 +128,10 @@ static void *cpu_worker(void *arg)
             jr.status = DSB_ST_INTERNAL;
         }
         jr.t_end_ns = bench_now_ns();
+        uint64_t took = jr.t_end_ns - jr.t_start_ns;
+        uint64_t ew = atomic_load_explicit(&d->ewma_solve_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->ewma_solve_ns, ew ? ew - ew / 16 + took / 16 : took,
+                              memory_order_relaxed);
         d->reply(d->reply_ctx, job, &jr);
     }
     if (res_n) dsb_result_free(&res);
