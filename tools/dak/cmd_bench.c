@@ -574,7 +574,7 @@ static int run(const bench_cfg *c)
             json_arr_begin(&w);
             static const double gr[] = {0.02, 0.1};
             static const uint32_t ghs[] = {2, 4, 8, 16, 32};
-            static const uint32_t gws[] = {2, 4, 8, 22};
+            static const uint32_t gws[] = {1, 2, 3, 5}; /* in ring slots; N = 8 gives 5 slots */
             for (size_t a = 0; a < 2; a++) {
                 uint32_t rows;
                 DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, gr[a], &rows, &err));
