@@ -19,10 +19,12 @@ def main():
         d = json.load(f)
     out = sys.argv[2]
     sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
-    series = [("bound_GBs", "bound", "k--"), ("split_GBs", "split (DAK)", "o-"),
-              ("split_mc_GBs", "split+multicast", "s-"), ("cublas0_GBs", "cuBLAS all-HBM", ":"),
-              ("prefetch_GBs", "prefetch", "x-"), ("overlap_GBs", "prefetch overlap", "+-"),
-              ("naive_GBs", "naive zero-copy", "v-"), ("uvm_GBs", "unified memory", "^-")]
+    series = [("bound_GBs", "bound", "--", "k"), ("split_GBs", "split (DAK)", "o-", "tab:blue"),
+              ("split_mc_GBs", "split+multicast", "s-", "tab:orange"),
+              ("split_2d_GBs", "split, 2-D TMA", "d:", "tab:cyan"),
+              ("cublas0_GBs", "cuBLAS all-HBM", ":", "tab:gray"),
+              ("prefetch_GBs", "prefetch", "x-", "tab:green"), ("overlap_GBs", "prefetch overlap", "+-", "tab:red"),
+              ("naive_GBs", "naive zero-copy", "v-", "tab:purple"), ("uvm_GBs", "unified memory", "^-", "tab:brown")]
     if sweeps:
         ns = sorted({r["N"] for _, v in sweeps for r in v})
         fig, axes = plt.subplots(len(sweeps), len(ns), figsize=(4 * len(ns), 3.2 * len(sweeps)), squeeze=False)
@@ -31,18 +33,23 @@ def main():
                 ax = axes[i][j]
                 rows = sorted([r for r in v if r["N"] == n], key=lambda r: r["ratio"])
                 x = [100 * r["ratio"] for r in rows]
-                for key, lab, st in series:
+                for key, lab, st, col in series:
                     y = [r.get(key) for r in rows]
                     if any(v is not None for v in y):
-                        ax.plot(x, [float("nan") if v is None else v for v in y], st, label=lab, ms=3)
+                        ax.plot(x, [float("nan") if v is None else v for v in y], st, color=col, label=lab, ms=3)
                 ax.set_xscale("symlog", linthresh=1)
                 ax.set_yscale("log")
                 ax.set_title(f"{k[6:]} N={n}", fontsize=9)
                 ax.set_xlabel("offload ratio %")
                 ax.set_ylabel("EB GB/s")
                 ax.grid(True, alpha=0.3)
-        axes[0][0].legend(fontsize=6)
-        fig.tight_layout()
+        handles = {}
+        for row in axes:
+            for ax in row:
+                for h, lab in zip(*ax.get_legend_handles_labels()):
+                    handles.setdefault(lab, h)
+        fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=len(handles), fontsize=8)
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
         fig.savefig(f"{out}/dak-gemm-sweep.png", dpi=90)
         print("wrote", f"{out}/dak-gemm-sweep.png")
 
