@@ -535,8 +535,7 @@ extern "C" int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err)
 {
     uint32_t grid = l->plan.host.ctas + l->plan.hbm.ctas;
     if (grid == 0) return cm_fail(err, "gemm: empty plan");
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid, 1, 1);
     cfg.blockDim = dim3(NTHREADS, 1, 1);
     cfg.dynamicSmemBytes = l->smem;
