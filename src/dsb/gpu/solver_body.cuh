@@ -82,6 +82,7 @@ static __device__ __forceinline__ void dsb_gpu_coupling_shared(
     uint32_t nch, int32_t *acc)
 {
     int32_t acc2[DSB_GPU_MAX_PAIRS];
+    (void)last_active; /* see dsb_gpu_coupling */
 #pragma unroll
     for (int j = 0; j < P; j++) acc[j] = acc2[j] = 0;
     const uint4 *ur = (const uint4 *)(rows + roff);
@@ -95,7 +96,6 @@ static __device__ __forceinline__ void dsb_gpu_coupling_shared(
             if (FMT == DSB_FMT_TERNARY) m0 = mr[c];
 #pragma unroll
             for (int j = 0; j < P; j++) {
-                if (j == P - 1 && !last_active) continue;
                 const uint4 *sv = (const uint4 *)(sg + soff0 + (uint32_t)j * sstep);
                 acc[j] = dsb_gpu_chunk(FMT, u0, m0, sv[c], acc[j]);
             }
@@ -115,7 +115,6 @@ static __device__ __forceinline__ void dsb_gpu_coupling_shared(
         }
 #pragma unroll
         for (int j = 0; j < P; j++) {
-            if (j == P - 1 && !last_active) continue;
             const uint4 *sv = (const uint4 *)(sg + soff0 + (uint32_t)j * sstep);
             acc[j] = dsb_gpu_chunk(FMT, u0, m0, sv[c], acc[j]);
             if (two) acc2[j] = dsb_gpu_chunk(FMT, u1, m1, sv[c + 1u], acc2[j]);
@@ -177,30 +176,43 @@ static __device__ __forceinline__ void dsb_gpu_regrow_load(const int FMT, dsb_gp
     }
 }
 
-/* Shared row held in registers: only the (broadcast) sign chunks are loaded. */
-static __device__ __forceinline__ void dsb_gpu_coupling_regrow(
-    const int FMT, const int P, const dsb_gpu_regrow *R, const unsigned char *sg,
-    uint32_t soff0, uint32_t sstep, int last_active, uint32_t nch, int32_t *acc)
+/* Shared row held in registers: only the (broadcast) sign chunks are loaded.
+ * NC, the number of 16-byte chunks, is a literal at each call site, so the
+ * loop is straight-line code the compiler can schedule freely. */
+static __device__ __forceinline__ void dsb_gpu_coupling_regrow_nc(
+    const int FMT, const int P, const int NC, const dsb_gpu_regrow *R, const unsigned char *sg,
+    uint32_t soff0, uint32_t sstep, int32_t *acc)
 {
-    const uint32_t maxc = FMT == DSB_FMT_INT8 ? DSB_GPU_REGROW_INT8 : DSB_GPU_REGROW_BITS;
     int32_t acc2[DSB_GPU_MAX_PAIRS];
 #pragma unroll
     for (int j = 0; j < P; j++) acc[j] = acc2[j] = 0;
 #pragma unroll
-    for (uint32_t c = 0; c < maxc; c++) {
-        if (c >= nch) break;
+    for (int c = 0; c < NC; c++) {
 #pragma unroll
         for (int j = 0; j < P; j++) {
-            if (j == P - 1 && !last_active) continue;
             const uint4 v = ((const uint4 *)(sg + soff0 + (uint32_t)j * sstep))[c];
-            const uint4 m = FMT == DSB_FMT_TERNARY ? R->m[c < DSB_GPU_REGROW_BITS ? c : 0]
+            const uint4 m = FMT == DSB_FMT_TERNARY ? R->m[c < (int)DSB_GPU_REGROW_BITS ? c : 0]
                                                    : make_uint4(0, 0, 0, 0);
-            if ((c & 1u) && P <= 4) acc2[j] = dsb_gpu_chunk(FMT, R->u[c], m, v, acc2[j]);
+            if ((c & 1) && P <= 4) acc2[j] = dsb_gpu_chunk(FMT, R->u[c], m, v, acc2[j]);
             else acc[j] = dsb_gpu_chunk(FMT, R->u[c], m, v, acc[j]);
         }
     }
 #pragma unroll
     for (int j = 0; j < P; j++) acc[j] += acc2[j];
+}
+
+static __device__ __forceinline__ void dsb_gpu_coupling_regrow(
+    const int FMT, const int P, const dsb_gpu_regrow *R, const unsigned char *sg,
+    uint32_t soff0, uint32_t sstep, uint32_t nch, int32_t *acc)
+{
+    if (FMT == DSB_FMT_INT8) { /* n_p = 32, 64, 128 */
+        if (nch == 8u) dsb_gpu_coupling_regrow_nc(FMT, P, 8, R, sg, soff0, sstep, acc);
+        else if (nch == 4u) dsb_gpu_coupling_regrow_nc(FMT, P, 4, R, sg, soff0, sstep, acc);
+        else dsb_gpu_coupling_regrow_nc(FMT, P, 2, R, sg, soff0, sstep, acc);
+    } else { /* n_p <= 128, or 256 */
+        if (nch == 1u) dsb_gpu_coupling_regrow_nc(FMT, P, 1, R, sg, soff0, sstep, acc);
+        else dsb_gpu_coupling_regrow_nc(FMT, P, 2, R, sg, soff0, sstep, acc);
+    }
 }
 
 /* Coupling sums sum_j J_ij s_j (without the row-level term) of all pairs. */
@@ -212,8 +224,17 @@ static __device__ __forceinline__ void dsb_gpu_coupling(const int FMT, const int
                                                         int last_active, uint32_t nch,
                                                         const dsb_gpu_regrow *R, int32_t *acc)
 {
+    /* The last pair of a thread may lie beyond B n_p (then the whole warp's
+     * last pair does).  Its sum is computed anyway from a sign row past the
+     * B-th (b < B + T/n_p: inside the following field/S_0 area of the block's
+     * shared memory) and discarded, which keeps the loops free of branches;
+     * only a warp with a single, inactive pair skips the work. */
+    if (P == 1 && !last_active) {
+        acc[0] = 0;
+        return;
+    }
     if (SR == 2) {
-        dsb_gpu_coupling_regrow(FMT, P, R, sg, wk->b0 * rb, wk->db * rb, last_active, nch, acc);
+        dsb_gpu_coupling_regrow(FMT, P, R, sg, wk->b0 * rb, wk->db * rb, nch, acc);
         return;
     }
     if (SR) {
@@ -225,8 +246,6 @@ static __device__ __forceinline__ void dsb_gpu_coupling(const int FMT, const int
 #pragma unroll
     for (int j = 0; j < P; j++) {
         if (j > 0) dsb_gpu_walk_next(wk, &r, &b);
-        acc[j] = 0;
-        if (j == P - 1 && !last_active) continue;
         acc[j] = dsb_gpu_coupling_one(FMT, rows, minus, sg, r * rb, b * rb, nch);
     }
 }
@@ -360,17 +379,21 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
 #pragma unroll
         for (int j = 0; j < P; j++) {
             if (j > 0) dsb_gpu_walk_next(&wk, &r, &b);
-            if (j == P - 1 && !last_active) continue;
+            const int act = j < P - 1 || last_active;
             int32_t h_i = SR ? fld0 : field[r];
             int32_t rt = (SR && FMT == DSB_FMT_TERNARY)
                              ? dsb_ternary_row_sum(0, 0, rc0, 0, 0u)
                              : dsb_gpu_row_term(FMT, n, x[j], rowc, r);
             int32_t ai = acc[j] + rt + h_i;
-            if (r < n) {
-                dsb_step(&x[j], &y[j], ai, damping, xi, dt);
-                if (VAR == DSB_GPU_VAR_DOUBLE_UPDATE) dsb_step(&x[j], &y[j], ai, damping, xi, dt);
-            }
-            dsb_gpu_store_sign(FMT, nxt, b * rb, r, x[j], lane);
+            /* branch-free: every pair steps, padding rows and inactive pairs
+             * keep their (zero) state through a select */
+            float xn = x[j], yn = y[j];
+            dsb_step(&xn, &yn, ai, damping, xi, dt);
+            if (VAR == DSB_GPU_VAR_DOUBLE_UPDATE) dsb_step(&xn, &yn, ai, damping, xi, dt);
+            const int live = act && r < n;
+            x[j] = live ? xn : x[j];
+            y[j] = live ? yn : y[j];
+            if (act) dsb_gpu_store_sign(FMT, nxt, b * rb, r, x[j], lane);
         }
         if (VAR != DSB_GPU_VAR_NO_BARRIER) __syncthreads();
     }
@@ -445,7 +468,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
 
 /* One kernel per (format, P, shared-row flag, variant). */
 #define DSB_GPU_KERNEL(TAG, FMT, P, SR, VAR)                                             \
-    __global__ void __launch_bounds__(DSB_GPU_THREADS, (P) <= 8 ? 2 : 1)                 \
+    __global__ void __launch_bounds__(DSB_GPU_THREADS, (P) <= 5 ? 2 : 1)                 \
         dsb_gpu_k_##TAG##_p##P##_s##SR##_v##VAR(const dsb_gpu_args a)                    \
     {                                                                                    \
         dsb_gpu_block_solve(a, FMT, P, SR, VAR);                                         \
