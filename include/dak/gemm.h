@@ -52,6 +52,8 @@ typedef struct {
     int wave_align;     /* 1: choose CTAs and K split so tiles per SM divide evenly */
     int out_bf16;       /* 1: C is bf16, else fp32 */
     int a_tma2d;        /* 1: A row-major, loaded by 2-D tensor copies; 0: packed A, 1-D bulk copies */
+    uint32_t kstep;     /* 64-column blocks per ring slot: 0 auto, else 1, 2 or 4 (dividing K/64) */
+    int diag_nomath;    /* diagnostic: consumers wait and release slots but skip the math (C is garbage) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A. */
@@ -159,6 +161,13 @@ int dak_l2_flush(dak_gemm_ctx *ctx, void *stream, cm_err *err);
 int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host_bytes, uint32_t host_ctas,
                  uint32_t window, const void *hbm, size_t hbm_bytes, uint32_t hbm_ctas,
                  double *host_gbs, double *hbm_gbs, cm_err *err);
+
+/* HBM read probe (diagnostic): `ctas` CTAs read `bytes` once with `chunk`-byte bulk copies
+ * (8192, 16384 or 32768; 192 KiB in flight per CTA), either interleaved (CTA j takes chunks
+ * j, j + ctas, ... : one moving window, as in dak_probe_bw) or contiguous (CTA j takes one
+ * contiguous range, the access pattern of the split GEMM's even split). */
+int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                  int contiguous, double *gbs, cm_err *err);
 
 #ifdef __cplusplus
 }

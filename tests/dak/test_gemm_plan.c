@@ -79,6 +79,15 @@ static void test_plan_decode(void)
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.bn_box == 64 && p.kstep == 2 && p.stages == 7 && p.kchunks == 56);
     CHECK(p.host.ctas == 0 && p.hbm.mtiles == 112 && p.hbm.ctas <= 132);
+    /* kstep forced: 4 blocks of 64 columns with N = 64 -> 65536 B slots, 3 fit */
+    o.kstep = 4;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 4 && p.stages == 3 &&
+          p.kchunks == 28);
+    o.kstep = 3;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "kstep"));
+    o.kstep = 2;
+    CHECK(dak_gemm_plan_make(128, 8, 192, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "divide"));
+    o.kstep = 0;
     /* K = 64 * 3: only kstep 1 divides */
     CHECK(dak_gemm_plan_make(128, 8, 192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 1 && p.kchunks == 3);
     /* N = 20 rounds the B box up to 32 rows */

@@ -174,14 +174,15 @@ int main(int argc, char **argv)
                 }
             }
             /* variants at r = 10%: bf16 output, no wave alignment, window 2 on 8 host SMs,
-               2-D tensor copies from row-major A (with multicast when N >= 128) */
+               2-D tensor copies from row-major A (with multicast when N >= 128), round-robin
+               with cluster 4 and bf16, one block per slot (kstep 1) */
             {
                 uint32_t rows;
                 dak_tiered A, Ar;
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
                 dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
                 dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
-                for (int v = 0; v < 5; v++) {
+                for (int v = 0; v < 6; v++) {
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     if (v == 0) o.out_bf16 = 1;
@@ -189,6 +190,7 @@ int main(int argc, char **argv)
                     if (v == 2) o.window = 2, o.host_ctas = 8;
                     if (v == 3) o.a_tma2d = 1, o.cluster = N >= 128 ? 8 : 1;
                     if (v == 4) o.wave_align = 0, o.cluster = N >= 128 ? 4 : 1, o.out_bf16 = 1;
+                    if (v == 5) o.kstep = 1, o.cluster = N >= 128 ? 2 : 1; /* one 8 KiB block per slot */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
                     CHECK(rc == 0, "variant %d: %s", v, err.msg);

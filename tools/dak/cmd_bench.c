@@ -32,7 +32,7 @@ typedef struct {
     double ratios[MAXL]; /* fractions */
     int nr;
     uint32_t reps, host_sms, window, cluster, layers;
-    int sec_sweep, sec_cong, sec_amp, sec_wave;
+    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
 } bench_cfg;
@@ -49,7 +49,7 @@ static void usage(FILE *o)
             "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
             "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
-            "  --sections LIST  sweep,congestion,amp,wave (default all)\n"
+            "  --sections LIST  sweep,congestion,amp,wave,diag (default all but diag)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
             "  --json FILE      JSON output (default dak-gemm.json)\n");
 }
@@ -136,7 +136,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
-    static const char *const secn[] = {"sweep", "congestion", "amp", "wave"};
+    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag"};
     static const char *const basen[] = {"cublas", "prefetch", "overlap", "naive", "uvm"};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -166,8 +166,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--layers")) {
             if (!VAL() || arg_u32("dak bench", "--layers", v, 1, 1000, &c->layers)) return -1;
         } else if (arg_is(a, "--sections")) {
-            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave};
-            if (!VAL() || parse_names("--sections", v, secn, d, 4)) return -1;
+            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave, &c->sec_diag};
+            if (!VAL() || parse_names("--sections", v, secn, d, 5)) return -1;
         } else if (arg_is(a, "--baselines")) {
             int *d[] = {&c->base_cublas, &c->base_prefetch, &c->base_overlap, &c->base_naive, &c->base_uvm};
             if (!VAL() || parse_names("--baselines", v, basen, d, 5)) return -1;
@@ -382,6 +382,26 @@ static int run(const bench_cfg *c)
                 json_kv_u64(&w, "hbm_sms", ghbm);
                 json_kv_f64(&w, "host_GBs", h);
                 json_kv_f64(&w, "hbm_GBs", g);
+                json_obj_end(&w);
+            }
+        json_arr_end(&w);
+    }
+    /* ---- diagnostics: HBM probe copy size x assignment ---- */
+    if (c->sec_diag) {
+        printf("\n# diag: HBM probe, %u SMs, 192 KiB in flight each: copy size x assignment (GB/s)\n", sms);
+        json_key(&w, "diag_probe");
+        json_arr_begin(&w);
+        static const uint32_t chs[] = {8192, 16384, 32768};
+        for (size_t a = 0; a < 3; a++)
+            for (int contig = 0; contig < 2; contig++) {
+                double v[3];
+                for (int i = 0; i < 3; i++) DK(dak_probe_hbm(ctx, gbuf, gprobe, sms, chs[a], contig, &v[i], &err));
+                double m = bench_median(v, 3);
+                printf("  chunk %5u %-12s %8.1f\n", chs[a], contig ? "contiguous" : "interleaved", m);
+                json_obj_begin(&w);
+                json_kv_u64(&w, "chunk", chs[a]);
+                json_kv_bool(&w, "contiguous", contig);
+                json_kv_f64(&w, "GBs", m);
                 json_obj_end(&w);
             }
         json_arr_end(&w);
@@ -636,6 +656,44 @@ static int run(const bench_cfg *c)
                     kv_num(&w, "unaligned_GBs", gbs(abytes, off));
                     json_obj_end(&w);
                 }
+            json_arr_end(&w);
+        }
+        /* ---- diagnostics: r = 0, N = 1 and 64: kstep x stages x math on/off ---- */
+        if (c->sec_diag) {
+            snprintf(key, sizeof key, "diag_%ux%u", M, K);
+            json_key(&w, key);
+            json_arr_begin(&w);
+            printf("\n# diag: A %ux%u r = 0: kstep x stages x math (GB/s)\n", M, K);
+            printf("%5s %6s %7s %10s %10s\n", "N", "kstep", "stages", "math", "no math");
+            dak_tiered A;
+            DK(dak_tiered_view(&A, M, K, 0, Ahp, Adp, 1, &err));
+            static const uint32_t dn[] = {1, 64};
+            static const uint32_t dk[] = {1, 2, 4};
+            static const uint32_t dst[] = {0, 3, 8};
+            for (size_t a = 0; a < 2; a++)
+                for (size_t b = 0; b < 3; b++)
+                    for (size_t e = 0; e < 3; e++) {
+                        if ((K / 64) % dk[b]) continue;
+                        dak_gemm_opts go;
+                        dak_gemm_opts_default(&go);
+                        go.kstep = dk[b], go.stages = dst[e];
+                        dak_gemm_plan plan;
+                        cm_err perr;
+                        if (dak_gemm_plan_make(M, dn[a], K, 0, &go, sms, prop.sharedMemPerBlockOptin, &plan, &perr))
+                            continue; /* does not fit */
+                        double t1 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
+                        go.diag_nomath = 1;
+                        double t0 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
+                        printf("%5u %6u %7u %10.1f %10.1f\n", dn[a], dk[b], plan.stages, gbs(abytes, t1), gbs(abytes, t0));
+                        fflush(stdout);
+                        json_obj_begin(&w);
+                        json_kv_u64(&w, "N", dn[a]);
+                        json_kv_u64(&w, "kstep", dk[b]);
+                        json_kv_u64(&w, "stages", plan.stages);
+                        kv_num(&w, "GBs", gbs(abytes, t1));
+                        kv_num(&w, "nomath_GBs", gbs(abytes, t0));
+                        json_obj_end(&w);
+                    }
             json_arr_end(&w);
         }
         cudaFree(Ad);

@@ -313,3 +313,71 @@ extern "C" int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host
     cudaFree(times);
     return 0;
 }
+
+/* HBM-only probe with a chosen copy size and assignment (diagnostic for the split GEMM). */
+__global__ void __launch_bounds__(32, 1)
+    k_probe_hbm(const uint8_t *src, unsigned long long bytes, uint32_t chunk, uint32_t w, int contiguous,
+                unsigned long long *times)
+{
+    extern __shared__ __align__(1024) uint8_t buf[];
+    __shared__ __align__(8) uint64_t bars[PROBE_SLOTS];
+    if (threadIdx.x != 0) return;
+    for (uint32_t s = 0; s < w; s++) ptx_mbar_init(ptx_smem(&bars[s]), 1);
+    ptx_fence_mbar_init();
+    const unsigned long long total = bytes / chunk;
+    unsigned long long first, step, end;
+    if (contiguous) {
+        first = total * blockIdx.x / gridDim.x;
+        end = total * (blockIdx.x + 1ull) / gridDim.x;
+        step = 1;
+    } else {
+        first = blockIdx.x;
+        end = total;
+        step = gridDim.x;
+    }
+    uint64_t t0 = ptx_globaltimer();
+    unsigned long long it = 0;
+    for (unsigned long long ch = first; ch < end; ch += step, it++) {
+        uint32_t s = (uint32_t)(it % w);
+        if (it >= w) {
+            unsigned long long j = it - w;
+            ptx_mbar_wait(ptx_smem(&bars[s]), (uint32_t)((j / w) & 1u));
+        }
+        ptx_mbar_arrive_expect_tx(ptx_smem(&bars[s]), chunk);
+        ptx_bulk_g2s(ptx_smem(buf + (size_t)s * chunk), src + ch * chunk, chunk, ptx_smem(&bars[s]));
+    }
+    for (unsigned long long j = it > w ? it - w : 0; j < it; j++)
+        ptx_mbar_wait(ptx_smem(&bars[j % w]), (uint32_t)((j / w) & 1u));
+    uint64_t t1 = ptx_globaltimer();
+    times[2 * blockIdx.x] = t0;
+    times[2 * blockIdx.x + 1] = t1;
+}
+
+extern "C" int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                             int contiguous, double *gbs, cm_err *err)
+{
+    if (chunk != 8192 && chunk != 16384 && chunk != 32768)
+        return cm_fail(err, "probe: chunk %u must be 8192, 16384 or 32768", chunk);
+    if (ctas == 0 || ctas > ctx->sms) return cm_fail(err, "probe: %u CTAs outside 1..%u", ctas, ctx->sms);
+    if (bytes < (size_t)chunk * ctas) return cm_fail(err, "probe: buffer too small for the CTAs");
+    uint32_t w = (PROBE_SLOTS * PROBE_CHUNK) / chunk;
+    size_t smem = (size_t)w * chunk;
+    unsigned long long *times;
+    DAK_CU(cudaMalloc((void **)&times, 16u * ctas), err);
+    DAK_CU(cudaFuncSetAttribute(k_probe_hbm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem), err);
+    k_probe_hbm<<<ctas, 32, smem>>>((const uint8_t *)hbm, bytes, chunk, w, contiguous, times);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) return cm_fail(err, "probe kernel failed: %s", cudaGetErrorString(e));
+    unsigned long long *t = (unsigned long long *)malloc(16u * ctas);
+    DAK_CU(cudaMemcpy(t, times, 16u * ctas, cudaMemcpyDeviceToHost), err);
+    unsigned long long t0 = ~0ull, t1 = 0;
+    for (uint32_t b = 0; b < ctas; b++) {
+        if (t[2 * b] < t0) t0 = t[2 * b];
+        if (t[2 * b + 1] > t1) t1 = t[2 * b + 1];
+    }
+    size_t done = (bytes / chunk) * chunk;
+    *gbs = t1 > t0 ? (double)done / (double)(t1 - t0) : 0.0;
+    free(t);
+    cudaFree(times);
+    return 0;
+}

@@ -21,6 +21,7 @@ typedef struct {
     uint32_t host_ctas;
     uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
     int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
+    int nomath;                /* diagnostic: skip the tensor-core math */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
     unsigned long long ws0[2]; /* first partial tile of each tier in the workspace */
     int out_bf16;
@@ -238,7 +239,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             for (uint32_t kc = kb; kc < ke; kc++, it++) {
                 const uint32_t s = it % S, r = it / S;
                 ptx_mbar_wait(bar_full + 8u * s, r & 1u);
-                if (nv8) {
+                if (nv8 && !p.nomath) {
                     for (uint32_t bk = 0; bk < kstep; bk++) {
                         const uint32_t aB = sA + s * astage + bk * A_BYTES, bB = sB + s * bbytes;
 #pragma unroll
@@ -511,6 +512,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         k->window[t] = tp[t]->window ? tp[t]->window : p->stages;
     }
     k->a_bulk = !o->a_tma2d;
+    k->nomath = o->diag_nomath;
     k->a_ptr[0] = A->host_dev;
     k->a_ptr[1] = A->dev;
     k->even[0] = (uint32_t)p->host.even;

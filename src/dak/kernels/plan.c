@@ -44,6 +44,8 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->wave_align = 1;
     o->out_bf16 = 0;
     o->a_tma2d = 0;
+    o->kstep = 0;
+    o->diag_nomath = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -106,6 +108,11 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        o->hbm_ctas, sm_count);
     if (o->stages > MAX_STAGES)
         return cm_fail(err, "gemm: stages %u must be <= %u", o->stages, MAX_STAGES);
+    if (o->kstep && o->kstep != 1 && o->kstep != 2 && o->kstep != 4)
+        return cm_fail(err, "gemm: kstep %u must be 0 (auto), 1, 2 or 4", o->kstep);
+    if (o->kstep && (K / TILE) % o->kstep)
+        return cm_fail(err, "gemm: kstep %u does not divide the %u column blocks of K = %u", o->kstep,
+                       K / TILE, K);
 
     p->M = M, p->N = N, p->K = K, p->rows_host = rows_host;
     p->ntiles = ceil_div(N, TILE);
@@ -120,12 +127,12 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * {4, 2, 1} dividing K/64 that still leaves >= 5 slots (or what was asked). */
     uint32_t kblocks = K / TILE, fit = 0, kstep = 1;
     for (uint32_t cand = 4; cand >= 1; cand /= 2) {
-        if (kblocks % cand) continue;
+        if (kblocks % cand || (o->kstep && cand != o->kstep)) continue;
         size_t slot = (size_t)cand * (TILE * TILE * 2 + (size_t)p->bn_box * 128);
         if (smem_bytes < 1024 + BAR_BYTES + 2 * slot) continue;
         uint32_t f = (uint32_t)((smem_bytes - 1024 - BAR_BYTES) / slot);
         if (f > MAX_STAGES) f = MAX_STAGES;
-        if (o->stages ? f >= o->stages : (f >= 5 || cand == 1)) {
+        if (o->stages ? f >= o->stages : (f >= 5 || cand == 1 || o->kstep)) {
             kstep = cand, fit = f;
             break;
         }

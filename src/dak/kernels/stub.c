@@ -123,3 +123,10 @@ int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host_bytes, uin
     *host_gbs = *hbm_gbs = 0.0;
     return NB(err);
 }
+int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                  int contiguous, double *gbs, cm_err *err)
+{
+    (void)ctx, (void)hbm, (void)bytes, (void)ctas, (void)chunk, (void)contiguous;
+    *gbs = 0.0;
+    return NB(err);
+}
