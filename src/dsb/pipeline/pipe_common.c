@@ -1,0 +1,79 @@
+/* The parts of the pipeline API that need no GPU (built with and without
+ * CUDA): names, configuration defaults and checks, the SOLVE frame builder. */
+#include <string.h>
+
+#include "dsb/pipeline.h"
+#include "dsb/wire.h"
+
+const char *dsb_pipe_placement_name(dsb_pipe_placement p)
+{
+    return p == DSB_PIPE_HOST ? "host" : "gpu";
+}
+
+int dsb_pipe_placement_parse(const char *s, dsb_pipe_placement *out)
+{
+    if (!s) return -1;
+    if (!strcmp(s, "gpu")) *out = DSB_PIPE_GPU;
+    else if (!strcmp(s, "host")) *out = DSB_PIPE_HOST;
+    else return -1;
+    return 0;
+}
+
+void dsb_pipe_config_default(dsb_pipe_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->placement = DSB_PIPE_GPU;
+    c->smem_bytes = DSB_PIPE_DEFAULT_SMEM;
+    c->reserve = 1;
+    c->max_workers = 0;
+    c->poll_ns = 500000;
+    c->max_steps = 100000;
+}
+
+/* Checks a configuration without touching the GPU. */
+int dsb_pipe_config_check(const dsb_pipe_config *c, cm_err *err)
+{
+    if (c->placement != DSB_PIPE_GPU && c->placement != DSB_PIPE_HOST)
+        return cm_fail(err, "dsb pipeline: placement %d: expected gpu (0) or host (1)",
+                       (int)c->placement);
+    if (c->smem_bytes < 8192u || c->smem_bytes > 227u * 1024u || c->smem_bytes % 128u)
+        return cm_fail(err,
+                       "dsb pipeline: shared memory per worker %u bytes: expected a multiple of "
+                       "128 in [8192, 232448]",
+                       c->smem_bytes);
+    if (c->poll_ns < 1000u || c->poll_ns > 500000u)
+        return cm_fail(err,
+                       "dsb pipeline: flag poll interval %u ns: expected 1000 .. 500000 (the host "
+                       "flags may be read at most every 0.5 ms)",
+                       c->poll_ns);
+    if (c->max_steps == 0)
+        return cm_fail(err, "dsb pipeline: max_steps 0: expected at least 1");
+    if (c->reserve > 64u)
+        return cm_fail(err, "dsb pipeline: reserve %u block slots: expected at most 64",
+                       c->reserve);
+    return 0;
+}
+
+uint32_t dsb_pipe_build_solve(uint8_t *out, size_t cap, uint16_t model_id, uint32_t request_id,
+                              uint32_t n, uint32_t steps, uint32_t replicas, uint64_t seed,
+                              float xi, float dt, const int16_t *h)
+{
+    size_t len = DSB_WIRE_HDR_BYTES + (h ? 2u * (size_t)n : 0u);
+    if (len > cap || len > DSB_WIRE_MAX_FRAME) return 0;
+    dsb_wire_solve q;
+    dsb_wire_init(&q, DSB_MSG_SOLVE, NULL, NULL);
+    q.model_id = model_id;
+    q.request_id = request_id;
+    q.n = n;
+    q.generation = 0;
+    q.payload_len = (uint16_t)(h ? 2u * n : 0u);
+    q.steps = steps;
+    q.replicas = replicas;
+    q.seed = seed;
+    q.xi = xi;
+    q.dt = dt;
+    memcpy(out, &q, DSB_WIRE_HDR_BYTES);
+    if (h) memcpy(out + DSB_WIRE_HDR_BYTES, h, 2u * (size_t)n);
+    return (uint32_t)len;
+}
+

@@ -1,0 +1,578 @@
+/* The persistent worker kernel and the GPU generator/consumer block of the
+ * dsb pipeline (seed 000, Sec. V; see include/dsb/pipeline.h and ring.h).
+ *
+ * The solve itself is dsb_gpu_block_solve from src/dsb/gpu/solver_body.cuh,
+ * the same force-inlined body as the one-request kernels: here it is wrapped
+ * once per (format, pairs per thread P, shared-row flag) in a __noinline__
+ * device function, and the worker dispatches to the wrapper that matches the
+ * request it took, so one resident worker serves any mix of formats and
+ * sizes.
+ *
+ * Memory ordering: producers write an item (and its frame) and then its
+ * sequence number behind a fence; consumers poll with volatile loads, fence,
+ * and read the data with L2-coherent loads (__ldcg), because it was written
+ * by another SM or by the CPU.  With host-mapped rings the fences are
+ * system-scope. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "dsb/wire.h"
+#include "ring.h"
+#include "solver_body.cuh"
+
+#define PIPE_C DSB_PIPE_RING
+#define PIPE_MASK (DSB_PIPE_RING - 1u)
+
+/* The per-worker area at the top of the block's shared memory (offsets from
+ * dsb_smem + area_off; the solver's Eq. (6) region ends below area_off). */
+#define AREA_FRAME 0u     /* SOLVE frame copy: header, then the int16 field */
+#define AREA_REPLY 1536u  /* dsb_gpu_reply + up to 64 spin words (288 bytes) */
+#define AREA_RHDR 1856u   /* RESULT header under construction */
+#define AREA_ARGS 1920u   /* dsb_gpu_args of the current request */
+#define AREA_STATE 2048u  /* loop state */
+#define AREA_END 2304u
+
+typedef struct {
+    uint32_t stop, slot, ticket, len;
+    uint32_t kind, status, reason, pad;
+    uint64_t t_recv, t_claim;
+} pipe_wstate;
+
+/* compile-time checks of the area */
+typedef char pipe_area_fits[(AREA_END <= DSB_PIPE_AREA) ? 1 : -1];
+typedef char pipe_args_fit[(sizeof(dsb_gpu_args) <= AREA_STATE - AREA_ARGS) ? 1 : -1];
+typedef char pipe_state_fits[(sizeof(pipe_wstate) <= AREA_END - AREA_STATE) ? 1 : -1];
+typedef char pipe_reply_fits[(sizeof(dsb_gpu_reply) + 4u * (DSB_WIRE_MAX_N / 32u) <=
+                              AREA_RHDR - AREA_REPLY) ? 1 : -1];
+typedef char pipe_item_size[(sizeof(dsb_pipe_item) == 16u) ? 1 : -1];
+
+static __device__ __forceinline__ uint32_t pipe_vload32(const uint32_t *p)
+{
+    return *(const volatile uint32_t *)p;
+}
+static __device__ __forceinline__ unsigned long long pipe_vload64(const unsigned long long *p)
+{
+    return *(const volatile unsigned long long *)p;
+}
+static __device__ __forceinline__ void pipe_fence(uint32_t host)
+{
+    if (host)
+        __threadfence_system();
+    else
+        __threadfence();
+}
+
+/* ---- one wrapper per (format, P, row mode) ---------------------------------
+ * Row modes of the solver body: 0 rows differ, 1 shared row in shared memory,
+ * 2 shared row in registers.  The bit formats never need mode 1 (a shared
+ * row, n_p <= 256, always fits the register budget), so they get modes 0 and
+ * 2; INT8 gets all three (mode 1 for n_p = 256). */
+
+#define PIPE_WRAP(TAG, FMT, P, SR)                                                        \
+    static __device__ __noinline__ void pipe_solve_##TAG##_##P##_##SR(const dsb_gpu_args *a) \
+    {                                                                                     \
+        dsb_gpu_block_solve(*a, FMT, P, SR, DSB_GPU_VAR_NONE);                            \
+    }
+#define PIPE_EACH_P(X, TAG, FMT, SR)                                                      \
+    X(TAG, FMT, 1, SR) X(TAG, FMT, 2, SR) X(TAG, FMT, 3, SR) X(TAG, FMT, 4, SR)           \
+    X(TAG, FMT, 5, SR) X(TAG, FMT, 6, SR) X(TAG, FMT, 7, SR) X(TAG, FMT, 8, SR)           \
+    X(TAG, FMT, 9, SR) X(TAG, FMT, 10, SR) X(TAG, FMT, 11, SR) X(TAG, FMT, 12, SR)        \
+    X(TAG, FMT, 13, SR) X(TAG, FMT, 14, SR) X(TAG, FMT, 15, SR) X(TAG, FMT, 16, SR)
+
+PIPE_EACH_P(PIPE_WRAP, pm1, DSB_FMT_PM1, 0)
+PIPE_EACH_P(PIPE_WRAP, pm1, DSB_FMT_PM1, 2)
+PIPE_EACH_P(PIPE_WRAP, ter, DSB_FMT_TERNARY, 0)
+PIPE_EACH_P(PIPE_WRAP, ter, DSB_FMT_TERNARY, 2)
+PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 0)
+PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 1)
+PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 2)
+
+/* kind = ((format - 1) * 16 + (P - 1)) * 3 + row mode */
+#define PIPE_KIND(F, P, SR) ((((F) - 1) * 16 + ((P) - 1)) * 3 + (SR))
+#define PIPE_CASE(TAG, F, P, SR)                                                          \
+    case PIPE_KIND(F, P, SR): pipe_solve_##TAG##_##P##_##SR(a); return 1;
+
+/* Runs the solver of `kind`; 0 when no wrapper exists (never for a kind that
+ * dsb_pipe_set_model admitted). */
+static __device__ __forceinline__ int pipe_dispatch(uint32_t kind, const dsb_gpu_args *a)
+{
+    switch (kind) {
+        PIPE_EACH_P(PIPE_CASE, pm1, 1, 0)
+        PIPE_EACH_P(PIPE_CASE, pm1, 1, 2)
+        PIPE_EACH_P(PIPE_CASE, ter, 2, 0)
+        PIPE_EACH_P(PIPE_CASE, ter, 2, 2)
+        PIPE_EACH_P(PIPE_CASE, i8, 3, 0)
+        PIPE_EACH_P(PIPE_CASE, i8, 3, 1)
+        PIPE_EACH_P(PIPE_CASE, i8, 3, 2)
+    default: return 0;
+    }
+}
+
+/* ---- request validation and argument set-up (thread 0) ------------------- */
+
+static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area, pipe_wstate *st)
+{
+    const dsb_wire_solve *q = (const dsb_wire_solve *)(area + AREA_FRAME);
+    uint32_t status = DSB_ST_OK, reason = DSB_WR_NONE;
+    const uint32_t len = st->len;
+    dsb_pipe_model_dev m;
+    m.max_B = 0;
+    if (len < DSB_WIRE_HDR_BYTES || len > DSB_PIPE_FRAME_SLOT) {
+        status = DSB_ST_BAD_REQUEST;
+        reason = len < DSB_WIRE_HDR_BYTES ? DSB_WR_TRUNCATED : DSB_WR_OVERSIZE;
+    } else if (q->type != DSB_MSG_SOLVE) {
+        status = DSB_ST_BAD_REQUEST;
+        reason = DSB_WR_BAD_TYPE;
+    } else if (DSB_WIRE_HDR_BYTES + (uint32_t)q->payload_len != len) {
+        status = DSB_ST_BAD_REQUEST;
+        reason = DSB_WR_LENGTH_MISMATCH;
+    } else if (q->model_id >= DSB_PIPE_MODELS) {
+        status = DSB_ST_BAD_REQUEST;
+        reason = DSB_WR_BAD_MODEL_ID;
+    } else {
+        m = d->models[q->model_id];
+        if (m.max_B == 0) {
+            status = DSB_ST_UNKNOWN_MODEL;
+            reason = DSB_WR_UNKNOWN_MODEL;
+        } else if (q->n != m.n) {
+            status = DSB_ST_WRONG_N;
+            reason = DSB_WR_WRONG_N;
+        } else if (q->generation != 0 && q->generation != m.generation) {
+            status = DSB_ST_WRONG_GENERATION;
+            reason = DSB_WR_WRONG_GENERATION;
+        } else if (q->steps == 0) {
+            status = DSB_ST_BAD_REQUEST;
+            reason = DSB_WR_BAD_K;
+        } else if (q->replicas == 0) {
+            status = DSB_ST_BAD_REQUEST;
+            reason = DSB_WR_BAD_B;
+        } else if (q->payload_len != 0 && q->payload_len != 2u * m.n) {
+            status = DSB_ST_BAD_REQUEST;
+            reason = DSB_WR_BAD_FIELD_LEN;
+        } else if (!dsb_wire_finite(q->dt) || !(q->dt > 0.0f)) {
+            status = DSB_ST_BAD_REQUEST;
+            reason = DSB_WR_BAD_DT;
+        } else if (!dsb_wire_finite(q->xi) || q->xi < 0.0f) {
+            status = DSB_ST_BAD_REQUEST;
+            reason = DSB_WR_BAD_XI;
+        } else if (q->steps > d->max_steps || q->replicas > m.max_B) {
+            status = DSB_ST_TOO_LARGE;
+            reason = DSB_WR_TOO_LARGE;
+        }
+    }
+    if (status == DSB_ST_OK) {
+        const dsb_pipe_layout_dev L =
+            d->layouts[(uint32_t)q->model_id * DSB_PIPE_MAX_B + q->replicas - 1u];
+        if (L.total == 0u || L.ppt < 1u || L.ppt > DSB_GPU_MAX_PAIRS || L.samerow > 2u ||
+            (L.samerow == 1u && m.format != DSB_FMT_INT8)) {
+            status = DSB_ST_TOO_LARGE;
+            reason = DSB_WR_TOO_LARGE;
+        } else {
+            dsb_gpu_args *a = (dsb_gpu_args *)(area + AREA_ARGS);
+            a->model = m.image;
+            a->h = q->payload_len ? (const int16_t *)(area + AREA_FRAME + DSB_WIRE_HDR_BYTES)
+                                  : (const int16_t *)0;
+            a->n = m.n;
+            a->W = m.W;
+            a->np = m.np;
+            a->B = q->replicas;
+            a->K = q->steps;
+            a->row_bytes = L.row_bytes;
+            a->off_minus = L.off_minus;
+            a->off_rowconst = L.off_rowconst;
+            a->off_signs = L.off_signs;
+            a->off_field = L.off_field;
+            a->off_s0 = L.off_s0;
+            a->off_energy = L.off_energy;
+            a->sign_buf_bytes = L.sign_buf_bytes;
+            a->seq = st->ticket;
+            a->xi = q->xi != 0.0f ? q->xi : m.xi_default;
+            a->dt = q->dt;
+            a->seed = q->seed;
+            a->energy2 = 0;
+            a->spins = 0;
+            a->x = 0;
+            a->y = 0;
+            a->reply = (dsb_gpu_reply *)(area + AREA_REPLY);
+            st->kind = PIPE_KIND(m.format, L.ppt, L.samerow);
+        }
+    }
+    st->status = status;
+    st->reason = reason;
+    /* the RESULT header (everything but the reply-slot dependent parts) */
+    dsb_wire_result *o = (dsb_wire_result *)(area + AREA_RHDR);
+    uint32_t *ow = (uint32_t *)o;
+    for (int i = 0; i < 16; i++) ow[i] = 0u;
+    for (int i = 0; i < 6; i++) {
+        o->dst[i] = q->src[i];
+        o->src[i] = q->dst[i];
+    }
+    o->ethertype_be = (uint16_t)(((DSB_WIRE_ETHERTYPE & 0xFFu) << 8) | (DSB_WIRE_ETHERTYPE >> 8));
+    o->type = DSB_MSG_RESULT;
+    o->version = DSB_WIRE_VERSION;
+    o->status = (uint16_t)status;
+    o->flags = (uint8_t)reason;
+    if (len >= DSB_WIRE_HDR_BYTES) {
+        o->model_id = q->model_id;
+        o->request_id = q->request_id;
+        o->n = q->n;
+        o->generation = q->generation;
+    }
+    if (status == DSB_ST_OK) {
+        o->generation = m.generation;
+        o->format = (uint8_t)m.format;
+        o->payload_len = (uint16_t)(4u * m.W);
+    }
+    o->worker_id = blockIdx.x;
+    const uint64_t tq = st->t_claim > st->t_recv ? st->t_claim - st->t_recv : 0u;
+    o->t_queue_ns = tq > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)tq;
+}
+
+/* ---- the worker loop ------------------------------------------------------- */
+
+static __device__ __forceinline__ void pipe_post_stats(const dsb_pipe_dev *d, uint64_t served,
+                                                       uint64_t errors, uint64_t busy)
+{
+    volatile dsb_pipe_wstat *w = d->wstat + blockIdx.x;
+    w->served = served;
+    w->errors = errors;
+    w->busy_ns = busy;
+}
+
+__global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_pipe_dev d)
+{
+    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    unsigned char *area = dsb_smem + d.area_off;
+    pipe_wstate *st = (pipe_wstate *)(area + AREA_STATE);
+    /* thread 0 only */
+    uint64_t last_poll = 0, served = 0, errors = 0, busy = 0;
+    uint32_t consumed_seen = 0;
+    if (tid == 0) last_poll = dsb_gpu_globaltimer();
+
+    for (;;) {
+        if (tid == 0) {
+            const uint32_t t = atomicAdd(&d.tickets[0], 1u);
+            const uint32_t slot = t & PIPE_MASK;
+            uint32_t stop = 0;
+            uint64_t now;
+            for (;;) {
+                const uint32_t s = pipe_vload32(&d.items[slot].seq);
+                now = dsb_gpu_globaltimer();
+                if (s == t + 1u) break;
+                if (now - last_poll >= d.poll_ns) {
+                    last_poll = now;
+                    pipe_post_stats(&d, served, errors, busy);
+                    if (d.ctrl->shutdown) {
+                        stop = 1;
+                        break;
+                    }
+                }
+                if (d.host_rings) __nanosleep(256);
+            }
+            pipe_fence(d.host_rings); /* acquire: the item and frame after the seq */
+            st->stop = stop;
+            st->ticket = t;
+            st->slot = slot;
+            st->t_claim = now;
+            if (!stop) { /* the whole 16-byte item in one load (one PCIe read for host rings) */
+                const uint4 it = __ldcg((const uint4 *)&d.items[slot]);
+                st->len = it.y;
+                st->t_recv = ((uint64_t)it.w << 32) | it.z;
+            }
+        }
+        __syncthreads();
+        if (st->stop) break;
+        const uint32_t slot = st->slot;
+        {
+            uint32_t len = st->len;
+            if (len > DSB_PIPE_FRAME_SLOT) len = DSB_PIPE_FRAME_SLOT;
+            const uint4 *src = (const uint4 *)(d.frames + (size_t)slot * DSB_PIPE_FRAME_SLOT);
+            uint4 *dst = (uint4 *)(area + AREA_FRAME);
+            for (uint32_t i = tid; i < (len + 15u) >> 4; i += DSB_GPU_THREADS) dst[i] = __ldcg(src + i);
+        }
+        __syncthreads();
+        if (tid == 0) pipe_validate(&d, area, st);
+        __syncthreads();
+        if (st->status == DSB_ST_OK &&
+            !pipe_dispatch(st->kind, (const dsb_gpu_args *)(area + AREA_ARGS)) && tid == 0) {
+            st->status = DSB_ST_INTERNAL; /* unreachable: validated above */
+            ((dsb_wire_result *)(area + AREA_RHDR))->status = DSB_ST_INTERNAL;
+            ((dsb_wire_result *)(area + AREA_RHDR))->payload_len = 0;
+        }
+        __syncthreads();
+
+        if (warp == 0) {
+            dsb_wire_result *o = (dsb_wire_result *)(area + AREA_RHDR);
+            const dsb_gpu_reply *rep = (const dsb_gpu_reply *)(area + AREA_REPLY);
+            const uint32_t ok = st->status == DSB_ST_OK;
+            uint32_t r = 0, abandon = 0;
+            if (lane == 0) {
+                if (ok) {
+                    o->best_replica = rep->best_replica;
+                    o->energy2 = rep->best_energy2;
+                    o->t_solve_ns = (uint32_t)(rep->t_end - rep->t_start);
+                }
+                /* reply slot allocated after the solve (Sec. V-C, third rule) */
+                r = atomicAdd(&d.tickets[1], 1u);
+                while (r - consumed_seen >= PIPE_C) {
+                    consumed_seen = pipe_vload32(d.consumed);
+                    if (r - consumed_seen < PIPE_C) break;
+                    const uint64_t now = dsb_gpu_globaltimer();
+                    if (now - last_poll >= d.poll_ns) {
+                        last_poll = now;
+                        pipe_post_stats(&d, served, errors, busy);
+                        if (d.ctrl->shutdown) {
+                            abandon = 1;
+                            break;
+                        }
+                    }
+                    if (d.host_rings) __nanosleep(256);
+                }
+            }
+            __syncwarp();
+            r = __shfl_sync(0xffffffffu, r, 0);
+            abandon = __shfl_sync(0xffffffffu, abandon, 0);
+            if (!abandon) {
+                const uint32_t words = 16u + (ok ? (uint32_t)o->payload_len / 4u : 0u);
+                const uint32_t *hw = (const uint32_t *)o;
+                const uint32_t *sw = DSB_GPU_REPLY_SPINS(rep);
+                uint32_t *dst = (uint32_t *)(d.replies + (size_t)(r & PIPE_MASK) * DSB_PIPE_REPLY_SLOT);
+                for (uint32_t w = lane; w < words; w += 32u) dst[w] = w < 16u ? hw[w] : sw[w - 16u];
+                pipe_fence(d.host_rings);
+                __syncwarp();
+                if (lane == 0) {
+                    *(volatile unsigned long long *)&d.ready[r & PIPE_MASK] =
+                        ((unsigned long long)(r + 1u) << 32) | (4u * words);
+                    /* acknowledge the ticket: the producer may reuse the work slot */
+                    *(volatile uint32_t *)&d.ack[slot] = st->ticket + 1u;
+                    served++;
+                    if (!ok) errors++;
+                    busy += dsb_gpu_globaltimer() - st->t_claim;
+                }
+            }
+        }
+    }
+    if (tid == 0) {
+        pipe_post_stats(&d, served, errors, busy);
+        __threadfence_system();
+        ((volatile dsb_pipe_wstat *)d.wstat)[blockIdx.x].exited = 1u;
+        __threadfence_system();
+    }
+}
+
+/* ---- the GPU generator warp and consumer warp (one block) ----------------- */
+
+__global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, const dsb_pipe_gen_dev g)
+{
+    __shared__ volatile uint32_t published_sh, gen_done, consumed_sh;
+    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    if (tid == 0) {
+        published_sh = g.seq0;
+        gen_done = 0;
+        consumed_sh = g.cons0;
+    }
+    __syncthreads();
+    /* closed loop: at most maxo published and not consumed; drop mode: only
+     * the ring rule limits publication */
+    const uint32_t maxo = g.drop_when_full ? 0xFFFFFFFFu
+                          : (g.max_outstanding && g.max_outstanding < PIPE_C) ? g.max_outstanding
+                                                                              : PIPE_C;
+    if (warp == 0) {
+        /* generator: publishes up to 32 items per iteration */
+        uint32_t s = g.seq0, i = 0;
+        unsigned long long dropped = 0, t_first = 0;
+        uint64_t last_poll = dsb_gpu_globaltimer();
+        while (i < g.requests) {
+            const uint32_t m = min(32u, g.requests - i);
+            const uint32_t outstanding = s - consumed_sh;
+            const uint32_t want = outstanding >= maxo ? 0u : min(m, maxo - outstanding);
+            uint32_t is_free = 0;
+            if (lane < want) {
+                const uint32_t sl = s + lane;
+                is_free = pipe_vload32(&d.ack[sl & PIPE_MASK]) == sl - PIPE_C + 1u;
+            }
+            const uint32_t bal = __ballot_sync(0xffffffffu, is_free);
+            uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
+            if (k > want) k = want;
+            if (k == 0) {
+                if (g.drop_when_full && want > 0) {
+                    if (lane == 0) dropped++;
+                    i++;
+                } else if (lane == 0) {
+                    const uint64_t now = dsb_gpu_globaltimer();
+                    if (now - last_poll >= d.poll_ns) {
+                        last_poll = now;
+                        if (d.ctrl->shutdown) gen_done = 2;
+                    }
+                }
+                __syncwarp();
+                if (gen_done == 2) break;
+                continue;
+            }
+            __threadfence(); /* acquire: the acks before overwriting the slots */
+            for (uint32_t j = 0; j < k; j++) {
+                const uint32_t req = i + j, tm = req % g.n_templates;
+                const uint32_t len = g.template_lens[tm];
+                const uint4 *src = (const uint4 *)(g.templates + (size_t)tm * DSB_PIPE_FRAME_SLOT);
+                uint4 *dst = (uint4 *)(d.frames + (size_t)((s + j) & PIPE_MASK) * DSB_PIPE_FRAME_SLOT);
+                for (uint32_t c = lane; c < (len + 15u) >> 4; c += 32u) {
+                    uint4 v = __ldg(src + c);
+                    if (c == 1u) v.y = req; /* request id, bytes 20..23 */
+                    if (c == 3u) {          /* seed, bytes 48..55 */
+                        unsigned long long sd = ((unsigned long long)v.y << 32 | v.x) + req;
+                        v.x = (uint32_t)sd;
+                        v.y = (uint32_t)(sd >> 32);
+                    }
+                    __stcg(dst + c, v);
+                }
+            }
+            if (lane < k) {
+                const uint32_t req = i + lane, sl = s + lane;
+                dsb_pipe_item *it = d.items + (sl & PIPE_MASK);
+                const uint64_t now = dsb_gpu_globaltimer();
+                it->len = g.template_lens[req % g.n_templates];
+                it->t_recv = now;
+                g.t_pub[req] = now;
+                if (t_first == 0 && lane == 0) t_first = now;
+            }
+            __threadfence();
+            __syncwarp();
+            if (lane < k) *(volatile uint32_t *)&d.items[(s + lane) & PIPE_MASK].seq = s + lane + 1u;
+            s += k;
+            i += k;
+            if (g.drop_when_full && k < want && i < g.requests) {
+                if (lane == 0) dropped++; /* the next attempt found its slot busy */
+                i++;
+            }
+            if (lane == 0) published_sh = s;
+            __syncwarp();
+        }
+        if (lane == 0) {
+            g.result[0] = s - g.seq0;
+            g.result[1] = dropped;
+            g.result[4] = t_first;
+            __threadfence_block();
+            published_sh = s;
+            if (gen_done != 2) gen_done = 1;
+        }
+    } else {
+        /* consumer: drains the ready replies in order, up to 32 per iteration */
+        uint32_t r = g.cons0;
+        unsigned long long answered = 0, stray = 0, t_last = 0;
+        uint64_t last_poll = dsb_gpu_globaltimer();
+        for (;;) {
+            const uint32_t sl = r + lane;
+            const unsigned long long w = pipe_vload64(&d.ready[sl & PIPE_MASK]);
+            const uint32_t ok = (uint32_t)(w >> 32) == sl + 1u;
+            const uint32_t bal = __ballot_sync(0xffffffffu, ok);
+            const uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
+            if (k == 0) {
+                const uint32_t done = gen_done;
+                if (done == 2) break;
+                if (done == 1 && r == published_sh) break;
+                if (lane == 0) {
+                    const uint64_t now = dsb_gpu_globaltimer();
+                    if (now - last_poll >= d.poll_ns) {
+                        last_poll = now;
+                        if (d.ctrl->shutdown) gen_done = 2;
+                    }
+                }
+                __syncwarp();
+                continue;
+            }
+            __threadfence(); /* acquire: the replies after their ready words */
+            unsigned long long now = 0;
+            uint32_t my_stray = 0;
+            if (lane < k) {
+                const unsigned char *f = d.replies + (size_t)(sl & PIPE_MASK) * DSB_PIPE_REPLY_SLOT;
+                const uint32_t len = (uint32_t)w;
+                const uint32_t req = __ldcg((const uint32_t *)(f + 20));
+                now = dsb_gpu_globaltimer();
+                if (req < g.requests) {
+                    atomicAdd(g.answers + req, 1u);
+                    const unsigned long long tp = g.t_pub[req];
+                    if (g.latency_ns && tp) g.latency_ns[req] = (uint32_t)(now - tp);
+                    if (g.log) {
+                        const uint32_t nb = min(len, g.log_stride);
+                        const uint4 *src = (const uint4 *)f;
+                        uint4 *dst = (uint4 *)(g.log + (size_t)req * g.log_stride);
+                        for (uint32_t c = 0; c < (nb + 15u) >> 4; c++) dst[c] = __ldcg(src + c);
+                    }
+                } else {
+                    my_stray = 1;
+                }
+            }
+            /* every lane's reads of its slot are done before the slots are returned */
+            __threadfence();
+            __syncwarp();
+            const uint32_t nstray = __popc(__ballot_sync(0xffffffffu, my_stray));
+            unsigned long long tmax = now;
+            for (int o = 16; o > 0; o >>= 1) {
+                unsigned long long x = __shfl_xor_sync(0xffffffffu, tmax, o);
+                tmax = x > tmax ? x : tmax;
+            }
+            r += k;
+            if (lane == 0) {
+                *(volatile uint32_t *)d.consumed = r;
+                consumed_sh = r;
+                answered += k;
+                stray += nstray;
+                t_last = tmax;
+            }
+        }
+        if (lane == 0) {
+            g.result[2] = answered;
+            g.result[3] = stray;
+            g.result[5] = t_last;
+        }
+    }
+}
+
+/* The clock calibration kernel: one %globaltimer reading into mapped memory. */
+__global__ void dsb_pipe_clock(dsb_pipe_ctrl *ctrl)
+{
+    ctrl->clock = dsb_gpu_globaltimer();
+    __threadfence_system();
+}
+
+/* ---- host-side launch helpers (C linkage) --------------------------------- */
+
+extern "C" int dsb_pipe_k_prepare(uint32_t smem_bytes)
+{
+    return (int)cudaFuncSetAttribute(dsb_pipe_worker, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)smem_bytes);
+}
+
+extern "C" int dsb_pipe_k_occupancy(uint32_t smem_bytes, int *blocks_per_sm)
+{
+    return (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, dsb_pipe_worker,
+                                                              (int)DSB_GPU_THREADS, smem_bytes);
+}
+
+extern "C" int dsb_pipe_k_regs(int *regs, int *local_bytes)
+{
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, dsb_pipe_worker);
+    if (e != cudaSuccess) return (int)e;
+    *regs = fa.numRegs;
+    *local_bytes = (int)fa.localSizeBytes;
+    return 0;
+}
+
+extern "C" int dsb_pipe_k_launch_workers(const dsb_pipe_dev *d, uint32_t blocks, void *stream)
+{
+    dsb_pipe_worker<<<blocks, DSB_GPU_THREADS, d->smem_bytes, (cudaStream_t)stream>>>(*d);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int dsb_pipe_k_launch_gen(const dsb_pipe_dev *d, const dsb_pipe_gen_dev *g, void *stream)
+{
+    dsb_pipe_gen<<<1, 64, 0, (cudaStream_t)stream>>>(*d, *g);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int dsb_pipe_k_launch_clock(dsb_pipe_ctrl *ctrl, void *stream)
+{
+    dsb_pipe_clock<<<1, 1, 0, (cudaStream_t)stream>>>(ctrl);
+    return (int)cudaGetLastError();
+}
