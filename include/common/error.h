@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     char msg[512];
 } cm_err;
@@ -22,5 +26,9 @@ int cm_fail(cm_err *err, const char *fmt, ...) CM_PRINTF(2, 3);
 /* malloc/calloc that abort with a message on exhaustion (no silent NULLs). */
 void *cm_malloc(size_t bytes);
 void *cm_calloc(size_t count, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
