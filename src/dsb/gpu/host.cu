@@ -105,7 +105,11 @@ static int prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu
                        (unsigned long long)p->replicas * dsb_padded_n(m->n),
                        DSB_GPU_MAX_PAIRS_BLOCK, DSB_GPU_MAX_PAIRS_BLOCK / dsb_padded_n(m->n),
                        m->n);
-    if (!dsb_gpu_available(err)) return -1;
+    if (!dsb_gpu_available(err)) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        return cm_fail(err, "--backend gpu: %s; use --backend cpu", why);
+    }
     int dev = 0, optin = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
