@@ -382,12 +382,7 @@ DSB_HD static inline void dsb_wire_init(void *hdr64, uint8_t type, const uint8_t
     b[15] = (uint8_t)DSB_WIRE_VERSION;
 }
 
-#ifdef __cplusplus
-}
-#endif
-
-/* Host-only helpers (src/dsb/service/codec.c). */
-#if !defined(__CUDACC__)
+/* Host functions (src/dsb/service/codec.c); declared for .cu host code too. */
 const char *dsb_wire_status_name(unsigned status);
 const char *dsb_wire_reason_name(unsigned reason);
 const char *dsb_wire_type_name(unsigned type);
@@ -414,6 +409,9 @@ size_t dsb_wire_build_result(uint8_t *out, size_t cap, const dsb_wire_hdr *req, 
 size_t dsb_wire_build_load_ack(uint8_t *out, size_t cap, const dsb_wire_hdr *req, uint16_t status,
                                uint8_t reason, uint32_t generation, uint32_t frags_received,
                                uint32_t current_generation);
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif /* DSB_WIRE_H */
