@@ -28,7 +28,15 @@ int main(void)
     memset(&cfg, 0, sizeof cfg);
     cfg.transport.kind = "packet";
     cfg.transport.ifname = "lo";
-    cfg.transport.mac = "02:00:00:00:00:31"; /* unlike a `dsb serve` running on lo */
+    /* MACs of our own (pid in them): other packet sockets on lo, a `dsb serve` or
+     * this test run by someone else at the same time, see every frame too */
+    char smac[32], cmac[32];
+    unsigned pid = (unsigned)getpid();
+    snprintf(smac, sizeof smac, "02:%02x:%02x:%02x:00:31", (pid >> 16) & 0xff, (pid >> 8) & 0xff,
+             pid & 0xff);
+    snprintf(cmac, sizeof cmac, "02:%02x:%02x:%02x:00:32", (pid >> 16) & 0xff, (pid >> 8) & 0xff,
+             pid & 0xff);
+    cfg.transport.mac = smac;
     cfg.dispatch = "cpu";
     cfg.cpu.workers = 2;
     dsb_server *s;
@@ -41,8 +49,8 @@ int main(void)
     memset(&tc, 0, sizeof tc);
     tc.kind = "packet";
     tc.ifname = "lo";
-    tc.mac = "02:00:00:00:00:32";
-    tc.peer_mac = "02:00:00:00:00:31";
+    tc.mac = cmac;
+    tc.peer_mac = smac;
     dsb_client *c;
     if (dsb_client_open(&tc, &c, &err)) {
         fprintf(stderr, "client: %s\n", err.msg);
