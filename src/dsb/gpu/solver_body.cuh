@@ -25,17 +25,13 @@
 #include <stdint.h>
 
 #include "dsb/core.h"
+#include "common/ptx.cuh"
 #include "kernel.h"
 
 extern __shared__ __align__(16) unsigned char dsb_smem[];
 
-/* %globaltimer (ns).  A generic special register, not Hopper-specific PTX. */
-static __device__ __forceinline__ uint64_t dsb_gpu_globaltimer(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
+/* %globaltimer (ns), through the project's one inline-PTX header. */
+static __device__ __forceinline__ uint64_t dsb_gpu_globaltimer(void) { return ptx_globaltimer(); }
 
 /* The pairs of one thread: pair j is p = tid + T j, replica b = p div n_p,
  * row r = p mod n_p.  Walking j upwards adds T to p: r += T mod n_p (with a
