@@ -77,6 +77,39 @@ typedef struct {
 int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, uint32_t n_fields,
                         const dsb_params *p, dsb_gpu_bench *b, cm_err *err);
 
+/* ---- launch per request (seed 000, Sec. V-A) -------------------------------
+ * The conventional GPU service path: each request is copied into pinned
+ * memory, then on one of S_t CUDA streams: H2D copy of the field, a one-block
+ * launch of the solver, D2H copy of the reply, an event.  Completed events are
+ * polled.  Up to S_t requests are in flight.  Device copies of the models are
+ * kept by (slot, generation): uploaded on first use, evicted least recently
+ * used when `max_models` are held and none of the evicted one's requests is in
+ * flight.  One thread drives a launcher (submit and poll from that thread). */
+typedef struct dsb_gpu_launcher dsb_gpu_launcher;
+
+typedef struct {
+    uint64_t tag;           /* the caller's, from submit */
+    int status;             /* 0 solved; -1 failed (err says why) */
+    int64_t best_energy2;
+    uint32_t best_replica;
+    const uint32_t *spins;  /* W words of the best replica; valid until the next submit or poll */
+    double solve_us;        /* in-kernel solve from %globaltimer */
+    cm_err err;
+} dsb_gpu_done;
+
+int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models, dsb_gpu_launcher **out,
+                            cm_err *err);
+void dsb_gpu_launcher_destroy(dsb_gpu_launcher *l); /* waits for requests in flight */
+/* Streams without a request in flight. */
+uint32_t dsb_gpu_launcher_idle(const dsb_gpu_launcher *l);
+/* Starts one request: 0 started, 1 no idle stream (try after a poll), -1 the
+ * request cannot run on the GPU (err says why). */
+int dsb_gpu_launcher_submit(dsb_gpu_launcher *l, const dsb_model *m, uint32_t slot,
+                            uint32_t generation, const int16_t *h, const dsb_params *p,
+                            uint64_t tag, cm_err *err);
+/* Collects up to max completed requests without blocking; returns how many. */
+int dsb_gpu_launcher_poll(dsb_gpu_launcher *l, dsb_gpu_done *out, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,6 +74,20 @@ typedef struct {
 int dsb_dispatch_cpu_create(const dsb_cpu_dispatch_config *c, dsb_reply_fn fn, void *ctx,
                             dsb_dispatcher **out, cm_err *err);
 
+/* The launch-per-request dispatcher (Sec. V-A): one polling thread moves
+ * queued jobs onto S_t CUDA streams (H2D field, one-block launch, D2H reply,
+ * event) and answers each when its event completes.  Requests must fit one
+ * block (Eq. 6). */
+typedef struct {
+    uint32_t streams;    /* S_t, default 4 (the paper's) */
+    uint32_t queue_cap;  /* default 4096 */
+    uint32_t max_steps;  /* default 100000 */
+    uint32_t max_models; /* device copies kept, default 64 */
+} dsb_launch_dispatch_config;
+
+int dsb_dispatch_launch_create(const dsb_launch_dispatch_config *c, dsb_reply_fn fn, void *ctx,
+                               dsb_dispatcher **out, cm_err *err);
+
 /* ---- counters -------------------------------------------------------------- */
 
 typedef enum {
@@ -114,8 +128,9 @@ void dsb_counters_print(FILE *f, const char *prefix, const dsb_counters *c);
 
 typedef struct {
     dsb_transport_config transport;
-    const char *dispatch;          /* "cpu" */
+    const char *dispatch;          /* "cpu" or "launch" */
     dsb_cpu_dispatch_config cpu;
+    dsb_launch_dispatch_config launch;
     uint32_t rx_batch;             /* frames per recvmmsg, <= 64; default 32 */
 } dsb_server_config;
 

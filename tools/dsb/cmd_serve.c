@@ -1,5 +1,5 @@
 /* `dsb serve`: the request service (seed 000, Sec. V) with a transport
- * (udp | packet) and a dispatcher (cpu).  Counters at exit, on SIGUSR1, and
+ * (udp | packet) and a dispatcher (cpu, launch).  Counters at exit, on SIGUSR1, and
  * once per second with --stats. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
@@ -31,8 +31,11 @@ static void usage(FILE *o)
             "  --iface IF              packet: interface (default lo)\n"
             "  --mac MAC               packet: own MAC (default: the interface's; on lo\n"
             "                          02:00:00:00:00:01)\n"
-            "  --dispatch cpu          solver dispatcher (cpu; launch/proxy/gpu: GPU builds)\n"
+            "  --dispatch D            solver dispatcher: cpu (threads) or launch (one GPU\n"
+            "                          launch per request, Sec. V-A; GPU builds); proxy, gpu:\n"
+            "                          not yet\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
+            "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
             "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
             "  --batch N               frames per recvmmsg (1..64, default 32)\n"
             "  --max-replicas B        cpu limit on B (default 256)\n"
@@ -123,16 +126,20 @@ int cmd_serve(int argc, char **argv)
                     return 2;
                 }
                 cfg.dispatch = v;
+            } else if (arg_is(a, "--streams")) {
+                if (arg_u32(P, "--streams", v, 1, 64, &cfg.launch.streams)) return 2;
             } else if (arg_is(a, "--workers")) {
                 if (arg_u32(P, "--workers", v, 1, 1024, &cfg.cpu.workers)) return 2;
             } else if (arg_is(a, "--queue")) {
                 if (arg_u32(P, "--queue", v, 1, 1u << 20, &cfg.cpu.queue_cap)) return 2;
+                cfg.launch.queue_cap = cfg.cpu.queue_cap;
             } else if (arg_is(a, "--batch")) {
                 if (arg_u32(P, "--batch", v, 1, DSB_TRANSPORT_BATCH, &cfg.rx_batch)) return 2;
             } else if (arg_is(a, "--max-replicas")) {
                 if (arg_u32(P, "--max-replicas", v, 1, 1u << 20, &cfg.cpu.max_replicas)) return 2;
             } else if (arg_is(a, "--max-steps")) {
                 if (arg_u32(P, "--max-steps", v, 1, 1u << 30, &cfg.cpu.max_steps)) return 2;
+                cfg.launch.max_steps = cfg.cpu.max_steps;
             } else if (arg_is(a, "--max-work")) {
                 if (arg_u64(P, "--max-work", v, 1, UINT64_MAX, &cfg.cpu.max_work)) return 2;
             } else if (arg_is(a, "--max-wait-ms")) {

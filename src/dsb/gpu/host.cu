@@ -16,6 +16,7 @@ extern "C" {
 #include "dsb/solve.h"
 }
 #include "kernel.h"
+#include "host_internal.cuh"
 
 #define CK(call, what)                                                                   \
     do {                                                                                 \
@@ -85,7 +86,7 @@ static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int varian
 }
 
 /* Checks the request and prepares layout, kernel and its shared memory. */
-static int prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu_layout *L,
+int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu_layout *L,
                    const void **kernel, cm_err *err)
 {
     if (dsb_params_check(p, err)) return -1;
@@ -130,7 +131,7 @@ static int prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu
     return 0;
 }
 
-static void fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
+void dsb_gpu_fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
                       const dsb_gpu_layout *L, const unsigned char *dmodel)
 {
     memset(a, 0, sizeof *a);
@@ -153,7 +154,7 @@ static void fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
     a->seed = p->seed;
 }
 
-static cudaError_t launch(const void *kernel, dsb_gpu_args *a, size_t smem, cudaStream_t s)
+cudaError_t dsb_gpu_launch_one(const void *kernel, dsb_gpu_args *a, size_t smem, cudaStream_t s)
 {
     void *args[1] = {a};
     cudaError_t e = cudaLaunchKernel(kernel, dim3(1), dim3(DSB_GPU_THREADS), args, smem, s);
@@ -168,7 +169,7 @@ extern "C" int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_par
     if (r->n != m->n || r->replicas != p->replicas)
         return cm_fail(err, "result buffers are for n=%u B=%u, the request is n=%u B=%u", r->n,
                        r->replicas, m->n, p->replicas);
-    if (prepare(m, p, DSB_GPU_VAR_NONE, &L, &kernel, err)) return -1;
+    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, &L, &kernel, err)) return -1;
     double t0 = bench_now_s();
     const uint32_t n = m->n, B = p->replicas, W = L.W;
     const size_t reply_bytes = sizeof(dsb_gpu_reply) + 4u * W;
@@ -193,7 +194,7 @@ extern "C" int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_par
         CK(cudaMalloc((void **)&dx, (size_t)B * n * sizeof(float)), "cudaMalloc(x)");
         CK(cudaMalloc((void **)&dy, (size_t)B * n * sizeof(float)), "cudaMalloc(y)");
     }
-    fill_args(&a, m, p, &L, dmodel);
+    dsb_gpu_fill_args(&a, m, p, &L, dmodel);
     a.h = dh;
     a.energy2 = de;
     a.spins = ds;
@@ -201,7 +202,7 @@ extern "C" int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_par
     a.y = dy;
     a.reply = (dsb_gpu_reply *)dreply;
     a.seq = 1;
-    CK(launch(kernel, &a, L.total, 0), "launch");
+    CK(dsb_gpu_launch_one(kernel, &a, L.total, 0), "launch");
     CK(cudaDeviceSynchronize(), "solve kernel");
     CK(cudaMemcpy(hr, dreply, reply_bytes, cudaMemcpyDeviceToHost), "copy reply");
     CK(cudaMemcpy(r->energy2, de, B * sizeof(int64_t), cudaMemcpyDeviceToHost), "copy energies");
@@ -248,7 +249,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
      * effect before the context exists; later calls keep the default) */
     cudaSetDeviceFlags(cudaDeviceScheduleSpin);
     cudaGetLastError();
-    if (prepare(m, p, b->variant, &L, &kernel, err)) return -1;
+    if (dsb_gpu_prepare(m, p, b->variant, &L, &kernel, err)) return -1;
     const uint32_t n = m->n, W = L.W, nf = fields ? n_fields : 1u;
     const size_t reply_bytes = sizeof(dsb_gpu_reply) + 4u * W;
     const size_t fbytes = n * sizeof(int16_t);
@@ -289,7 +290,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     CK(cudaEventCreate(&e0), "cudaEventCreate");
     CK(cudaEventCreate(&e1), "cudaEventCreate");
-    fill_args(&a, m, p, &L, dmodel);
+    dsb_gpu_fill_args(&a, m, p, &L, dmodel);
 
     /* pass 1: launch to completion (events) and the in-kernel solve time */
     for (int64_t i = -(int64_t)b->warmup; i < (int64_t)b->requests; i++) {
@@ -300,7 +301,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         a.seq = (uint32_t)req + 1u;
         float ms = 0.0f;
         CK(cudaEventRecord(e0, s), "cudaEventRecord");
-        CK(launch(kernel, &a, L.total, s), "launch");
+        CK(dsb_gpu_launch_one(kernel, &a, L.total, s), "launch");
         CK(cudaEventRecord(e1, s), "cudaEventRecord");
         CK(cudaEventSynchronize(e1), "solve kernel");
         CK(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
@@ -325,7 +326,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         a.seq = (uint32_t)req + 1u;
         uint64_t t0 = bench_now_ns();
         CK(cudaMemcpyAsync(dfield, hfield, fbytes, cudaMemcpyHostToDevice, s), "copy field");
-        CK(launch(kernel, &a, L.total, s), "launch");
+        CK(dsb_gpu_launch_one(kernel, &a, L.total, s), "launch");
         CK(cudaMemcpyAsync(hreply, dreply, reply_bytes, cudaMemcpyDeviceToHost, s), "copy reply");
         CK(cudaStreamSynchronize(s), "solve kernel");
         uint64_t t1 = bench_now_ns();
@@ -353,7 +354,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         a.seq = (uint32_t)req + 1u;
         __sync_synchronize();
         uint64_t t0 = bench_now_ns();
-        CK(launch(kernel, &a, L.total, s), "launch");
+        CK(dsb_gpu_launch_one(kernel, &a, L.total, s), "launch");
         uint64_t spins = 0;
         while (*seq != a.seq) {
             if ((++spins & 0xFFFFu) == 0u) {

@@ -9,17 +9,14 @@
 #include "common/bench.h"
 #include "dsb/service.h"
 #include "dsb/solve.h"
+#include "jobq.h"
 
 typedef struct {
     dsb_dispatcher base;
     dsb_cpu_dispatch_config cfg;
     dsb_reply_fn reply;
     void *reply_ctx;
-    pthread_mutex_t lock;
-    pthread_cond_t nonempty;
-    dsb_job *ring;
-    size_t head, count; /* FIFO */
-    int stopping;
+    dsb_jobq q;
     _Atomic uint64_t ewma_solve_ns; /* smoothed solve time, for the wait bound */
     pthread_t *tids;
     uint32_t nthreads;
@@ -39,40 +36,22 @@ static dsb_wire_reason cpu_check(dsb_dispatcher *dd, const dsb_wire_solve *req, 
     return DSB_WR_NONE;
 }
 
+/* Admission beyond the count bound (the paper's C): when set, a bound on the
+ * expected wait = queued jobs x smoothed solve time / workers. */
+static int cpu_admit(void *ctx, size_t depth)
+{
+    cpu_disp *d = ctx;
+    uint64_t ew = atomic_load_explicit(&d->ewma_solve_ns, memory_order_relaxed);
+    return !(d->cfg.max_wait_ns && (uint64_t)depth * ew / d->cfg.workers > d->cfg.max_wait_ns);
+}
+
 static int cpu_submit(dsb_dispatcher *dd, const dsb_job *job)
 {
     cpu_disp *d = (cpu_disp *)dd;
-    pthread_mutex_lock(&d->lock);
-    /* admission: the count bound (the paper's C) and, when set, a bound on the
-     * expected wait = queued jobs x smoothed solve time / workers */
-    uint64_t ew = atomic_load_explicit(&d->ewma_solve_ns, memory_order_relaxed);
-    int too_long = d->cfg.max_wait_ns &&
-                   (uint64_t)d->count * ew / d->cfg.workers > d->cfg.max_wait_ns;
-    if (d->count == d->cfg.queue_cap || d->stopping || too_long) {
-        pthread_mutex_unlock(&d->lock);
-        return -1;
-    }
-    size_t tail = (d->head + d->count) % d->cfg.queue_cap;
-    d->ring[tail].req = job->req;
-    d->ring[tail].has_field = job->has_field;
-    if (job->has_field) memcpy(d->ring[tail].field, job->field, 2u * (size_t)job->req.n);
-    d->ring[tail].model = job->model;
-    d->ring[tail].peer = job->peer;
-    d->ring[tail].t_rx_ns = job->t_rx_ns;
-    d->count++;
-    pthread_cond_signal(&d->nonempty);
-    pthread_mutex_unlock(&d->lock);
-    return 0;
+    return dsb_jobq_push(&d->q, job, cpu_admit, d);
 }
 
-static size_t cpu_depth(dsb_dispatcher *dd)
-{
-    cpu_disp *d = (cpu_disp *)dd;
-    pthread_mutex_lock(&d->lock);
-    size_t c = d->count;
-    pthread_mutex_unlock(&d->lock);
-    return c;
-}
+static size_t cpu_depth(dsb_dispatcher *dd) { return dsb_jobq_depth(&((cpu_disp *)dd)->q); }
 
 static void *cpu_worker(void *arg)
 {
@@ -83,22 +62,7 @@ static void *cpu_worker(void *arg)
     uint32_t res_n = 0, res_b = 0;
     memset(&res, 0, sizeof res);
     for (;;) {
-        pthread_mutex_lock(&d->lock);
-        while (d->count == 0 && !d->stopping) pthread_cond_wait(&d->nonempty, &d->lock);
-        if (d->count == 0) { /* stopping and drained */
-            pthread_mutex_unlock(&d->lock);
-            break;
-        }
-        dsb_job *src = &d->ring[d->head];
-        job->req = src->req;
-        job->has_field = src->has_field;
-        if (src->has_field) memcpy(job->field, src->field, 2u * (size_t)src->req.n);
-        job->model = src->model;
-        job->peer = src->peer;
-        job->t_rx_ns = src->t_rx_ns;
-        d->head = (d->head + 1) % d->cfg.queue_cap;
-        d->count--;
-        pthread_mutex_unlock(&d->lock);
+        if (!dsb_jobq_pop(&d->q, job, 1)) break; /* stopping and drained */
 
         dsb_job_result jr;
         memset(&jr, 0, sizeof jr);
@@ -112,12 +76,7 @@ static void *cpu_worker(void *arg)
             res_b = job->req.replicas;
         }
         dsb_params p;
-        dsb_params_default(&p);
-        p.replicas = job->req.replicas;
-        p.steps = job->req.steps;
-        p.dt = job->req.dt;
-        p.xi = job->req.xi;
-        p.seed = job->req.seed;
+        dsb_job_params(job, &p);
         cm_err err;
         if (dsb_solve_cpu(m, job->has_field ? job->field : NULL, &p, 1, &res, &err) == 0) {
             jr.status = DSB_ST_OK;
@@ -142,14 +101,9 @@ static void *cpu_worker(void *arg)
 static void cpu_destroy(dsb_dispatcher *dd)
 {
     cpu_disp *d = (cpu_disp *)dd;
-    pthread_mutex_lock(&d->lock);
-    d->stopping = 1;
-    pthread_cond_broadcast(&d->nonempty);
-    pthread_mutex_unlock(&d->lock);
+    dsb_jobq_stop(&d->q);
     for (uint32_t i = 0; i < d->nthreads; i++) pthread_join(d->tids[i], NULL);
-    pthread_mutex_destroy(&d->lock);
-    pthread_cond_destroy(&d->nonempty);
-    free(d->ring);
+    dsb_jobq_destroy(&d->q);
     free(d->tids);
     free(d->args);
     free(d);
@@ -184,9 +138,7 @@ int dsb_dispatch_cpu_create(const dsb_cpu_dispatch_config *c, dsb_reply_fn fn, v
     d->base.destroy = cpu_destroy;
     d->reply = fn;
     d->reply_ctx = ctx;
-    pthread_mutex_init(&d->lock, NULL);
-    pthread_cond_init(&d->nonempty, NULL);
-    d->ring = cm_malloc((size_t)d->cfg.queue_cap * sizeof *d->ring);
+    dsb_jobq_init(&d->q, d->cfg.queue_cap);
     d->tids = cm_calloc(d->cfg.workers, sizeof *d->tids);
     d->args = cm_calloc(d->cfg.workers, sizeof *d->args);
     for (uint32_t i = 0; i < d->cfg.workers; i++) {

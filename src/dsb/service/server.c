@@ -90,10 +90,10 @@ int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
                        DSB_TRANSPORT_BATCH);
     }
     const char *dispatch = c->dispatch ? c->dispatch : "cpu";
-    if (strcmp(dispatch, "cpu") != 0) {
+    if (strcmp(dispatch, "cpu") != 0 && strcmp(dispatch, "launch") != 0) {
         free(s);
-        return cm_fail(err, "--dispatch %s: not built in this version (expected cpu; launch, "
-                            "proxy and gpu come with the GPU dispatchers)",
+        return cm_fail(err, "--dispatch %s: not built in this version (expected cpu or launch; "
+                            "proxy and gpu come with the persistent-kernel dispatchers)",
                        dispatch);
     }
     if (dsb_transport_open(&c->transport, &s->t, err) != 0) {
@@ -101,7 +101,10 @@ int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
         return -1;
     }
     s->store = dsb_store_create();
-    if (dsb_dispatch_cpu_create(&c->cpu, server_reply, s, &s->disp, err) != 0) {
+    int drc = strcmp(dispatch, "launch") == 0
+                  ? dsb_dispatch_launch_create(&c->launch, server_reply, s, &s->disp, err)
+                  : dsb_dispatch_cpu_create(&c->cpu, server_reply, s, &s->disp, err);
+    if (drc != 0) {
         dsb_store_destroy(s->store);
         s->t->close(s->t);
         free(s);

@@ -1,0 +1,20 @@
+/* Host-side pieces shared by the one-request wrappers (host.cu) and the
+ * launch-per-request engine (launcher.cu).  CUDA host code only. */
+#ifndef DSB_GPU_HOST_INTERNAL_CUH
+#define DSB_GPU_HOST_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+
+#include "kernel.h"
+
+/* Checks the request (params, format, one-block fit, device, shared memory)
+ * and prepares its layout and kernel (dynamic shared memory raised). */
+int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu_layout *L,
+                    const void **kernel, cm_err *err);
+/* The kernel arguments of a request on the device copy `dmodel` of m. */
+void dsb_gpu_fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
+                       const dsb_gpu_layout *L, const unsigned char *dmodel);
+/* One block of 256 threads on stream s. */
+cudaError_t dsb_gpu_launch_one(const void *kernel, dsb_gpu_args *a, size_t smem, cudaStream_t s);
+
+#endif

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# GPU test (label gpu): `dsb serve --dispatch launch` answers over UDP loopback
+# with replies bit-exact with the CPU reference (the client recomputes every
+# energy and re-solves the first 20 requests on the CPU), counts what does not
+# fit one block as too_large, and loses nothing.
+set -u
+DSB=$1
+pass=0 fail=0
+tmp=$(mktemp -d)
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+check() { # check NAME FILE PATTERN...
+    local name=$1 file=$2; shift 2
+    for pat in "$@"; do
+        if grep -q -- "$pat" "$file"; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAIL: $name: no '$pat' in: $(cat "$file")" >&2; fi
+    done
+}
+
+for port in $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)); do
+    "$DSB" serve --dispatch launch --port "$port" --duration 120 --json >"$tmp/srv.out" 2>"$tmp/srv.err" &
+    srv=$!
+    sleep 1
+    if kill -0 "$srv" 2>/dev/null; then break; fi
+    srv=
+done
+if [ -z "$srv" ]; then
+    echo "FAIL: could not start dsb serve --dispatch launch: $(cat "$tmp/srv.err")" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+# the reference request, 4 outstanding
+"$DSB" client --port "$port" --closed 4 --gen portfolio:n=128 --steps 100 --requests 2000 \
+    --warmup 200 --json >"$tmp/a.json" 2>"$tmp/a.err"
+check "int8 n=128" "$tmp/a.json" '"lost":0' '"energy_mismatch":0' '"reference_checked":20' \
+    '"reference_mismatch":0' '"ok":2200'
+# PM1 and TERNARY models in other slots, n not a multiple of 32
+"$DSB" client --port "$port" --closed 16 --gen sk:n=200 --format pm1 --model-id 2 --steps 50 \
+    --requests 1000 --warmup 100 --json >"$tmp/b.json" 2>"$tmp/b.err"
+check "pm1 n=200" "$tmp/b.json" '"lost":0' '"energy_mismatch":0' '"reference_mismatch":0' '"ok":1100'
+"$DSB" client --port "$port" --closed 1 --gen ternary:n=77 --format ternary --model-id 3 \
+    --replicas 32 --steps 30 --requests 300 --warmup 30 --json >"$tmp/c.json" 2>"$tmp/c.err"
+check "ternary n=77 B=32" "$tmp/c.json" '"lost":0' '"energy_mismatch":0' '"reference_mismatch":0' '"ok":330'
+# B n_p = 64 x 128 > 4096: does not fit one block -> answered too_large
+"$DSB" client --port "$port" --closed 1 --gen portfolio:n=128 --replicas 64 --steps 10 \
+    --requests 20 --warmup 0 --json >"$tmp/d.json" 2>"$tmp/d.err"
+check "too large" "$tmp/d.json" '"lost":0' '"too_large":20'
+kill -INT "$srv"
+wait "$srv"
+rc=$?
+srv=
+if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: server exit $rc" >&2; fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
