@@ -83,6 +83,8 @@ uint32_t dsb_pipe_workers(const dsb_pipe *p);
 uint32_t dsb_pipe_blocks_per_sm(const dsb_pipe *p);
 uint32_t dsb_pipe_sms(const dsb_pipe *p);
 const char *dsb_pipe_device_name(const dsb_pipe *p);
+/* Registers per thread and local (stack/spill) bytes per thread of the worker. */
+void dsb_pipe_worker_regs(const dsb_pipe *p, int *regs, int *local_bytes);
 
 /* Copies model m into GPU slot `id` (< 64) with its generation (echoed in
  * replies; a SOLVE with generation g != 0 must match it).  Only while the

@@ -180,7 +180,8 @@ static void verify_reference(const char *what, const suite *s, uint32_t requests
     printf("%s: %u sampled replies equal the CPU reference bit for bit\n", what, checked);
 }
 
-static void run_mixed(dsb_pipe *p, const char *what, const suite *s, uint32_t requests)
+/* Returns 0 when the traffic ran (whatever the checks found), -1 when it failed. */
+static int run_mixed(dsb_pipe *p, const char *what, const suite *s, uint32_t requests)
 {
     cm_err err;
     uint8_t *answers = cm_calloc(requests, 1);
@@ -213,6 +214,7 @@ static void run_mixed(dsb_pipe *p, const char *what, const suite *s, uint32_t re
     free(answers);
     free(log);
     free(lat);
+    return rc;
 }
 
 /* Error replies: each malformed or unservable request gets its status. */
@@ -346,9 +348,13 @@ static void run_placement(dsb_pipe_placement pl, const suite *s, uint32_t reques
     CHECK_EQ_I64(dsb_pipe_max_replicas(p, 9), 0, "empty slot");
     if (ok && dsb_pipe_start(p, &err) == 0) {
         CHECK(dsb_pipe_set_model(p, 0, &s->m[0], 1, &err) == -1, "%s: set_model while running", what);
-        run_mixed(p, what, s, requests);
-        run_errors(p, what, s); /* continues from the ring position the mixed run left */
         dsb_pipe_stats st;
+        if (run_mixed(p, what, s, requests)) { /* a stuck pipeline: no point going on */
+            dsb_pipe_stop(p, &st, &err);
+            dsb_pipe_destroy(p);
+            return;
+        }
+        run_errors(p, what, s); /* continues from the ring position the mixed run left */
         CHECK(dsb_pipe_stop(p, &st, &err) == 0, "%s: stop: %s", what, err.msg);
         CHECK_EQ_I64(st.workers_seen, dsb_pipe_workers(p), "workers that exited");
         CHECK_EQ_I64(st.served, (uint64_t)requests + 700, "replies counted by the workers");
@@ -366,6 +372,7 @@ static void run_placement(dsb_pipe_placement pl, const suite *s, uint32_t reques
 int main(int argc, char **argv)
 {
     uint32_t requests = 1000000;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill by timeout */
     if (argc > 1) {
         char *end;
         unsigned long v = strtoul(argv[1], &end, 10);

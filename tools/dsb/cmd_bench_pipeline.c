@@ -237,6 +237,7 @@ static void usage(FILE *f)
 int cmd_bench_pipeline(int argc, char **argv)
 {
     config one = {DSB_FMT_INT8, 128, 8, 100};
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill by timeout */
     uint32_t requests = 0, unloaded = 200, reserve = 1;
     uint64_t smem = DSB_PIPE_DEFAULT_SMEM, seed = 1;
     double dt = 1.0;
@@ -337,6 +338,7 @@ int cmd_bench_pipeline(int argc, char **argv)
     int status = 0;
     char device[256] = "";
     uint32_t bps = 0, sms = 0;
+    int regs = -1, local = -1;
     bench_progress_t prog;
     bench_progress_start(&prog, "pipeline configurations", (uint64_t)ncfg * npl);
     for (int k = 0; k < npl && !status; k++) {
@@ -355,6 +357,7 @@ int cmd_bench_pipeline(int argc, char **argv)
         snprintf(device, sizeof device, "%s", dsb_pipe_device_name(p));
         bps = dsb_pipe_blocks_per_sm(p);
         sms = dsb_pipe_sms(p);
+        dsb_pipe_worker_regs(p, &regs, &local);
         for (uint32_t i = 0; i < ncfg; i++) {
             result *r = &res[nres];
             if (run_config(p, &cfgs[i], requests, unloaded, seed, (float)dt, r, &err)) {
@@ -376,8 +379,9 @@ int cmd_bench_pipeline(int argc, char **argv)
     }
     bench_progress_end(&prog, nres);
 
-    printf("# dsb bench pipeline: %s, %u SMs x %u workers/SM, S = %u B\n", device, sms, bps,
-           (unsigned)smem);
+    printf("# dsb bench pipeline: %s, %u SMs x %u workers/SM, S = %u B, worker %d registers, "
+           "%d B local/thread\n",
+           device, sms, bps, (unsigned)smem, regs, local);
     printf("%-5s %-8s %4s %3s %4s %4s %9s %9s %9s %6s %9s %9s %7s %7s | %9s %9s\n", "place",
            "format", "n", "B", "K", "N_w", "tsolve_us", "bound_k", "kreq/s", "%bound", "p50_us",
            "p99_us", "drops", "cpu_us", "paper_k", "paper_p99");
@@ -404,6 +408,8 @@ int cmd_bench_pipeline(int argc, char **argv)
         json_kv_u64(&w, "blocks_per_sm", bps);
         json_kv_u64(&w, "smem_bytes", smem);
         json_kv_u64(&w, "reserve", reserve);
+        json_kv_i64(&w, "worker_registers", regs);
+        json_kv_i64(&w, "worker_local_bytes", local);
         json_key(&w, "results");
         json_arr_begin(&w);
         for (uint32_t i = 0; i < nres; i++) {

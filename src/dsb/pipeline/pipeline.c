@@ -19,7 +19,7 @@
 
 #define C DSB_PIPE_RING
 #define MASK (DSB_PIPE_RING - 1u)
-#define DSB_PIPE_TRAFFIC_TIMEOUT_S 120u /* a traffic run that takes longer is stopped */
+#define DSB_PIPE_TRAFFIC_TIMEOUT_S 60u  /* a traffic run that takes longer is stopped */
 #define DSB_PIPE_STALL_S 10u            /* host placement: no reply for this long -> abort */
 
 struct dsb_pipe {
@@ -80,6 +80,30 @@ static int calibrate_clock(dsb_pipe *p, cm_err *err)
         cudaStreamSynchronize(p->s_gen);
     }
     p->clock_offset = best;
+    return 0;
+}
+
+/* CUDA loads kernels lazily, at their first launch, and loading waits for
+ * the device to be idle: a first launch of the generator/consumer block while
+ * the persistent workers run would wait for them forever.  So the block is
+ * launched once here, before any worker, with nothing to do (0 requests: the
+ * generator publishes nothing and the consumer leaves at once). */
+static int preload_gen(dsb_pipe *p, cm_err *err)
+{
+    dsb_pipe_gen_dev g;
+    memset(&g, 0, sizeof g);
+    unsigned long long *res = NULL;
+    int e;
+    if ((e = cudaMalloc((void **)&res, 8 * sizeof *res))) return cu_fail(err, "cudaMalloc", e);
+    cudaMemset(res, 0, 8 * sizeof *res);
+    g.n_templates = 1;
+    g.requests = 0;
+    g.result = res;
+    if ((e = dsb_pipe_k_launch_gen(&p->d, &g, p->s_gen)) || (e = cudaStreamSynchronize(p->s_gen))) {
+        cudaFree(res);
+        return cu_fail(err, "generator preload", e);
+    }
+    cudaFree(res);
     return 0;
 }
 
@@ -206,6 +230,7 @@ int dsb_pipe_create(const dsb_pipe_config *cfg, dsb_pipe **out, cm_err *err)
     p->d.max_steps = cfg->max_steps;
     if (!rc && (e = cudaDeviceSynchronize())) rc = cu_fail(err, "set-up", e);
     if (!rc) rc = calibrate_clock(p, err);
+    if (!rc) rc = preload_gen(p, err);
     if (rc) {
         dsb_pipe_destroy(p);
         return -1;
@@ -241,6 +266,12 @@ uint32_t dsb_pipe_workers(const dsb_pipe *p) { return p->nw; }
 uint32_t dsb_pipe_blocks_per_sm(const dsb_pipe *p) { return p->bps; }
 uint32_t dsb_pipe_sms(const dsb_pipe *p) { return p->sms; }
 const char *dsb_pipe_device_name(const dsb_pipe *p) { return p->device; }
+void dsb_pipe_worker_regs(const dsb_pipe *p, int *regs, int *local_bytes)
+{
+    (void)p;
+    *regs = *local_bytes = -1;
+    if (dsb_pipe_k_regs(regs, local_bytes)) *regs = *local_bytes = -1;
+}
 
 /* The solver's row mode for a layout: 2 when every thread's pairs share one
  * row (n_p divides T) whose 16-byte chunks fit the body's register budget
@@ -609,38 +640,46 @@ static int traffic_host(dsb_pipe *p, dsb_pipe_traffic *t, cm_err *err)
     return 0;
 }
 
+/* GPU placement.  The workers are running: nothing here may synchronize the
+ * whole device (cudaDeviceSynchronize, cudaFree, synchronous copies on the
+ * legacy stream would wait for the persistent kernel forever), so buffers
+ * come from the stream-ordered allocator and every copy is asynchronous on
+ * the generator's stream. */
 static int traffic_gpu(dsb_pipe *p, dsb_pipe_traffic *t, cm_err *err)
 {
     dsb_pipe_gen_dev g;
     memset(&g, 0, sizeof g);
     int e = 0, rc = 0;
+    cudaStream_t s = p->s_gen;
     unsigned char *tmpl = NULL;
     uint32_t *tlens = NULL, *answers = NULL, *lat = NULL;
     uint64_t *t_pub = NULL;
     unsigned char *log = NULL;
     unsigned long long *res = NULL;
+    uint32_t *ha = NULL;
     size_t tb = (size_t)t->n_templates * DSB_PIPE_FRAME_SLOT;
+    size_t nr = t->requests;
     unsigned char *htm = cm_calloc(1, tb);
     for (uint32_t j = 0; j < t->n_templates; j++)
         memcpy(htm + (size_t)j * DSB_PIPE_FRAME_SLOT, t->frames[j], t->lens[j]);
-    if ((e = cudaMalloc((void **)&tmpl, tb)) ||
-        (e = cudaMalloc((void **)&tlens, t->n_templates * sizeof *tlens)) ||
-        (e = cudaMalloc((void **)&answers, (size_t)t->requests * sizeof *answers)) ||
-        (e = cudaMalloc((void **)&t_pub, (size_t)t->requests * sizeof *t_pub)) ||
-        (e = cudaMalloc((void **)&res, 8 * sizeof *res)) ||
-        (t->latency_ns && (e = cudaMalloc((void **)&lat, (size_t)t->requests * sizeof *lat))) ||
-        (t->log && (e = cudaMalloc((void **)&log, (size_t)t->requests * t->log_stride)))) {
-        rc = cu_fail(err, "cudaMalloc (traffic buffers)", e);
+    if ((e = cudaMallocAsync((void **)&tmpl, tb, s)) ||
+        (e = cudaMallocAsync((void **)&tlens, t->n_templates * sizeof *tlens, s)) ||
+        (e = cudaMallocAsync((void **)&answers, nr * sizeof *answers, s)) ||
+        (e = cudaMallocAsync((void **)&t_pub, nr * sizeof *t_pub, s)) ||
+        (e = cudaMallocAsync((void **)&res, 8 * sizeof *res, s)) ||
+        (t->latency_ns && (e = cudaMallocAsync((void **)&lat, nr * sizeof *lat, s))) ||
+        (t->log && (e = cudaMallocAsync((void **)&log, nr * t->log_stride, s)))) {
+        rc = cu_fail(err, "cudaMallocAsync (traffic buffers)", e);
         goto out;
     }
-    cudaMemcpy(tmpl, htm, tb, cudaMemcpyHostToDevice);
-    cudaMemcpy(tlens, t->lens, t->n_templates * sizeof *tlens, cudaMemcpyHostToDevice);
-    cudaMemset(answers, 0, (size_t)t->requests * sizeof *answers);
-    cudaMemset(t_pub, 0, (size_t)t->requests * sizeof *t_pub);
-    cudaMemset(res, 0, 8 * sizeof *res);
-    if (lat) cudaMemset(lat, 0, (size_t)t->requests * sizeof *lat);
-    if (log) cudaMemset(log, 0, (size_t)t->requests * t->log_stride);
-    if ((e = cudaDeviceSynchronize())) {
+    cudaMemcpyAsync(tmpl, htm, tb, cudaMemcpyHostToDevice, s);
+    cudaMemcpyAsync(tlens, t->lens, t->n_templates * sizeof *tlens, cudaMemcpyHostToDevice, s);
+    cudaMemsetAsync(answers, 0, nr * sizeof *answers, s);
+    cudaMemsetAsync(t_pub, 0, nr * sizeof *t_pub, s);
+    cudaMemsetAsync(res, 0, 8 * sizeof *res, s);
+    if (lat) cudaMemsetAsync(lat, 0, nr * sizeof *lat, s);
+    if (log) cudaMemsetAsync(log, 0, nr * t->log_stride, s);
+    if ((e = cudaStreamSynchronize(s))) {
         rc = cu_fail(err, "traffic set-up", e);
         goto out;
     }
@@ -659,17 +698,17 @@ static int traffic_gpu(dsb_pipe *p, dsb_pipe_traffic *t, cm_err *err)
     g.seq0 = p->prod_seq;
     g.cons0 = p->cons_r;
     /* the generator/consumer block takes the slot the workers left free */
-    if ((e = dsb_pipe_k_launch_gen(&p->d, &g, p->s_gen))) {
+    if ((e = dsb_pipe_k_launch_gen(&p->d, &g, s))) {
         rc = cu_fail(err, "generator launch", e);
         goto out;
     }
     {
         /* wait, with a deadline: a stuck pipeline is stopped, not waited for */
         uint64_t t0 = mono_ns();
-        while ((e = cudaStreamQuery(p->s_gen)) == cudaErrorNotReady) {
+        while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
             if (mono_ns() - t0 > (uint64_t)DSB_PIPE_TRAFFIC_TIMEOUT_S * 1000000000ull) {
                 p->ctrl->shutdown = 1;
-                cudaStreamSynchronize(p->s_gen);
+                cudaStreamSynchronize(s);
                 rc = cm_fail(err, "dsb pipeline: GPU traffic of %u requests did not finish within "
                                   "%u s; workers and generator stopped", t->requests,
                              DSB_PIPE_TRAFFIC_TIMEOUT_S);
@@ -684,7 +723,15 @@ static int traffic_gpu(dsb_pipe *p, dsb_pipe_traffic *t, cm_err *err)
         }
     }
     unsigned long long hr[8];
-    cudaMemcpy(hr, res, sizeof hr, cudaMemcpyDeviceToHost);
+    ha = t->answers ? cm_malloc(nr * sizeof *ha) : NULL;
+    cudaMemcpyAsync(hr, res, sizeof hr, cudaMemcpyDeviceToHost, s);
+    if (ha) cudaMemcpyAsync(ha, answers, nr * sizeof *ha, cudaMemcpyDeviceToHost, s);
+    if (lat) cudaMemcpyAsync(t->latency_ns, lat, nr * sizeof *lat, cudaMemcpyDeviceToHost, s);
+    if (log) cudaMemcpyAsync(t->log, log, nr * t->log_stride, cudaMemcpyDeviceToHost, s);
+    if ((e = cudaStreamSynchronize(s))) {
+        rc = cu_fail(err, "copying the traffic results", e);
+        goto out;
+    }
     p->prod_seq += (uint32_t)hr[0];
     p->cons_r += (uint32_t)hr[2];
     p->published += hr[0];
@@ -695,23 +742,19 @@ static int traffic_gpu(dsb_pipe *p, dsb_pipe_traffic *t, cm_err *err)
     t->stray = hr[3];
     t->seconds = hr[5] > hr[4] ? 1e-9 * (double)(hr[5] - hr[4]) : 0.0;
     t->producer_cpu_s = t->consumer_cpu_s = 0.0;
-    if (t->answers) {
-        uint32_t *ha = cm_malloc((size_t)t->requests * sizeof *ha);
-        cudaMemcpy(ha, answers, (size_t)t->requests * sizeof *ha, cudaMemcpyDeviceToHost);
-        for (uint32_t i = 0; i < t->requests; i++) t->answers[i] = ha[i] > 255u ? 255u : (uint8_t)ha[i];
-        free(ha);
-    }
-    if (lat) cudaMemcpy(t->latency_ns, lat, (size_t)t->requests * sizeof *lat, cudaMemcpyDeviceToHost);
-    if (log) cudaMemcpy(t->log, log, (size_t)t->requests * t->log_stride, cudaMemcpyDeviceToHost);
+    if (ha)
+        for (size_t i = 0; i < nr; i++) t->answers[i] = ha[i] > 255u ? 255u : (uint8_t)ha[i];
 out:
     free(htm);
-    cudaFree(tmpl);
-    cudaFree(tlens);
-    cudaFree(answers);
-    cudaFree(t_pub);
-    cudaFree(res);
-    if (lat) cudaFree(lat);
-    if (log) cudaFree(log);
+    free(ha);
+    if (tmpl) cudaFreeAsync(tmpl, s);
+    if (tlens) cudaFreeAsync(tlens, s);
+    if (answers) cudaFreeAsync(answers, s);
+    if (t_pub) cudaFreeAsync(t_pub, s);
+    if (res) cudaFreeAsync(res, s);
+    if (lat) cudaFreeAsync(lat, s);
+    if (log) cudaFreeAsync(log, s);
+    cudaStreamSynchronize(s);
     return rc;
 }
 

@@ -18,6 +18,11 @@ uint32_t dsb_pipe_workers(const dsb_pipe *p) { (void)p; return 0; }
 uint32_t dsb_pipe_blocks_per_sm(const dsb_pipe *p) { (void)p; return 0; }
 uint32_t dsb_pipe_sms(const dsb_pipe *p) { (void)p; return 0; }
 const char *dsb_pipe_device_name(const dsb_pipe *p) { (void)p; return "none"; }
+void dsb_pipe_worker_regs(const dsb_pipe *p, int *regs, int *local_bytes)
+{
+    (void)p;
+    *regs = *local_bytes = -1;
+}
 int dsb_pipe_set_model(dsb_pipe *p, uint16_t id, const dsb_model *m, uint32_t generation,
                        cm_err *err)
 {

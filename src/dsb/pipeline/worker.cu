@@ -54,6 +54,12 @@ static __device__ __forceinline__ unsigned long long pipe_vload64(const unsigned
 {
     return *(const volatile unsigned long long *)p;
 }
+/* Data another agent wrote: L2-coherent loads (__ldcg) from GPU rings; from
+ * host-mapped rings loads that are never served from a cache (__ldcv). */
+static __device__ __forceinline__ uint4 pipe_load16(uint32_t host, const uint4 *p)
+{
+    return host ? __ldcv(p) : __ldcg(p);
+}
 static __device__ __forceinline__ void pipe_fence(uint32_t host)
 {
     if (host)
@@ -275,7 +281,7 @@ __global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_
             st->slot = slot;
             st->t_claim = now;
             if (!stop) { /* the whole 16-byte item in one load (one PCIe read for host rings) */
-                const uint4 it = __ldcg((const uint4 *)&d.items[slot]);
+                const uint4 it = pipe_load16(d.host_rings, (const uint4 *)&d.items[slot]);
                 st->len = it.y;
                 st->t_recv = ((uint64_t)it.w << 32) | it.z;
             }
@@ -288,7 +294,8 @@ __global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_
             if (len > DSB_PIPE_FRAME_SLOT) len = DSB_PIPE_FRAME_SLOT;
             const uint4 *src = (const uint4 *)(d.frames + (size_t)slot * DSB_PIPE_FRAME_SLOT);
             uint4 *dst = (uint4 *)(area + AREA_FRAME);
-            for (uint32_t i = tid; i < (len + 15u) >> 4; i += DSB_GPU_THREADS) dst[i] = __ldcg(src + i);
+            for (uint32_t i = tid; i < (len + 15u) >> 4; i += DSB_GPU_THREADS)
+                dst[i] = pipe_load16(d.host_rings, src + i);
         }
         __syncthreads();
         if (tid == 0) pipe_validate(&d, area, st);
