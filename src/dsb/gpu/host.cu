@@ -42,21 +42,10 @@ extern "C" int dsb_gpu_available(cm_err *err)
     return 1;
 }
 
-/* Row mode of a layout: 2 when every thread's pairs share one row (n_p
- * divides 256) whose chunks fit the register budget, 1 when they share a row
- * that stays in shared memory, 0 otherwise. */
-static int row_mode(dsb_format f, const dsb_gpu_layout *L)
-{
-    if (DSB_GPU_THREADS % L->np != 0u) return 0;
-    uint32_t nch = f == DSB_FMT_INT8 ? L->np / 16u : (L->W + 3u) / 4u;
-    uint32_t maxc = f == DSB_FMT_INT8 ? 8u : 2u; /* DSB_GPU_REGROW_* */
-    return nch <= maxc ? 2 : 1;
-}
-
 /* The kernel for a layout, or NULL with a message. */
 static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int variant, cm_err *err)
 {
-    int sr = row_mode(f, L);
+    int sr = dsb_gpu_row_mode(f, L);
     const void *k = NULL;
     switch (f) {
     case DSB_FMT_PM1:
@@ -269,7 +258,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         b->local_bytes = fa.localSizeBytes;
         b->smem_bytes = L.total;
         b->pairs_per_thread = L.ppt;
-        b->row_mode = row_mode(m->format, &L);
+        b->row_mode = dsb_gpu_row_mode(m->format, &L);
         CK(cudaGetDevice(&dev), "cudaGetDevice");
         CK(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
         snprintf(b->device, sizeof b->device, "%.100s, %d SMs", prop.name, prop.multiProcessorCount);

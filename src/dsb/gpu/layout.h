@@ -98,4 +98,17 @@ static inline int dsb_gpu_layout_make(dsb_format f, uint32_t n, uint32_t B, dsb_
     return 0;
 }
 
+/* The solver's row mode for a layout: 2 when every thread's pairs share one
+ * coupling row (n_p divides T) whose 16-byte chunks fit the body's register
+ * budget (8 chunks for INT8, 2 for the bit formats), 1 when they share a row
+ * kept in shared memory, 0 when a thread's pairs have different rows.  Picks
+ * the kernel variant (one-request kernels and the pipeline's workers alike). */
+static inline int dsb_gpu_row_mode(dsb_format f, const dsb_gpu_layout *L)
+{
+    if (DSB_GPU_THREADS % L->np != 0u) return 0;
+    uint32_t nch = f == DSB_FMT_INT8 ? L->np / 16u : (L->W + 3u) / 4u;
+    uint32_t maxc = f == DSB_FMT_INT8 ? 8u : 2u;
+    return nch <= maxc ? 2 : 1;
+}
+
 #endif

@@ -273,19 +273,6 @@ void dsb_pipe_worker_regs(const dsb_pipe *p, int *regs, int *local_bytes)
     if (dsb_pipe_k_regs(regs, local_bytes)) *regs = *local_bytes = -1;
 }
 
-/* The solver's row mode for a layout: 2 when every thread's pairs share one
- * row (n_p divides T) whose 16-byte chunks fit the body's register budget
- * (DSB_GPU_REGROW_INT8 = 8 chunks, DSB_GPU_REGROW_BITS = 2), 1 when they share
- * a row kept in shared memory, 0 otherwise.  The same rule as the one-request
- * kernels' host side (src/dsb/gpu/host.cu, row_mode). */
-static int row_mode(dsb_format f, const dsb_gpu_layout *L)
-{
-    if (DSB_GPU_THREADS % L->np != 0u) return 0;
-    uint32_t nch = f == DSB_FMT_INT8 ? L->np / 16u : (L->W + 3u) / 4u;
-    uint32_t maxc = f == DSB_FMT_INT8 ? 8u : 2u;
-    return nch <= maxc ? 2 : 1;
-}
-
 int dsb_pipe_set_model(dsb_pipe *p, uint16_t id, const dsb_model *m, uint32_t generation,
                        cm_err *err)
 {
@@ -324,7 +311,7 @@ int dsb_pipe_set_model(dsb_pipe *p, uint16_t id, const dsb_model *m, uint32_t ge
         if (L.total > p->d.area_off) break;
         dsb_pipe_layout_dev *o = &row[B - 1];
         o->ppt = L.ppt;
-        o->samerow = (uint32_t)row_mode(m->format, &L);
+        o->samerow = (uint32_t)dsb_gpu_row_mode(m->format, &L);
         o->row_bytes = L.row_bytes;
         o->off_minus = L.off_minus;
         o->off_rowconst = L.off_rowconst;
