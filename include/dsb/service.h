@@ -126,11 +126,25 @@ void dsb_counters_print(FILE *f, const char *prefix, const dsb_counters *c);
 
 /* ---- the server ------------------------------------------------------------ */
 
+/* The CPU-proxied persistent-kernel dispatcher (Sec. V-B): one CPU thread
+ * forwards each request into the host-mapped work ring of a persistent worker
+ * pipeline (dsb/pipeline.h, placement host) and drains its host-mapped reply
+ * ring.  Requests must fit one block beside the workers' area at S. */
+typedef struct {
+    uint32_t queue_cap;  /* default 4096 */
+    uint32_t max_steps;  /* default 100000 */
+    uint32_t smem_bytes; /* S of every worker; 0 = the pipeline's default (48 KiB) */
+} dsb_proxy_dispatch_config;
+
+int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn fn, void *ctx,
+                              dsb_dispatcher **out, cm_err *err);
+
 typedef struct {
     dsb_transport_config transport;
-    const char *dispatch;          /* "cpu" or "launch" */
+    const char *dispatch;          /* "cpu", "launch" or "proxy" */
     dsb_cpu_dispatch_config cpu;
     dsb_launch_dispatch_config launch;
+    dsb_proxy_dispatch_config proxy;
     uint32_t rx_batch;             /* frames per recvmmsg, <= 64; default 32 */
 } dsb_server_config;
 

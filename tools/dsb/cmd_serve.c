@@ -31,9 +31,10 @@ static void usage(FILE *o)
             "  --iface IF              packet: interface (default lo)\n"
             "  --mac MAC               packet: own MAC (default: the interface's; on lo\n"
             "                          02:00:00:00:00:01)\n"
-            "  --dispatch D            solver dispatcher: cpu (threads) or launch (one GPU\n"
-            "                          launch per request, Sec. V-A; GPU builds); proxy, gpu:\n"
-            "                          not yet\n"
+            "  --dispatch D            solver dispatcher: cpu (threads), launch (one GPU\n"
+            "                          launch per request, Sec. V-A) or proxy (persistent\n"
+            "                          workers fed through host-mapped rings, Sec. V-B); GPU\n"
+            "                          builds; gpu: not yet\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
             "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
             "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
@@ -132,14 +133,14 @@ int cmd_serve(int argc, char **argv)
                 if (arg_u32(P, "--workers", v, 1, 1024, &cfg.cpu.workers)) return 2;
             } else if (arg_is(a, "--queue")) {
                 if (arg_u32(P, "--queue", v, 1, 1u << 20, &cfg.cpu.queue_cap)) return 2;
-                cfg.launch.queue_cap = cfg.cpu.queue_cap;
+                cfg.launch.queue_cap = cfg.proxy.queue_cap = cfg.cpu.queue_cap;
             } else if (arg_is(a, "--batch")) {
                 if (arg_u32(P, "--batch", v, 1, DSB_TRANSPORT_BATCH, &cfg.rx_batch)) return 2;
             } else if (arg_is(a, "--max-replicas")) {
                 if (arg_u32(P, "--max-replicas", v, 1, 1u << 20, &cfg.cpu.max_replicas)) return 2;
             } else if (arg_is(a, "--max-steps")) {
                 if (arg_u32(P, "--max-steps", v, 1, 1u << 30, &cfg.cpu.max_steps)) return 2;
-                cfg.launch.max_steps = cfg.cpu.max_steps;
+                cfg.launch.max_steps = cfg.proxy.max_steps = cfg.cpu.max_steps;
             } else if (arg_is(a, "--max-work")) {
                 if (arg_u64(P, "--max-work", v, 1, UINT64_MAX, &cfg.cpu.max_work)) return 2;
             } else if (arg_is(a, "--max-wait-ms")) {

@@ -90,10 +90,11 @@ int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
                        DSB_TRANSPORT_BATCH);
     }
     const char *dispatch = c->dispatch ? c->dispatch : "cpu";
-    if (strcmp(dispatch, "cpu") != 0 && strcmp(dispatch, "launch") != 0) {
+    if (strcmp(dispatch, "cpu") != 0 && strcmp(dispatch, "launch") != 0 &&
+        strcmp(dispatch, "proxy") != 0) {
         free(s);
-        return cm_fail(err, "--dispatch %s: not built in this version (expected cpu or launch; "
-                            "proxy and gpu come with the persistent-kernel dispatchers)",
+        return cm_fail(err, "--dispatch %s: not built in this version (expected cpu, launch or "
+                            "proxy; gpu comes with the GPU-resident agents)",
                        dispatch);
     }
     if (dsb_transport_open(&c->transport, &s->t, err) != 0) {
@@ -101,8 +102,10 @@ int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
         return -1;
     }
     s->store = dsb_store_create();
-    int drc = strcmp(dispatch, "launch") == 0
+    int drc = !strcmp(dispatch, "launch")
                   ? dsb_dispatch_launch_create(&c->launch, server_reply, s, &s->disp, err)
+              : !strcmp(dispatch, "proxy")
+                  ? dsb_dispatch_proxy_create(&c->proxy, server_reply, s, &s->disp, err)
                   : dsb_dispatch_cpu_create(&c->cpu, server_reply, s, &s->disp, err);
     if (drc != 0) {
         dsb_store_destroy(s->store);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# GPU test (label gpu): `dsb serve --dispatch launch` answers over UDP loopback
+# GPU test (label gpu): `dsb serve --dispatch D` (launch or proxy) answers over UDP loopback
 # with replies bit-exact with the CPU reference (the client recomputes every
 # energy and re-solves the first 20 requests on the CPU), counts what does not
 # fit one block as too_large, and loses nothing.
 set -u
 DSB=$1
+DISPATCH=${2:-launch}
 pass=0 fail=0
 tmp=$(mktemp -d)
 srv=
@@ -19,14 +20,14 @@ check() { # check NAME FILE PATTERN...
 }
 
 for port in $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)); do
-    "$DSB" serve --dispatch launch --port "$port" --duration 120 --json >"$tmp/srv.out" 2>"$tmp/srv.err" &
+    "$DSB" serve --dispatch "$DISPATCH" --port "$port" --duration 120 --json >"$tmp/srv.out" 2>"$tmp/srv.err" &
     srv=$!
     sleep 1
     if kill -0 "$srv" 2>/dev/null; then break; fi
     srv=
 done
 if [ -z "$srv" ]; then
-    echo "FAIL: could not start dsb serve --dispatch launch: $(cat "$tmp/srv.err")" >&2
+    echo "FAIL: could not start dsb serve --dispatch $DISPATCH: $(cat "$tmp/srv.err")" >&2
     echo "0 passed, 1 failed"
     exit 1
 fi
