@@ -138,7 +138,7 @@ int dsb_dispatch_cpu_create(const dsb_cpu_dispatch_config *c, dsb_reply_fn fn, v
     d->base.destroy = cpu_destroy;
     d->reply = fn;
     d->reply_ctx = ctx;
-    dsb_jobq_init(&d->q, d->cfg.queue_cap);
+    dsb_jobq_init(&d->q, d->cfg.queue_cap, 0);
     d->tids = cm_calloc(d->cfg.workers, sizeof *d->tids);
     d->args = cm_calloc(d->cfg.workers, sizeof *d->args);
     for (uint32_t i = 0; i < d->cfg.workers; i++) {

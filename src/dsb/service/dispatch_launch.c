@@ -140,7 +140,7 @@ int dsb_dispatch_launch_create(const dsb_launch_dispatch_config *c, dsb_reply_fn
     d->base.destroy = launch_destroy;
     d->reply = fn;
     d->reply_ctx = ctx;
-    dsb_jobq_init(&d->q, d->cfg.queue_cap);
+    dsb_jobq_init(&d->q, d->cfg.queue_cap, 1000000000ull);
     d->inflight = cm_calloc(d->cfg.streams, sizeof *d->inflight);
     if (pthread_create(&d->tid, NULL, launch_loop, d) != 0) {
         launch_destroy(&d->base);

@@ -193,7 +193,7 @@ int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn f
     d->base.destroy = proxy_destroy;
     d->reply = fn;
     d->reply_ctx = ctx;
-    dsb_jobq_init(&d->q, d->cfg.queue_cap);
+    dsb_jobq_init(&d->q, d->cfg.queue_cap, 1000000000ull);
     d->inflight = cm_malloc(DSB_PIPE_RING * sizeof *d->inflight);
     d->t_pub = cm_calloc(DSB_PIPE_RING, sizeof *d->t_pub);
     d->free_tags = cm_malloc(DSB_PIPE_RING * sizeof *d->free_tags);

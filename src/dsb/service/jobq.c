@@ -1,5 +1,7 @@
 #include "jobq.h"
 
+#include "common/bench.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +25,10 @@ void dsb_job_params(const dsb_job *job, dsb_params *p)
     p->seed = job->req.seed;
 }
 
-void dsb_jobq_init(dsb_jobq *q, size_t cap)
+void dsb_jobq_init(dsb_jobq *q, size_t cap, uint64_t spin_ns)
 {
     memset(q, 0, sizeof *q);
+    q->spin_ns = spin_ns;
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->nonempty, NULL);
     q->cap = cap;
@@ -56,6 +59,12 @@ int dsb_jobq_push(dsb_jobq *q, const dsb_job *job, int (*admit)(void *, size_t),
 
 int dsb_jobq_pop(dsb_jobq *q, dsb_job *out, int wait)
 {
+    if (wait && q->spin_ns) {
+        uint64_t until = bench_now_ns() + q->spin_ns;
+        while (atomic_load_explicit(&q->count, memory_order_relaxed) == 0 && !*(volatile int *)&q->stopping &&
+               bench_now_ns() < until) {
+        }
+    }
     pthread_mutex_lock(&q->lock);
     while (wait && q->count == 0 && !q->stopping) pthread_cond_wait(&q->nonempty, &q->lock);
     if (q->count == 0) {

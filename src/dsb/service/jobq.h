@@ -13,11 +13,16 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t nonempty;
     dsb_job *ring;
-    size_t cap, head, count;
+    size_t cap, head;
+    _Atomic size_t count;
     int stopping;
+    uint64_t spin_ns;
 } dsb_jobq;
 
-void dsb_jobq_init(dsb_jobq *q, size_t cap);
+/* spin_ns: a blocking pop first polls the queue this long before it sleeps on
+ * the condition (the GPU dispatchers' threads busy-poll like the paper's
+ * baselines, Sec. VI-C; a sleeping thread costs a wake-up of tens of us). */
+void dsb_jobq_init(dsb_jobq *q, size_t cap, uint64_t spin_ns);
 void dsb_jobq_destroy(dsb_jobq *q);
 /* Copies job in unless the queue is full or stopping, or admit(ctx, depth)
  * (optional, called under the lock) says no: 0 queued, -1 refused. */
