@@ -9,7 +9,7 @@ out=${2:-$root/build-fuzz}
 mkdir -p "$out"
 CC=${CC:-clang}
 srcs=("$root"/src/common/*.c "$root"/src/dsb/*.c "$root"/src/dsb/gpu/stub.c
-      "$root"/src/dsb/service/codec.c "$root"/src/dsb/service/store.c)
+      "$root"/src/dsb/wire.c "$root"/src/dsb/service/store.c)
 [ -f "$root/src/dsb/gpu/common.c" ] && srcs+=("$root/src/dsb/gpu/common.c")
 flags=(-std=c11 -D_GNU_SOURCE -O1 -g -ffp-contract=off -mpopcnt -I"$root/include"
        -fno-sanitize-recover=undefined)

@@ -382,7 +382,7 @@ DSB_HD static inline void dsb_wire_init(void *hdr64, uint8_t type, const uint8_t
     b[15] = (uint8_t)DSB_WIRE_VERSION;
 }
 
-/* Host functions (src/dsb/service/codec.c); declared for .cu host code too. */
+/* Host functions (src/dsb/wire.c); declared for .cu host code too. */
 const char *dsb_wire_status_name(unsigned status);
 const char *dsb_wire_reason_name(unsigned reason);
 const char *dsb_wire_type_name(unsigned type);

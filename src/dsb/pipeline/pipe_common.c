@@ -58,22 +58,8 @@ uint32_t dsb_pipe_build_solve(uint8_t *out, size_t cap, uint16_t model_id, uint3
                               uint32_t n, uint32_t steps, uint32_t replicas, uint64_t seed,
                               float xi, float dt, const int16_t *h)
 {
-    size_t len = DSB_WIRE_HDR_BYTES + (h ? 2u * (size_t)n : 0u);
-    if (len > cap || len > DSB_WIRE_MAX_FRAME) return 0;
-    dsb_wire_solve q;
-    dsb_wire_init(&q, DSB_MSG_SOLVE, NULL, NULL);
-    q.model_id = model_id;
-    q.request_id = request_id;
-    q.n = n;
-    q.generation = 0;
-    q.payload_len = (uint16_t)(h ? 2u * n : 0u);
-    q.steps = steps;
-    q.replicas = replicas;
-    q.seed = seed;
-    q.xi = xi;
-    q.dt = dt;
-    memcpy(out, &q, DSB_WIRE_HDR_BYTES);
-    if (h) memcpy(out + DSB_WIRE_HDR_BYTES, h, 2u * (size_t)n);
-    return (uint32_t)len;
+    /* generation 0: the slot's current one */
+    return (uint32_t)dsb_wire_build_solve(out, cap, NULL, NULL, model_id, request_id, n, 0, steps,
+                                          replicas, seed, xi, dt, h);
 }
 

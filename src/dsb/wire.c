@@ -1,5 +1,7 @@
-/* Host side of the wire codec: names, reason -> status mapping, and the frame
- * builders used by the client, the servers and the tests. */
+/* Host side of the wire codec (include/dsb/wire.h): names, reason -> status
+ * mapping, and the frame builders used by the client, the servers, the
+ * persistent pipeline and the tests.  Part of dsb_core so that every layer
+ * above it builds frames the same way. */
 #include <string.h>
 
 #include "dsb/wire.h"
