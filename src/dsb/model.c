@@ -223,6 +223,17 @@ void dsb_model_free(dsb_model *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The INT8 row sum of the CPU reference, compiled twice where the compiler can
+ * (AVX2 and baseline x86-64, chosen at load time): the same integer either
+ * way, so bit-exactness with the GPU is untouched. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static int32_t int8_row_sum_host(const int8_t *j, const int8_t *s, uint32_t n)
+{
+    return dsb_int8_row_sum(j, s, n);
+}
+
 int32_t dsb_model_row_sum(const dsb_model *m, uint32_t i, const uint32_t *v, const int8_t *s8)
 {
     uint32_t W = m->words;
@@ -236,7 +247,7 @@ int32_t dsb_model_row_sum(const dsb_model *m, uint32_t i, const uint32_t *v, con
                                    dsb_model_plane(m, 1) + (size_t)i * W,
                                    dsb_model_row_const(m)[i], v, W);
     case DSB_FMT_INT8: {
-        if (s8) return dsb_int8_row_sum(dsb_model_int8_row(m, i), s8, m->n);
+        if (s8) return int8_row_sum_host(dsb_model_int8_row(m, i), s8, m->n);
         const int8_t *row = dsb_model_int8_row(m, i);
         int32_t acc = 0;
         for (uint32_t j = 0; j < m->n; j++)
