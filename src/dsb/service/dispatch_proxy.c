@@ -38,6 +38,7 @@ typedef struct {
     uint32_t gen[DSB_PIPE_MODELS];
     uint8_t loaded[DSB_PIPE_MODELS];
     uint64_t model_swaps;
+    uint32_t spins[DSB_WIRE_MAX_N / 32]; /* the reply being answered */
 } proxy_disp;
 
 static dsb_wire_reason proxy_check(dsb_dispatcher *dd, const dsb_wire_solve *req,
@@ -90,10 +91,9 @@ static void on_reply(void *ctx, const uint8_t *frame, uint32_t len)
     if (k >= DSB_PIPE_RING || d->t_pub[k] == 0) return; /* not ours: cannot happen */
     uint32_t W = dsb_words(r.n);
     const uint32_t *spins = NULL;
-    static uint32_t words[DSB_WIRE_MAX_N / 32];
-    if (r.status == DSB_ST_OK && len >= DSB_WIRE_HDR_BYTES + 4u * W) {
-        memcpy(words, frame + DSB_WIRE_HDR_BYTES, 4u * W);
-        spins = words;
+    if (r.status == DSB_ST_OK && W <= DSB_WIRE_MAX_N / 32 && len >= DSB_WIRE_HDR_BYTES + 4u * W) {
+        memcpy(d->spins, frame + DSB_WIRE_HDR_BYTES, 4u * W);
+        spins = d->spins;
     }
     answer(d, &d->inflight[k], r.status == DSB_ST_OK ? DSB_ST_OK : r.status, &r, spins,
            d->t_pub[k]);
