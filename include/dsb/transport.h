@@ -73,6 +73,10 @@ int dsb_transport_open(const dsb_transport_config *c, dsb_transport **out, cm_er
 int dsb_transport_open_udp(const dsb_transport_config *c, dsb_transport **out, cm_err *err);
 int dsb_transport_open_packet(const dsb_transport_config *c, dsb_transport **out, cm_err *err);
 
+/* Waits until fd is readable: 1 readable (also at once for timeout 0), 0 on
+ * timeout, -1 on error (errno set; EINTR included).  timeout < 0: forever. */
+int dsb_transport_wait_readable(int fd, int64_t timeout_ns);
+
 /* Parses "aa:bb:cc:dd:ee:ff"; -1 if malformed. */
 int dsb_parse_mac(const char *s, uint8_t mac[6]);
 

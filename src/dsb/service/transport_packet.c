@@ -27,21 +27,12 @@ typedef struct {
 static int pkt_recv(dsb_transport *t, dsb_frame *frames, int max, int64_t timeout_ns, cm_err *err)
 {
     if (max > DSB_TRANSPORT_BATCH) max = DSB_TRANSPORT_BATCH;
-    if (timeout_ns != 0) {
-        struct pollfd p = {.fd = t->fd, .events = POLLIN};
-        struct timespec ts, *tp = NULL;
-        if (timeout_ns > 0) {
-            ts.tv_sec = (time_t)(timeout_ns / 1000000000);
-            ts.tv_nsec = (long)(timeout_ns % 1000000000);
-            tp = &ts;
-        }
-        int w = ppoll(&p, 1, tp, NULL);
-        if (w < 0) {
-            if (errno == EINTR) return 0;
-            return cm_fail(err, "packet: poll: %s", strerror(errno));
-        }
-        if (w == 0) return 0;
+    int w = dsb_transport_wait_readable(t->fd, timeout_ns);
+    if (w < 0) {
+        if (errno == EINTR) return 0;
+        return cm_fail(err, "packet: poll: %s", strerror(errno));
     }
+    if (w == 0) return 0;
     struct mmsghdr mm[DSB_TRANSPORT_BATCH];
     struct iovec iov[DSB_TRANSPORT_BATCH];
     struct sockaddr_ll from[DSB_TRANSPORT_BATCH];

@@ -57,26 +57,12 @@ int dsb_parse_mac(const char *s, uint8_t mac[6])
     return 0;
 }
 
-static int wait_readable(int fd, int64_t timeout_ns)
-{
-    if (timeout_ns == 0) return 1;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    struct timespec ts, *tp = NULL;
-    if (timeout_ns > 0) {
-        ts.tv_sec = (time_t)(timeout_ns / 1000000000);
-        ts.tv_nsec = (long)(timeout_ns % 1000000000);
-        tp = &ts;
-    }
-    int r = ppoll(&p, 1, tp, NULL);
-    return r;
-}
-
 static int udp_recv(dsb_transport *t, dsb_frame *frames, int max, int64_t timeout_ns,
                     cm_err *err)
 {
     udp_t *u = (udp_t *)t;
     if (max > DSB_TRANSPORT_BATCH) max = DSB_TRANSPORT_BATCH;
-    int w = wait_readable(t->fd, timeout_ns);
+    int w = dsb_transport_wait_readable(t->fd, timeout_ns);
     if (w < 0) {
         if (errno == EINTR) return 0;
         return cm_fail(err, "udp: poll: %s", strerror(errno));
