@@ -1,6 +1,7 @@
 /* Shared-memory layout of one request-per-block solve (seed 000, Sec. IV-A,
- * Eq. 6).  Plain C, static inline: used by the host (sizes, admission), by the
- * CUDA kernels (offsets) and by the CPU test of Eq. (6).
+ * Eq. 6).  Plain C, static inline and DSB_HD: used by the host (sizes,
+ * admission), by the CUDA kernels (offsets, and the GPU-resident server's
+ * receive agent when a model completes) and by the CPU test of Eq. (6).
  *
  *   S = 4 n_p W_p c + 8 B W_p + 4 n_p + 8 B + S_0                  (PM1, TERNARY)
  *   S = n_p L_s + 2 B L_s + 4 n_p + 8 B + S_0                      (INT8)
@@ -47,7 +48,7 @@ typedef struct {
 } dsb_gpu_layout;
 
 /* Smallest mult * odd >= v (mult = 4 words or 16 bytes). */
-static inline uint32_t dsb_gpu_odd_stride(uint32_t v, uint32_t mult)
+DSB_HD static inline uint32_t dsb_gpu_odd_stride(uint32_t v, uint32_t mult)
 {
     uint32_t q = (v + mult - 1u) / mult;
     if (q == 0u) q = 1u;
@@ -57,7 +58,7 @@ static inline uint32_t dsb_gpu_odd_stride(uint32_t v, uint32_t mult)
 
 /* Fills L for (f, n, B); returns 0, or -1 when the request does not fit one
  * block (B n_p > 4096, n or B zero, unknown format). */
-static inline int dsb_gpu_layout_make(dsb_format f, uint32_t n, uint32_t B, dsb_gpu_layout *L)
+DSB_HD static inline int dsb_gpu_layout_make(dsb_format f, uint32_t n, uint32_t B, dsb_gpu_layout *L)
 {
     if (n == 0u || B == 0u) return -1;
     if (f != DSB_FMT_PM1 && f != DSB_FMT_TERNARY && f != DSB_FMT_INT8) return -1;
@@ -103,7 +104,7 @@ static inline int dsb_gpu_layout_make(dsb_format f, uint32_t n, uint32_t B, dsb_
  * budget (8 chunks for INT8, 2 for the bit formats), 1 when they share a row
  * kept in shared memory, 0 when a thread's pairs have different rows.  Picks
  * the kernel variant (one-request kernels and the pipeline's workers alike). */
-static inline int dsb_gpu_row_mode(dsb_format f, const dsb_gpu_layout *L)
+DSB_HD static inline int dsb_gpu_row_mode(dsb_format f, const dsb_gpu_layout *L)
 {
     if (DSB_GPU_THREADS % L->np != 0u) return 0;
     uint32_t nch = f == DSB_FMT_INT8 ? L->np / 16u : (L->W + 3u) / 4u;

@@ -30,6 +30,14 @@
 
 extern __shared__ __align__(16) unsigned char dsb_smem[];
 
+/* How the body reads the model image: through the read-only cache by default;
+ * the persistent workers define it as __ldcg, because a GPU-resident server
+ * rewrites a model buffer while they run and an SM's read-only cache could
+ * still hold the previous image's lines. */
+#ifndef DSB_GPU_MODEL_LOAD
+#define DSB_GPU_MODEL_LOAD(p) __ldg(p)
+#endif
+
 /* %globaltimer (ns), through the project's one inline-PTX header. */
 static __device__ __forceinline__ uint64_t dsb_gpu_globaltimer(void) { return ptx_globaltimer(); }
 
@@ -296,7 +304,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
         for (uint32_t i = tid; i < np * cpr; i += DSB_GPU_THREADS) {
             uint32_t r = i / cpr, c = i - r * cpr;
             uint4 v = make_uint4(0, 0, 0, 0);
-            if (r < n) v = __ldg(g + i);
+            if (r < n) v = DSB_GPU_MODEL_LOAD(g + i);
             *(uint4 *)(rows + r * rb + 16u * c) = v;
         }
     } else {
@@ -306,15 +314,15 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
             uint32_t r = i / Wp, w = i - r * Wp;
             uint32_t u = 0, m = 0;
             if (r < n && w < W) {
-                u = __ldg(g + r * W + w);
-                if (FMT == DSB_FMT_TERNARY) m = __ldg(g + (n + r) * W + w);
+                u = DSB_GPU_MODEL_LOAD(g + r * W + w);
+                if (FMT == DSB_FMT_TERNARY) m = DSB_GPU_MODEL_LOAD(g + (n + r) * W + w);
             }
             ((uint32_t *)rows)[i] = u;
             if (FMT == DSB_FMT_TERNARY) ((uint32_t *)minus)[i] = m;
         }
         if (FMT == DSB_FMT_TERNARY)
             for (uint32_t r = tid; r < np; r += DSB_GPU_THREADS)
-                rowc[r] = r < n ? (int32_t)__ldg(g + 2u * n * W + r) : 0;
+                rowc[r] = r < n ? (int32_t)DSB_GPU_MODEL_LOAD(g + 2u * n * W + r) : 0;
         /* padding words of both sign buffers (never written by the steps) */
         for (uint32_t i = tid; i < 2u * B * Wp; i += DSB_GPU_THREADS)
             if (i % Wp >= W) ((uint32_t *)signs)[i] = 0u;

@@ -37,7 +37,7 @@ struct dsb_pipe {
     dsb_pipe_ctrl *ctrl;
     dsb_pipe_wstat *wstat;
     dsb_pipe_model_dev models[DSB_PIPE_MODELS];
-    dsb_pipe_layout_dev *layouts; /* host copy, MODELS x MAX_B */
+    dsb_pipe_layout_dev *layouts; /* host copy, MODEL_ENTRIES x MAX_B */
     cudaStream_t s_work, s_gen;
     int running;
     /* producer (one thread) */
@@ -201,9 +201,10 @@ int dsb_pipe_create(const dsb_pipe_config *cfg, dsb_pipe **out, cm_err *err)
     if (!rc) p->d.consumed = ring_alloc(p, 64, &hv, err, &rc);
     p->h_consumed = hv;
     if (!rc && (e = cudaMalloc((void **)&p->d.tickets, 64))) rc = cu_fail(err, "cudaMalloc", e);
-    if (!rc && (e = cudaMalloc((void **)&p->d.models, sizeof p->models)))
+    if (!rc && (e = cudaMalloc((void **)&p->d.models,
+                                DSB_PIPE_MODEL_ENTRIES * sizeof(dsb_pipe_model_dev))))
         rc = cu_fail(err, "cudaMalloc", e);
-    size_t lbytes = (size_t)DSB_PIPE_MODELS * DSB_PIPE_MAX_B * sizeof(dsb_pipe_layout_dev);
+    size_t lbytes = (size_t)DSB_PIPE_MODEL_ENTRIES * DSB_PIPE_MAX_B * sizeof(dsb_pipe_layout_dev);
     if (!rc && (e = cudaMalloc((void **)&p->d.layouts, lbytes))) rc = cu_fail(err, "cudaMalloc", e);
     p->layouts = cm_calloc(1, lbytes);
     if (!rc && (e = cudaHostAlloc((void **)&p->ctrl, sizeof *p->ctrl, cudaHostAllocMapped)))
@@ -216,7 +217,7 @@ int dsb_pipe_create(const dsb_pipe_config *cfg, dsb_pipe **out, cm_err *err)
         memset(p->wstat, 0, p->nw * sizeof *p->wstat);
         cudaHostGetDevicePointer((void **)&p->d.ctrl, p->ctrl, 0);
         cudaHostGetDevicePointer((void **)&p->d.wstat, p->wstat, 0);
-        cudaMemset((void *)p->d.models, 0, sizeof p->models);
+        cudaMemset((void *)p->d.models, 0, DSB_PIPE_MODEL_ENTRIES * sizeof(dsb_pipe_model_dev));
         cudaMemset((void *)p->d.layouts, 0, lbytes);
     }
     if (!rc && (e = cudaStreamCreateWithFlags(&p->s_work, cudaStreamNonBlocking)))
@@ -302,27 +303,8 @@ int dsb_pipe_set_model(dsb_pipe *p, uint16_t id, const dsb_model *m, uint32_t ge
         cudaFree(img);
         return cu_fail(err, "cudaMemcpy (model)", e);
     }
-    dsb_pipe_layout_dev *row = p->layouts + (size_t)id * DSB_PIPE_MAX_B;
-    memset(row, 0, DSB_PIPE_MAX_B * sizeof *row);
-    uint32_t maxB = 0;
-    for (uint32_t B = 1; B <= DSB_PIPE_MAX_B; B++) {
-        dsb_gpu_layout L;
-        if (dsb_gpu_layout_make(m->format, m->n, B, &L)) break;
-        if (L.total > p->d.area_off) break;
-        dsb_pipe_layout_dev *o = &row[B - 1];
-        o->ppt = L.ppt;
-        o->samerow = (uint32_t)dsb_gpu_row_mode(m->format, &L);
-        o->row_bytes = L.row_bytes;
-        o->off_minus = L.off_minus;
-        o->off_rowconst = L.off_rowconst;
-        o->off_signs = L.off_signs;
-        o->off_field = L.off_field;
-        o->off_s0 = L.off_s0;
-        o->off_energy = L.off_energy;
-        o->sign_buf_bytes = L.sign_buf_bytes;
-        o->total = (uint32_t)L.total;
-        maxB = B;
-    }
+    dsb_pipe_layout_dev *row = p->layouts + (size_t)2u * id * DSB_PIPE_MAX_B;
+    const uint32_t maxB = dsb_pipe_layout_row(m->format, m->n, p->d.area_off, row);
     if (maxB == 0) {
         cudaFree(img);
         return cm_fail(err, "dsb pipeline: model slot %u: n = %u does not fit one worker's %u bytes "
@@ -337,12 +319,17 @@ int dsb_pipe_set_model(dsb_pipe *p, uint16_t id, const dsb_model *m, uint32_t ge
     md->generation = generation;
     md->max_B = maxB;
     md->xi_default = m->xi_default;
-    if ((e = cudaMemcpy((void *)(p->d.models + id), md, sizeof *md, cudaMemcpyHostToDevice)) ||
-        (e = cudaMemcpy((void *)(p->d.layouts + (size_t)id * DSB_PIPE_MAX_B), row,
+    /* entry 2 id holds the model; entry 2 id + 1 (a GPU-resident server's
+       second generation) stays empty on this path */
+    if ((e = cudaMemcpy((void *)(p->d.models + 2u * id), md, sizeof *md, cudaMemcpyHostToDevice)) ||
+        (e = cudaMemset((void *)(p->d.models + 2u * id + 1u), 0, sizeof *md)) ||
+        (e = cudaMemcpy((void *)(p->d.layouts + (size_t)2u * id * DSB_PIPE_MAX_B), row,
                         DSB_PIPE_MAX_B * sizeof *row, cudaMemcpyHostToDevice)))
         return cu_fail(err, "cudaMemcpy (model tables)", e);
     return 0;
 }
+
+void dsb_pipe_dev_args(const dsb_pipe *p, dsb_pipe_dev *out) { *out = p->d; }
 
 uint32_t dsb_pipe_max_replicas(const dsb_pipe *p, uint16_t id)
 {

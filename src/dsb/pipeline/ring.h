@@ -16,8 +16,10 @@
 #define DSB_PIPE_RING_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "dsb/pipeline.h"
+#include "layout.h"
 
 typedef struct {
     uint32_t seq;    /* s + 1 once published */
@@ -34,8 +36,14 @@ typedef struct {
     uint32_t pad;
 } dsb_pipe_model_dev;
 
-/* The Eq. (6) layout of one (model slot, B), computed on the host with
- * dsb_gpu_layout_make. */
+/* Each model slot has two entries, models[2 id] and models[2 id + 1], so that
+ * a GPU-resident server can complete generation g + 1 of a slot while
+ * requests of generation g are still being solved (the host placement uses
+ * entry 2 id only).  A SOLVE with generation 0 takes the valid entry of the
+ * larger generation; another generation must match one entry. */
+#define DSB_PIPE_MODEL_ENTRIES (2u * DSB_PIPE_MODELS)
+
+/* The Eq. (6) layout of one (model entry, B). */
 typedef struct {
     uint32_t ppt, samerow;      /* samerow: the solver's row mode 0, 1 or 2 */
     uint32_t row_bytes, off_minus, off_rowconst, off_signs, off_field, off_s0, off_energy;
@@ -43,6 +51,35 @@ typedef struct {
     uint32_t total;             /* 0: does not fit one block at S */
     uint32_t pad;
 } dsb_pipe_layout_dev;
+
+/* Fills the layouts of B = 1 .. DSB_PIPE_MAX_B for a model (row[B - 1]; zero
+ * where B does not fit one block below area_off bytes) and returns the
+ * largest B that fits (0: none).  Host (dsb_pipe_set_model) and device (the
+ * GPU-resident server's receive agent when a LOAD completes). */
+DSB_HD static inline uint32_t dsb_pipe_layout_row(dsb_format format, uint32_t n, uint32_t area_off,
+                                                  dsb_pipe_layout_dev *row)
+{
+    uint32_t maxB = 0;
+    for (uint32_t B = 1; B <= DSB_PIPE_MAX_B; B++) {
+        dsb_pipe_layout_dev *o = &row[B - 1];
+        dsb_gpu_layout L;
+        memset(o, 0, sizeof *o);
+        if (maxB + 1u != B || dsb_gpu_layout_make(format, n, B, &L) || L.total > area_off) continue;
+        o->ppt = L.ppt;
+        o->samerow = (uint32_t)dsb_gpu_row_mode(format, &L);
+        o->row_bytes = L.row_bytes;
+        o->off_minus = L.off_minus;
+        o->off_rowconst = L.off_rowconst;
+        o->off_signs = L.off_signs;
+        o->off_field = L.off_field;
+        o->off_s0 = L.off_s0;
+        o->off_energy = L.off_energy;
+        o->sign_buf_bytes = L.sign_buf_bytes;
+        o->total = (uint32_t)L.total;
+        maxB = B;
+    }
+    return maxB;
+}
 
 /* Host-mapped control words. */
 typedef struct {
@@ -66,8 +103,8 @@ typedef struct {
     unsigned long long *ready;       /* C */
     uint32_t *consumed;              /* 1 */
     uint32_t *tickets;               /* GPU memory: [0] work tickets, [1] reply tickets */
-    const dsb_pipe_model_dev *models;             /* GPU memory, DSB_PIPE_MODELS */
-    const dsb_pipe_layout_dev *layouts;           /* GPU memory, MODELS x MAX_B */
+    const dsb_pipe_model_dev *models;             /* GPU memory, DSB_PIPE_MODEL_ENTRIES */
+    const dsb_pipe_layout_dev *layouts;           /* GPU memory, ENTRIES x MAX_B */
     dsb_pipe_ctrl *ctrl;             /* host-mapped */
     dsb_pipe_wstat *wstat;           /* host-mapped, one per worker */
     uint32_t smem_bytes;             /* S */
@@ -109,6 +146,9 @@ int dsb_pipe_k_launch_workers(const dsb_pipe_dev *d, uint32_t blocks, void *stre
 int dsb_pipe_k_launch_gen(const dsb_pipe_dev *d, const dsb_pipe_gen_dev *g, void *stream);
 int dsb_pipe_k_launch_clock(dsb_pipe_ctrl *ctrl, void *stream);
 int dsb_pipe_k_regs(int *regs, int *local_bytes);
+/* pipeline.c: the kernel argument of a created pipeline (for the agents of
+ * the GPU-resident server, which share its rings). */
+void dsb_pipe_dev_args(const dsb_pipe *p, dsb_pipe_dev *out);
 #ifdef __cplusplus
 }
 #endif

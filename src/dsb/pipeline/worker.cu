@@ -18,6 +18,8 @@
 
 #include "dsb/wire.h"
 #include "ring.h"
+/* models may be rewritten under the running workers (see solver_body.cuh) */
+#define DSB_GPU_MODEL_LOAD(p) __ldcg(p)
 #include "solver_body.cuh"
 
 #define PIPE_C DSB_PIPE_RING
@@ -34,7 +36,7 @@
 
 typedef struct {
     uint32_t stop, slot, ticket, len;
-    uint32_t kind, status, reason, pad;
+    uint32_t kind, status, reason, entry; /* entry: model entry of the request */
     uint64_t t_recv, t_claim;
 } pipe_wstate;
 
@@ -60,6 +62,18 @@ static __device__ __forceinline__ uint4 pipe_load16(uint32_t host, const uint4 *
 {
     return host ? __ldcv(p) : __ldcg(p);
 }
+/* A model entry or layout the GPU-resident server's receive agent may have
+ * rewritten since this SM last read it: L2-coherent 8-byte loads (sizes are
+ * multiples of 8, checked below). */
+static __device__ __forceinline__ void pipe_load_words(void *dst, const void *src, uint32_t bytes)
+{
+    unsigned long long *d = (unsigned long long *)dst;
+    const unsigned long long *s = (const unsigned long long *)src;
+    for (uint32_t i = 0; i < bytes / 8u; i++) d[i] = __ldcg(s + i);
+}
+typedef char pipe_model_words[(sizeof(dsb_pipe_model_dev) % 8u == 0u) ? 1 : -1];
+typedef char pipe_layout_words[(sizeof(dsb_pipe_layout_dev) % 8u == 0u) ? 1 : -1];
+
 static __device__ __forceinline__ void pipe_fence(uint32_t host)
 {
     if (host)
@@ -136,16 +150,29 @@ static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area,
         status = DSB_ST_BAD_REQUEST;
         reason = DSB_WR_BAD_MODEL_ID;
     } else {
-        m = d->models[q->model_id];
-        if (m.max_B == 0) {
+        /* the slot's two entries: generation 0 takes the newer valid one */
+        dsb_pipe_model_dev e[2];
+        pipe_load_words(&e[0], d->models + 2u * q->model_id, sizeof e);
+        uint32_t pick = 2u;
+        if (q->generation != 0) {
+            for (uint32_t k = 0; k < 2u; k++)
+                if (e[k].max_B != 0 && e[k].generation == q->generation) pick = k;
+        } else if (e[0].max_B != 0 || e[1].max_B != 0) {
+            pick = e[1].max_B != 0 && (e[0].max_B == 0 || e[1].generation > e[0].generation);
+        }
+        if (pick < 2u) {
+            m = e[pick];
+            st->entry = 2u * q->model_id + pick;
+        }
+        if (e[0].max_B == 0 && e[1].max_B == 0) {
             status = DSB_ST_UNKNOWN_MODEL;
             reason = DSB_WR_UNKNOWN_MODEL;
+        } else if (pick == 2u) {
+            status = DSB_ST_WRONG_GENERATION;
+            reason = DSB_WR_WRONG_GENERATION;
         } else if (q->n != m.n) {
             status = DSB_ST_WRONG_N;
             reason = DSB_WR_WRONG_N;
-        } else if (q->generation != 0 && q->generation != m.generation) {
-            status = DSB_ST_WRONG_GENERATION;
-            reason = DSB_WR_WRONG_GENERATION;
         } else if (q->steps == 0) {
             status = DSB_ST_BAD_REQUEST;
             reason = DSB_WR_BAD_K;
@@ -167,8 +194,9 @@ static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area,
         }
     }
     if (status == DSB_ST_OK) {
-        const dsb_pipe_layout_dev L =
-            d->layouts[(uint32_t)q->model_id * DSB_PIPE_MAX_B + q->replicas - 1u];
+        dsb_pipe_layout_dev L;
+        pipe_load_words(&L, d->layouts + (size_t)st->entry * DSB_PIPE_MAX_B + q->replicas - 1u,
+                        sizeof L);
         if (L.total == 0u || L.ppt < 1u || L.ppt > DSB_GPU_MAX_PAIRS || L.samerow > 2u ||
             (L.samerow == 1u && m.format != DSB_FMT_INT8)) {
             status = DSB_ST_TOO_LARGE;
@@ -319,6 +347,10 @@ __global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_
                     o->energy2 = rep->best_energy2;
                     o->t_solve_ns = (uint32_t)(rep->t_end - rep->t_start);
                 }
+                /* the low 32 bits of the end of the solve (now, for a refused
+                   request): a GPU-resident transmit agent turns it into the
+                   transmit wait; host consumers build their own RESULT */
+                o->t_tx_ns = ok ? (uint32_t)rep->t_end : (uint32_t)dsb_gpu_globaltimer();
                 /* reply slot allocated after the solve (Sec. V-C, third rule) */
                 r = atomicAdd(&d.tickets[1], 1u);
                 while (r - consumed_seen >= PIPE_C) {
