@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "dsb/resident.h"
 #include "dsb/store.h"
 #include "dsb/transport.h"
 #include "dsb/wire.h"
@@ -110,6 +111,9 @@ typedef enum {
     DSB_C_UNANSWERED,       /* of those, too broken to answer (counted only) */
     DSB_C_KERNEL_DROPS,     /* socket queue overflow seen by the kernel */
     DSB_C_NOT_FOR_US,       /* packet: other MAC / own outgoing */
+    DSB_C_LOAD_DEFERRED,    /* gpu: fragment of a third generation while the old one is in
+                               use; dropped, the client retransmits */
+    DSB_C_ABANDONED,        /* gpu: requests in flight when the server stopped */
     DSB_C_COUNT
 } dsb_counter_id;
 
@@ -141,10 +145,14 @@ int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn f
 
 typedef struct {
     dsb_transport_config transport;
-    const char *dispatch;          /* "cpu", "launch" or "proxy" */
+    const char *dispatch;          /* "cpu", "launch", "proxy" or "gpu" */
     dsb_cpu_dispatch_config cpu;
     dsb_launch_dispatch_config launch;
     dsb_proxy_dispatch_config proxy;
+    /* gpu: the GPU-resident server (Sec. V-C): receive and transmit agents on
+     * the GPU around the persistent workers, a NIC stand-in on the host
+     * (dsb/resident.h, dsb/nic.h); the CPU only moves frames */
+    dsb_resident_config gpu;
     uint32_t rx_batch;             /* frames per recvmmsg, <= 64; default 32 */
 } dsb_server_config;
 

@@ -289,9 +289,13 @@ DSB_HD static inline int dsb_wire_rsv_zero(const uint32_t *r, int count)
  * beyond frame[0 .. len).  Checks every field that the frame alone
  * determines: the type-specific ranges, the fragment geometry and the field
  * values; the store and the dispatcher check the rest (model present, n
- * matching, K/B limits).  Returns DSB_WR_NONE or the first reason found. */
-DSB_HD static inline dsb_wire_reason dsb_wire_decode(const uint8_t *frame, size_t len,
-                                                     int to_server, dsb_wire_msg *m)
+ * matching, K/B limits).  Returns DSB_WR_NONE or the first reason found.
+ * dsb_wire_decode_ex leaves the scan of the SOLVE field for h_i = -32768 (the
+ * last SOLVE check) to the caller when skip_field_scan is set: the GPU
+ * receive warp scans it with 32 lanes. */
+DSB_HD static inline dsb_wire_reason dsb_wire_decode_ex(const uint8_t *frame, size_t len,
+                                                        int to_server, int skip_field_scan,
+                                                        dsb_wire_msg *m)
 {
     if (len < DSB_WIRE_HDR_BYTES) return DSB_WR_TRUNCATED;
     if (len > DSB_WIRE_MAX_FRAME) return DSB_WR_OVERSIZE;
@@ -344,8 +348,10 @@ DSB_HD static inline dsb_wire_reason dsb_wire_decode(const uint8_t *frame, size_
         if (!dsb_wire_finite(s->xi) || s->xi < 0.0f) return DSB_WR_BAD_XI;
         if (!dsb_wire_finite(s->dt) || !(s->dt > 0.0f)) return DSB_WR_BAD_DT;
         if (s->payload_len != 0 && s->payload_len != 2u * s->n) return DSB_WR_BAD_FIELD_LEN;
-        for (uint32_t i = 0; i < s->payload_len; i += 2)
-            if (m->payload[i] == 0x00 && m->payload[i + 1] == 0x80) return DSB_WR_BAD_FIELD_VALUE;
+        if (!skip_field_scan) /* the last SOLVE check: a caller may scan in parallel */
+            for (uint32_t i = 0; i < s->payload_len; i += 2)
+                if (m->payload[i] == 0x00 && m->payload[i + 1] == 0x80)
+                    return DSB_WR_BAD_FIELD_VALUE;
         break;
     }
     case DSB_MSG_LOAD_ACK: {
@@ -367,6 +373,12 @@ DSB_HD static inline dsb_wire_reason dsb_wire_decode(const uint8_t *frame, size_
     return DSB_WR_NONE;
 }
 
+DSB_HD static inline dsb_wire_reason dsb_wire_decode(const uint8_t *frame, size_t len,
+                                                     int to_server, dsb_wire_msg *m)
+{
+    return dsb_wire_decode_ex(frame, len, to_server, 0, m);
+}
+
 /* Fills the common part of a header (zeroing the rest): MACs, EtherType,
  * type, version. */
 DSB_HD static inline void dsb_wire_init(void *hdr64, uint8_t type, const uint8_t dst[6],
@@ -382,15 +394,106 @@ DSB_HD static inline void dsb_wire_init(void *hdr64, uint8_t type, const uint8_t
     b[15] = (uint8_t)DSB_WIRE_VERSION;
 }
 
+/* Reply building, shared by the CPU server and the GPU receive agent. */
+
+/* Maps a rejection reason to the status of the reply it gets. */
+DSB_HD static inline dsb_wire_status dsb_wire_reason_status(dsb_wire_reason r)
+{
+    switch (r) {
+    case DSB_WR_NONE: return DSB_ST_OK;
+    case DSB_WR_UNKNOWN_MODEL: return DSB_ST_UNKNOWN_MODEL;
+    case DSB_WR_MODEL_INCOMPLETE: return DSB_ST_MODEL_INCOMPLETE;
+    case DSB_WR_WRONG_N: return DSB_ST_WRONG_N;
+    case DSB_WR_WRONG_GENERATION: return DSB_ST_WRONG_GENERATION;
+    case DSB_WR_TOO_LARGE: return DSB_ST_TOO_LARGE;
+    case DSB_WR_STALE_GENERATION: return DSB_ST_STALE_GENERATION;
+    case DSB_WR_BAD_MODEL_IMAGE: return DSB_ST_BAD_MODEL;
+    default: return DSB_ST_BAD_REQUEST;
+    }
+}
+
+/* 1 when a frame rejected for reason r still carries a trustworthy common
+ * header (type, model id, request id) and therefore gets an error reply. */
+DSB_HD static inline int dsb_wire_reason_answerable(dsb_wire_reason r)
+{
+    return r >= DSB_WR_LENGTH_MISMATCH && r < DSB_WR_COUNT;
+}
+
+DSB_HD static inline void dsb_wire_reply_common(uint8_t *out, uint8_t type,
+                                                const dsb_wire_hdr *req, uint16_t status,
+                                                uint8_t reason, uint32_t generation,
+                                                uint16_t payload_len)
+{
+    /* the reply goes back to the request's source */
+    dsb_wire_init(out, type, req->src, req->dst);
+    dsb_wire_hdr h;
+    memcpy(&h, out, sizeof h);
+    h.status = status;
+    h.model_id = req->model_id;
+    h.request_id = req->request_id;
+    h.n = req->n;
+    h.generation = generation;
+    h.payload_len = payload_len;
+    h.format = req->type == DSB_MSG_LOAD ? req->format : 0;
+    h.flags = reason;
+    memcpy(out, &h, sizeof h);
+}
+
+/* RESULT and LOAD_ACK for request header req (MACs swapped); return the
+ * frame length, or 0 when cap is too small. */
+DSB_HD static inline size_t dsb_wire_build_result(uint8_t *out, size_t cap,
+                                                  const dsb_wire_hdr *req, uint16_t status,
+                                                  uint8_t reason, uint32_t generation,
+                                                  uint32_t best_replica, int64_t energy2,
+                                                  uint32_t worker_id, uint32_t t_queue_ns,
+                                                  uint32_t t_solve_ns, uint32_t t_tx_ns,
+                                                  const uint32_t *spins)
+{
+    size_t plen = status == DSB_ST_OK ? 4u * (size_t)dsb_words(req->n) : 0u;
+    if (plen > DSB_WIRE_MAX_PAYLOAD || cap < DSB_WIRE_HDR_BYTES + plen) return 0;
+    dsb_wire_reply_common(out, DSB_MSG_RESULT, req, status, reason, generation, (uint16_t)plen);
+    dsb_wire_result r;
+    memcpy(&r, out, sizeof r);
+    r.best_replica = best_replica;
+    r.energy2 = energy2;
+    r.worker_id = worker_id;
+    r.t_queue_ns = t_queue_ns;
+    r.t_solve_ns = t_solve_ns;
+    r.t_tx_ns = t_tx_ns;
+    memcpy(out, &r, sizeof r);
+    if (plen && spins) memcpy(out + DSB_WIRE_HDR_BYTES, spins, plen);
+    else if (plen) memset(out + DSB_WIRE_HDR_BYTES, 0, plen);
+    return DSB_WIRE_HDR_BYTES + plen;
+}
+
+DSB_HD static inline size_t dsb_wire_build_load_ack(uint8_t *out, size_t cap,
+                                                    const dsb_wire_hdr *req, uint16_t status,
+                                                    uint8_t reason, uint32_t generation,
+                                                    uint32_t frags_received,
+                                                    uint32_t current_generation)
+{
+    if (cap < DSB_WIRE_HDR_BYTES) return 0;
+    dsb_wire_reply_common(out, DSB_MSG_LOAD_ACK, req, status, reason, generation, 0);
+    dsb_wire_load_ack a;
+    memcpy(&a, out, sizeof a);
+    if (req->type == DSB_MSG_LOAD) {
+        dsb_wire_load l;
+        memcpy(&l, req, sizeof l);
+        a.total_bytes = l.total_bytes;
+        a.frag_index = l.frag_index;
+        a.frag_count = l.frag_count;
+        a.xi_default = l.xi_default;
+    }
+    a.frags_received = frags_received;
+    a.current_generation = current_generation;
+    memcpy(out, &a, sizeof a);
+    return DSB_WIRE_HDR_BYTES;
+}
+
 /* Host functions (src/dsb/wire.c); declared for .cu host code too. */
 const char *dsb_wire_status_name(unsigned status);
 const char *dsb_wire_reason_name(unsigned reason);
 const char *dsb_wire_type_name(unsigned type);
-/* Maps a rejection reason to the status of the reply it gets. */
-dsb_wire_status dsb_wire_reason_status(dsb_wire_reason r);
-/* 1 when a frame rejected for reason r still carries a trustworthy common
- * header (type, model id, request id) and therefore gets an error reply. */
-int dsb_wire_reason_answerable(dsb_wire_reason r);
 
 /* Builders: write a complete frame (header + payload) into out[0 .. cap) and
  * return its length, or 0 when it does not fit.  MACs may be NULL (zero). */
@@ -402,13 +505,6 @@ size_t dsb_wire_build_solve(uint8_t *out, size_t cap, const uint8_t dst[6], cons
                             uint16_t model_id, uint32_t request_id, uint32_t n,
                             uint32_t generation, uint32_t steps, uint32_t replicas, uint64_t seed,
                             float xi, float dt, const int16_t *h /* NULL: no field */);
-size_t dsb_wire_build_result(uint8_t *out, size_t cap, const dsb_wire_hdr *req, uint16_t status,
-                             uint8_t reason, uint32_t generation, uint32_t best_replica,
-                             int64_t energy2, uint32_t worker_id, uint32_t t_queue_ns,
-                             uint32_t t_solve_ns, uint32_t t_tx_ns, const uint32_t *spins);
-size_t dsb_wire_build_load_ack(uint8_t *out, size_t cap, const dsb_wire_hdr *req, uint16_t status,
-                               uint8_t reason, uint32_t generation, uint32_t frags_received,
-                               uint32_t current_generation);
 
 #ifdef __cplusplus
 }

@@ -41,44 +41,6 @@ const char *dsb_wire_type_name(unsigned type)
     }
 }
 
-dsb_wire_status dsb_wire_reason_status(dsb_wire_reason r)
-{
-    switch (r) {
-    case DSB_WR_NONE: return DSB_ST_OK;
-    case DSB_WR_UNKNOWN_MODEL: return DSB_ST_UNKNOWN_MODEL;
-    case DSB_WR_MODEL_INCOMPLETE: return DSB_ST_MODEL_INCOMPLETE;
-    case DSB_WR_WRONG_N: return DSB_ST_WRONG_N;
-    case DSB_WR_WRONG_GENERATION: return DSB_ST_WRONG_GENERATION;
-    case DSB_WR_TOO_LARGE: return DSB_ST_TOO_LARGE;
-    case DSB_WR_STALE_GENERATION: return DSB_ST_STALE_GENERATION;
-    case DSB_WR_BAD_MODEL_IMAGE: return DSB_ST_BAD_MODEL;
-    default: return DSB_ST_BAD_REQUEST;
-    }
-}
-
-int dsb_wire_reason_answerable(dsb_wire_reason r)
-{
-    return r >= DSB_WR_LENGTH_MISMATCH && r < DSB_WR_COUNT;
-}
-
-static void reply_common(uint8_t *out, uint8_t type, const dsb_wire_hdr *req, uint16_t status,
-                         uint8_t reason, uint32_t generation, uint16_t payload_len)
-{
-    /* the reply goes back to the request's source */
-    dsb_wire_init(out, type, req->src, req->dst);
-    dsb_wire_hdr h;
-    memcpy(&h, out, sizeof h);
-    h.status = status;
-    h.model_id = req->model_id;
-    h.request_id = req->request_id;
-    h.n = req->n;
-    h.generation = generation;
-    h.payload_len = payload_len;
-    h.format = req->type == DSB_MSG_LOAD ? req->format : 0;
-    h.flags = reason;
-    memcpy(out, &h, sizeof h);
-}
-
 size_t dsb_wire_build_load(uint8_t *out, size_t cap, const uint8_t dst[6], const uint8_t src[6],
                            uint16_t model_id, uint32_t request_id, uint32_t format, uint32_t n,
                            uint32_t generation, float xi_default, const void *packed,
@@ -131,45 +93,3 @@ size_t dsb_wire_build_solve(uint8_t *out, size_t cap, const uint8_t dst[6], cons
     return DSB_WIRE_HDR_BYTES + plen;
 }
 
-size_t dsb_wire_build_result(uint8_t *out, size_t cap, const dsb_wire_hdr *req, uint16_t status,
-                             uint8_t reason, uint32_t generation, uint32_t best_replica,
-                             int64_t energy2, uint32_t worker_id, uint32_t t_queue_ns,
-                             uint32_t t_solve_ns, uint32_t t_tx_ns, const uint32_t *spins)
-{
-    size_t plen = status == DSB_ST_OK ? 4u * (size_t)dsb_words(req->n) : 0u;
-    if (plen > DSB_WIRE_MAX_PAYLOAD || cap < DSB_WIRE_HDR_BYTES + plen) return 0;
-    reply_common(out, DSB_MSG_RESULT, req, status, reason, generation, (uint16_t)plen);
-    dsb_wire_result r;
-    memcpy(&r, out, sizeof r);
-    r.best_replica = best_replica;
-    r.energy2 = energy2;
-    r.worker_id = worker_id;
-    r.t_queue_ns = t_queue_ns;
-    r.t_solve_ns = t_solve_ns;
-    r.t_tx_ns = t_tx_ns;
-    memcpy(out, &r, sizeof r);
-    if (plen) memcpy(out + DSB_WIRE_HDR_BYTES, spins, plen);
-    return DSB_WIRE_HDR_BYTES + plen;
-}
-
-size_t dsb_wire_build_load_ack(uint8_t *out, size_t cap, const dsb_wire_hdr *req, uint16_t status,
-                               uint8_t reason, uint32_t generation, uint32_t frags_received,
-                               uint32_t current_generation)
-{
-    if (cap < DSB_WIRE_HDR_BYTES) return 0;
-    reply_common(out, DSB_MSG_LOAD_ACK, req, status, reason, generation, 0);
-    dsb_wire_load_ack a;
-    memcpy(&a, out, sizeof a);
-    if (req->type == DSB_MSG_LOAD) {
-        dsb_wire_load l;
-        memcpy(&l, req, sizeof l);
-        a.total_bytes = l.total_bytes;
-        a.frag_index = l.frag_index;
-        a.frag_count = l.frag_count;
-        a.xi_default = l.xi_default;
-    }
-    a.frags_received = frags_received;
-    a.current_generation = current_generation;
-    memcpy(out, &a, sizeof a);
-    return DSB_WIRE_HDR_BYTES;
-}

@@ -1,5 +1,5 @@
 /* `dsb serve`: the request service (seed 000, Sec. V) with a transport
- * (udp | packet) and a dispatcher (cpu, launch).  Counters at exit, on SIGUSR1, and
+ * (udp | packet) and a dispatcher (cpu, launch, proxy, gpu).  Counters at exit, on SIGUSR1, and
  * once per second with --stats. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
@@ -32,9 +32,12 @@ static void usage(FILE *o)
             "  --mac MAC               packet: own MAC (default: the interface's; on lo\n"
             "                          02:00:00:00:00:01)\n"
             "  --dispatch D            solver dispatcher: cpu (threads), launch (one GPU\n"
-            "                          launch per request, Sec. V-A) or proxy (persistent\n"
-            "                          workers fed through host-mapped rings, Sec. V-B); GPU\n"
-            "                          builds; gpu: not yet\n"
+            "                          launch per request, Sec. V-A), proxy (persistent\n"
+            "                          workers fed through host-mapped rings, Sec. V-B) or\n"
+            "                          gpu (receive/transmit agents on the GPU around the\n"
+            "                          workers, a NIC stand-in on the host, Sec. V-C)\n"
+            "  --tx-batch N            gpu: replies per doorbell, 1..32 (default 32; 1 = one\n"
+            "                          send and completion per reply, Sec. VII-F)\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
             "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
             "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
@@ -87,6 +90,7 @@ int cmd_serve(int argc, char **argv)
     cfg.transport.kind = "udp";
     cfg.transport.bind_port = DSB_WIRE_DEFAULT_PORT;
     cfg.dispatch = "cpu";
+    dsb_resident_config_default(&cfg.gpu);
     double duration = 0;
     int stats = 0, json = 0, max_wait_set = 0;
     for (int i = 1; i < argc; i++) {
@@ -127,6 +131,8 @@ int cmd_serve(int argc, char **argv)
                     return 2;
                 }
                 cfg.dispatch = v;
+            } else if (arg_is(a, "--tx-batch")) {
+                if (arg_u32(P, "--tx-batch", v, 1, DSB_NIC_TX_BATCH, &cfg.gpu.tx_batch)) return 2;
             } else if (arg_is(a, "--streams")) {
                 if (arg_u32(P, "--streams", v, 1, 64, &cfg.launch.streams)) return 2;
             } else if (arg_is(a, "--workers")) {
@@ -141,6 +147,7 @@ int cmd_serve(int argc, char **argv)
             } else if (arg_is(a, "--max-steps")) {
                 if (arg_u32(P, "--max-steps", v, 1, 1u << 30, &cfg.cpu.max_steps)) return 2;
                 cfg.launch.max_steps = cfg.proxy.max_steps = cfg.cpu.max_steps;
+                cfg.gpu.pipe.max_steps = cfg.cpu.max_steps;
             } else if (arg_is(a, "--max-work")) {
                 if (arg_u64(P, "--max-work", v, 1, UINT64_MAX, &cfg.cpu.max_work)) return 2;
             } else if (arg_is(a, "--max-wait-ms")) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "dsb/pipeline.h"
+#include "dsb/resident.h"
 #include "dsb/wire.h"
 
 const char *dsb_pipe_placement_name(dsb_pipe_placement p)
@@ -63,3 +64,23 @@ uint32_t dsb_pipe_build_solve(uint8_t *out, size_t cap, uint16_t model_id, uint3
                                           replicas, seed, xi, dt, h);
 }
 
+
+/* ---- the GPU-resident server core: configuration (include/dsb/resident.h) -- */
+
+void dsb_resident_config_default(dsb_resident_config *c)
+{
+    memset(c, 0, sizeof *c);
+    dsb_pipe_config_default(&c->pipe);
+    c->pipe.reserve = 2;
+    c->tx_batch = DSB_NIC_TX_BATCH;
+}
+
+int dsb_resident_config_check(const dsb_resident_config *c, cm_err *err)
+{
+    if (c->tx_batch < 1u || c->tx_batch > DSB_NIC_TX_BATCH)
+        return cm_fail(err, "dsb resident: transmit batch %u: expected 1 .. %u", c->tx_batch,
+                       DSB_NIC_TX_BATCH);
+    dsb_pipe_config pc = c->pipe;
+    pc.placement = DSB_PIPE_GPU;
+    return dsb_pipe_config_check(&pc, err);
+}

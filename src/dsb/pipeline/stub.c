@@ -2,8 +2,10 @@
  * reports that the pipeline was not built (names, configuration checks and
  * the frame builder are in pipe_common.c). */
 #include <stddef.h>
+#include <string.h>
 
 #include "dsb/pipeline.h"
+#include "dsb/resident.h"
 
 #define NOT_BUILT "dsb pipeline: not built (nvcc was not found at configure time)"
 
@@ -60,3 +62,36 @@ int dsb_pipe_run_traffic(dsb_pipe *p, dsb_pipe_traffic *t, cm_err *err)
     (void)p, (void)t;
     return cm_fail(err, NOT_BUILT);
 }
+
+/* the GPU-resident server core */
+int dsb_resident_create(const dsb_resident_config *c, dsb_nic_queues **queues,
+                        dsb_resident **out, cm_err *err)
+{
+    (void)queues;
+    *out = NULL;
+    if (dsb_resident_config_check(c, err)) return -1;
+    return cm_fail(err, "dsb resident: not built (nvcc was not found at configure time)");
+}
+int dsb_resident_start(dsb_resident *r, cm_err *err)
+{
+    (void)r;
+    return cm_fail(err, NOT_BUILT);
+}
+uint32_t dsb_resident_workers(const dsb_resident *r) { (void)r; return 0; }
+void dsb_resident_counts(dsb_resident *r, dsb_res_counts *out)
+{
+    (void)r;
+    memset(out, 0, sizeof *out);
+}
+void dsb_resident_progress(dsb_resident *r, uint64_t *published, uint64_t *released)
+{
+    (void)r;
+    *published = *released = 0;
+}
+int dsb_resident_stop(dsb_resident *r, uint64_t *abandoned, cm_err *err)
+{
+    (void)r, (void)err;
+    if (abandoned) *abandoned = 0;
+    return 0;
+}
+void dsb_resident_destroy(dsb_resident *r) { (void)r; }

@@ -2,8 +2,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/bench.h"
+#include "dsb/nic.h"
 #include "dsb/service.h"
 
 struct dsb_server {
@@ -11,6 +13,11 @@ struct dsb_server {
     dsb_transport *t;
     dsb_store *store;
     dsb_dispatcher *disp;
+    /* --dispatch gpu: the GPU does everything but moving frames */
+    dsb_resident *res;
+    dsb_nic_standin *nic;
+    dsb_nic_stats nic_final;
+    uint64_t abandoned;
     atomic_int stop;
     _Atomic uint64_t c[DSB_C_COUNT];
     _Atomic uint64_t bad[DSB_WR_COUNT];
@@ -25,7 +32,8 @@ static const char *const counter_names[DSB_C_COUNT] = {
     "rx_frames",     "rx_bytes",      "tx_frames",       "tx_failed",      "load_frags",
     "load_dups",     "load_complete", "load_reacks",     "load_rejected",  "solve_rx",
     "solve_queued",  "solve_ok",      "solve_failed",    "solve_rejected", "overloaded",
-    "bad_frames",    "unanswered",    "kernel_drops",    "not_for_us"};
+    "bad_frames",    "unanswered",    "kernel_drops",    "not_for_us",     "load_deferred",
+    "abandoned"};
 
 const char *dsb_counter_name(dsb_counter_id id)
 {
@@ -79,6 +87,75 @@ static void server_reply(void *ctx, dsb_job *job, const dsb_job_result *r)
         cnt(s, DSB_C_TX_FAILED, 1);
 }
 
+/* --dispatch gpu: the GPU-resident core and the NIC stand-in that feeds it;
+ * no store, no dispatcher and no receive loop on the CPU. */
+static int gpu_server_create(dsb_server *s, dsb_server **out, cm_err *err)
+{
+    dsb_resident_config rc = s->cfg.gpu;
+    if (rc.pipe.smem_bytes == 0) { /* a zeroed config: the defaults */
+        dsb_resident_config_default(&rc);
+        if (s->cfg.gpu.tx_batch) rc.tx_batch = s->cfg.gpu.tx_batch;
+    }
+    dsb_nic_queues *q = NULL;
+    if (dsb_resident_create(&rc, &q, &s->res, err) != 0 ||
+        dsb_nic_standin_start(s->t, q, &s->nic, err) != 0 ||
+        dsb_resident_start(s->res, err) != 0) {
+        dsb_nic_standin_stop(s->nic, NULL);
+        dsb_resident_destroy(s->res);
+        s->t->close(s->t);
+        free(s);
+        return -1;
+    }
+    s->cfg.gpu = rc;
+    *out = s;
+    return 0;
+}
+
+/* The counters of a gpu server: the agents' (receive, store, transmit) and
+ * the stand-in's (what went over the socket). */
+static void gpu_counters(dsb_server *s, dsb_counters *out)
+{
+    dsb_res_counts g;
+    dsb_resident_counts(s->res, &g);
+    dsb_nic_stats n;
+    if (s->nic)
+        dsb_nic_standin_stats(s->nic, &n);
+    else
+        n = s->nic_final;
+    static const struct {
+        dsb_counter_id to;
+        dsb_res_counter from;
+    } map[] = {{DSB_C_RX_FRAMES, DSB_RES_RX_FRAMES},
+               {DSB_C_RX_BYTES, DSB_RES_RX_BYTES},
+               {DSB_C_LOAD_FRAGS, DSB_RES_LOAD_FRAGS},
+               {DSB_C_LOAD_DUPLICATES, DSB_RES_LOAD_DUPLICATES},
+               {DSB_C_LOAD_COMPLETED, DSB_RES_LOAD_COMPLETED},
+               {DSB_C_LOAD_REACKS, DSB_RES_LOAD_REACKS},
+               {DSB_C_LOAD_REJECTED, DSB_RES_LOAD_REJECTED},
+               {DSB_C_LOAD_DEFERRED, DSB_RES_LOAD_DEFERRED},
+               {DSB_C_SOLVE_RX, DSB_RES_SOLVE_RX},
+               {DSB_C_SOLVE_QUEUED, DSB_RES_SOLVE_QUEUED},
+               {DSB_C_SOLVE_OK, DSB_RES_SOLVE_OK},
+               {DSB_C_SOLVE_FAILED, DSB_RES_SOLVE_FAILED},
+               {DSB_C_SOLVE_REJECTED, DSB_RES_SOLVE_REJECTED},
+               {DSB_C_OVERLOADED, DSB_RES_OVERLOADED},
+               {DSB_C_BAD_FRAMES, DSB_RES_BAD_FRAMES},
+               {DSB_C_UNANSWERED, DSB_RES_UNANSWERED}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) out->c[map[i].to] = g.c[map[i].from];
+    out->c[DSB_C_TX_FRAMES] = n.tx_frames;
+    out->c[DSB_C_TX_FAILED] = n.tx_failed + n.tx_bad_peer;
+    out->c[DSB_C_KERNEL_DROPS] = s->t->kernel_drops(s->t) + n.rx_ring_full + n.rx_no_peer;
+    out->c[DSB_C_NOT_FOR_US] = s->t->not_for_us;
+    out->c[DSB_C_ABANDONED] = s->abandoned;
+    for (int i = 0; i < DSB_WR_COUNT; i++) out->bad[i] = g.bad[i];
+    for (int i = 0; i < DSB_ST_COUNT; i++) out->status[i] = g.status[i];
+    uint64_t pub, rel;
+    dsb_resident_progress(s->res, &pub, &rel);
+    out->queue_depth = pub - (g.c[DSB_RES_SOLVE_OK] + g.c[DSB_RES_SOLVE_FAILED] <= pub
+                                  ? g.c[DSB_RES_SOLVE_OK] + g.c[DSB_RES_SOLVE_FAILED]
+                                  : pub);
+}
+
 int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
 {
     dsb_server *s = cm_calloc(1, sizeof *s);
@@ -91,16 +168,15 @@ int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
     }
     const char *dispatch = c->dispatch ? c->dispatch : "cpu";
     if (strcmp(dispatch, "cpu") != 0 && strcmp(dispatch, "launch") != 0 &&
-        strcmp(dispatch, "proxy") != 0) {
+        strcmp(dispatch, "proxy") != 0 && strcmp(dispatch, "gpu") != 0) {
         free(s);
-        return cm_fail(err, "--dispatch %s: not built in this version (expected cpu, launch or "
-                            "proxy; gpu comes with the GPU-resident agents)",
-                       dispatch);
+        return cm_fail(err, "--dispatch %s: expected cpu, launch, proxy or gpu", dispatch);
     }
     if (dsb_transport_open(&c->transport, &s->t, err) != 0) {
         free(s);
         return -1;
     }
+    if (!strcmp(dispatch, "gpu")) return gpu_server_create(s, out, err);
     s->store = dsb_store_create();
     int drc = !strcmp(dispatch, "launch")
                   ? dsb_dispatch_launch_create(&c->launch, server_reply, s, &s->disp, err)
@@ -238,6 +314,13 @@ static void handle_frame(dsb_server *s, dsb_frame *fr, txq_t *q)
 
 int dsb_server_run(dsb_server *s, cm_err *err)
 {
+    if (s->res) { /* gpu: the GPU agents and the NIC stand-in do the work */
+        while (!atomic_load(&s->stop)) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        return 0;
+    }
     int batch = (int)s->cfg.rx_batch;
     dsb_frame *rx = dsb_frames_alloc(batch);
     txq_t q = {.f = dsb_frames_alloc(batch), .n = 0};
@@ -275,6 +358,10 @@ void dsb_server_stop(dsb_server *s) { atomic_store(&s->stop, 1); }
 void dsb_server_counters(dsb_server *s, dsb_counters *out)
 {
     memset(out, 0, sizeof *out);
+    if (s->res) {
+        gpu_counters(s, out);
+        return;
+    }
     for (int i = 0; i < DSB_C_COUNT; i++) out->c[i] = atomic_load(&s->c[i]);
     for (int i = 0; i < DSB_WR_COUNT; i++) out->bad[i] = atomic_load(&s->bad[i]);
     for (int i = 0; i < DSB_ST_COUNT; i++) out->status[i] = atomic_load(&s->status[i]);
@@ -307,9 +394,31 @@ void dsb_server_join_thread(dsb_server *s)
     s->thread_started = 0;
 }
 
+/* gpu: waits (at most 2 s) until the counters stop moving, so that requests
+ * already received are answered, then stops agents, workers and stand-in. */
+static void gpu_server_shutdown(dsb_server *s)
+{
+    if (!s->nic) return;
+    dsb_counters a, b;
+    gpu_counters(s, &a);
+    for (int i = 0; i < 100; i++) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+        gpu_counters(s, &b);
+        if (!memcmp(&a, &b, sizeof a) && b.queue_depth == 0) break;
+        a = b;
+    }
+    cm_err err;
+    if (dsb_resident_stop(s->res, &s->abandoned, &err) != 0)
+        fprintf(stderr, "dsb serve: %s\n", err.msg);
+    dsb_nic_standin_stop(s->nic, &s->nic_final);
+    s->nic = NULL;
+}
+
 void dsb_server_shutdown(dsb_server *s)
 {
     dsb_server_join_thread(s);
+    if (s->res) gpu_server_shutdown(s);
     if (s->disp) {
         s->disp->destroy(s->disp); /* answers what is still queued */
         s->disp = NULL;
@@ -320,6 +429,7 @@ void dsb_server_destroy(dsb_server *s)
 {
     if (!s) return;
     dsb_server_shutdown(s);
+    dsb_resident_destroy(s->res);
     s->t->close(s->t);
     dsb_store_destroy(s->store);
     free(s);
