@@ -94,6 +94,19 @@ int main(void)
     /* retransmission after completion: re-acknowledged, image unchanged */
     CHECK(feed(s, &a, 3, 5, 0, a.xi_default, &o) == DSB_LOAD_REACK, "re-ack after completion");
     CHECK(feed(s, &a, 3, 5, cnt - 1, a.xi_default, &o) == DSB_LOAD_REACK, "re-ack (last)");
+    /* other bytes under the complete generation's number: refused, image unchanged */
+    {
+        dsb_model a2;
+        CHECK(dsb_model_from_packed(a.format, a.n, a.packed, a.packed_bytes, &a2, NULL) == 0,
+              "copy of a");
+        a2.packed[a2.packed_bytes - 1] ^= 0x01u; /* one coupling bit of the last fragment */
+        CHECK(feed(s, &a2, 3, 5, cnt - 1, a.xi_default, &o) == DSB_LOAD_REJECTED &&
+                  o.reason == DSB_WR_LOAD_CONFLICT && o.current_generation == 5,
+              "different image under generation 5: %d", (int)o.action);
+        CHECK(feed(s, &a2, 3, 5, 0, a.xi_default, &o) == DSB_LOAD_REACK,
+              "an unchanged fragment of it is still re-acknowledged");
+        dsb_model_free(&a2);
+    }
 
     /* acquire errors */
     CHECK(!dsb_store_acquire(s, 3, 299, 0, &why) && why == DSB_WR_WRONG_N, "wrong n");

@@ -288,12 +288,8 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage, u
                 } else { /* LOAD: the rules of dsb_store_load */
                     const dsb_wire_load *l = &m.u.load;
                     dsb_res_slot *sl = d.slots + l->model_id;
-                    uint32_t ack_status = 0xFFFFu, frags = 0;
-                    cnt[DSB_RES_LOAD_FRAGS]++;
                     if (sl->cur_gen && l->generation == sl->cur_gen) {
-                        cnt[DSB_RES_LOAD_REACKS]++;
-                        ack_status = DSB_ST_OK;
-                        frags = l->frag_count;
+                        act_done = 5; /* re-ack, once the warp compared the bytes */
                     } else if (l->generation < sl->cur_gen ||
                                (sl->pend_gen && l->generation < sl->pend_gen)) {
                         why = DSB_WR_STALE_GENERATION;
@@ -313,10 +309,6 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage, u
                         cnt[DSB_RES_LOAD_REJECTED]++;
                         dsb_wire_build_load_ack(out64, 64, h, (uint16_t)dsb_wire_reason_status(why),
                                                 (uint8_t)why, l->generation, sl->pend_received,
-                                                sl->cur_gen);
-                        act_reply = 1;
-                    } else if (ack_status == DSB_ST_OK) {
-                        dsb_wire_build_load_ack(out64, 64, h, DSB_ST_OK, 0, l->generation, frags,
                                                 sl->cur_gen);
                         act_reply = 1;
                     }
@@ -350,6 +342,35 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage, u
                 }
                 __syncwarp();
             }
+            if (act_done == 5) { /* fragment of the current generation: same bytes? */
+                const dsb_wire_load *l = (const dsb_wire_load *)stage;
+                dsb_res_slot *sl = d.slots + l->model_id;
+                const uint32_t e = 2u * l->model_id + sl->cur_entry;
+                const unsigned char *img = d.images + (size_t)e * DSB_RES_IMAGE_BYTES + l->offset;
+                uint32_t diff = l->n != sl->cur_n || l->format != d.models[e].format;
+                for (uint32_t b = lane; b < l->payload_len && !diff; b += 32u)
+                    diff = __ldcg(img + b) != stage[DSB_WIRE_HDR_BYTES + b];
+                diff = __any_sync(FULL, diff);
+                if (lane == 0) {
+                    /* a generation is immutable: other bytes under its number are refused */
+                    const dsb_wire_reason why = diff ? DSB_WR_LOAD_CONFLICT : DSB_WR_NONE;
+                    if (diff) {
+                        cnt[DSB_RES_BAD_FRAMES]++;
+                        cnt[DSB_RES_COUNT + why]++;
+                        cnt[DSB_RES_LOAD_REJECTED]++;
+                    } else {
+                        cnt[DSB_RES_LOAD_FRAGS]++;
+                        cnt[DSB_RES_LOAD_REACKS]++;
+                    }
+                    dsb_wire_build_load_ack(out64, 64, (const dsb_wire_hdr *)stage,
+                                            (uint16_t)dsb_wire_reason_status(why), (uint8_t)why,
+                                            l->generation, diff ? 0u : (uint32_t)l->frag_count,
+                                            sl->cur_gen);
+                    act_reply = 1;
+                    act_done = 0;
+                }
+                __syncwarp();
+            }
             if (act_done == 3 && lane == 0) { /* conflict, duplicate, store */
                 const dsb_wire_load *l = (const dsb_wire_load *)stage;
                 dsb_res_slot *sl = d.slots + l->model_id;
@@ -360,6 +381,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage, u
                     __float_as_uint(l->xi_default) != __float_as_uint(sl->pend_xi)) {
                     why = DSB_WR_LOAD_CONFLICT;
                 } else {
+                    cnt[DSB_RES_LOAD_FRAGS]++;
                     const uint32_t idx = l->frag_index, bit = 1u << (idx % 32u);
                     if (sl->bitmap[idx / 32u] & bit) {
                         cnt[DSB_RES_LOAD_DUPLICATES]++;

@@ -133,7 +133,12 @@ int dsb_client_upload(dsb_client *c, const dsb_model *m, uint16_t model_id, uint
                     free(order);
                     return 0;
                 }
-                if (a->status == DSB_ST_STALE_GENERATION && auto_gen) {
+                /* an automatic generation that is stale, or taken by another
+                   image (two uploads within one clock second): the next one */
+                if (auto_gen && (a->status == DSB_ST_STALE_GENERATION ||
+                                 (a->status == DSB_ST_BAD_REQUEST &&
+                                  a->flags == DSB_WR_LOAD_CONFLICT &&
+                                  a->current_generation >= gen))) {
                     gen = a->current_generation + 1;
                     deadline = 0; /* next pass with the new generation */
                     break;

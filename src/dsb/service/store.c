@@ -79,6 +79,14 @@ void dsb_store_load(dsb_store *s, const dsb_wire_load *l, const uint8_t *payload
     pthread_mutex_lock(&sl->lock);
     uint32_t cur_gen = sl->cur ? sl->cur->generation : 0;
     if (sl->cur && l->generation == cur_gen) {
+        /* a generation is immutable: other bytes under its number are refused */
+        const dsb_model *cm = &sl->cur->model;
+        if (l->n != cm->n || l->format != (uint8_t)cm->format ||
+            memcmp(cm->packed + l->offset, payload, l->payload_len) != 0) {
+            out->action = DSB_LOAD_REJECTED;
+            out->reason = DSB_WR_LOAD_CONFLICT;
+            goto done;
+        }
         out->action = DSB_LOAD_REACK;
         out->frags_received = l->frag_count;
         goto done;
