@@ -161,7 +161,7 @@ static __device__ int res_items_done(const dsb_res_dev &d, uint32_t upto, uint32
     return !__any_sync(FULL, busy);
 }
 
-__device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage, unsigned char *out64,
+__device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_base, unsigned char *out64,
                                    unsigned long long *cnt, volatile res_job *job)
 {
     const uint32_t lane = threadIdx.x & 31u;
@@ -185,24 +185,57 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage, u
         __threadfence_system(); /* acquire: the frames after their ready words */
         const uint64_t t_rx = res_now();
         const uint32_t batch0 = pub;
+        /* frame lengths (lane j holds frame j's ready word) and their 16-byte
+           chunk offsets: an exclusive prefix sum over the burst */
+        uint32_t my_len = lane < k ? (uint32_t)w & ~DSB_NIC_RX_TRUNCATED : 0u;
+        if (my_len > DSB_NIC_RX_FRAME) my_len = DSB_NIC_RX_FRAME;
+        const uint32_t my_nch = (my_len + 15u) >> 4;
+        uint32_t incl = my_nch;
+#pragma unroll
+        for (uint32_t o = 1; o < 32u; o <<= 1) {
+            const uint32_t t = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += t;
+        }
+        const uint32_t pre = incl - my_nch;
+        uint32_t g_end = 0, g_base = 0; /* frames [.., g_end) are staged from chunk g_base */
         for (uint32_t i = 0; i < k; i++) {
+            if (i == g_end) {
+                /* stage the next group of frames (as many whole frames as fit
+                   2 KiB) with one round of loads: one PCIe round trip for the
+                   group instead of one per frame */
+                g_base = __shfl_sync(FULL, pre, i);
+                const uint32_t fits =
+                    __ballot_sync(FULL, lane >= i && lane < k && incl - g_base <= 128u) | (1u << i);
+                g_end = i + (uint32_t)__popc(fits >> i);
+                const uint32_t tot = __shfl_sync(FULL, incl, g_end - 1u) - g_base;
+                uint4 v[4];
+                uint32_t fj[4], cj[4];
+#pragma unroll
+                for (uint32_t u = 0; u < 4u; u++) fj[u] = cj[u] = 0;
+                for (uint32_t j = i; j < g_end; j++) { /* which frame holds each chunk */
+                    const uint32_t pj = __shfl_sync(FULL, pre, j) - g_base;
+#pragma unroll
+                    for (uint32_t u = 0; u < 4u; u++)
+                        if (lane + 32u * u >= pj) {
+                            fj[u] = j;
+                            cj[u] = lane + 32u * u - pj;
+                        }
+                }
+#pragma unroll
+                for (uint32_t u = 0; u < 4u; u++)
+                    if (lane + 32u * u < tot)
+                        v[u] = __ldcv((const uint4 *)nic->rx_frames[(rx + fj[u]) & RX_MASK] + cj[u]);
+#pragma unroll
+                for (uint32_t u = 0; u < 4u; u++)
+                    if (lane + 32u * u < tot) ((uint4 *)stage_base)[lane + 32u * u] = v[u];
+                __syncwarp();
+            }
             const unsigned long long wi = __shfl_sync(FULL, w, i);
             uint32_t len = (uint32_t)wi;
             const uint32_t trunc = len & DSB_NIC_RX_TRUNCATED;
             len &= ~DSB_NIC_RX_TRUNCATED;
             if (len > DSB_NIC_RX_FRAME) len = DSB_NIC_RX_FRAME;
-            /* the frame into shared memory: every lane's loads first (one PCIe
-               round trip for a frame up to 2 KiB), then the stores */
-            const uint4 *src = (const uint4 *)nic->rx_frames[(rx + i) & RX_MASK];
-            const uint32_t nch = (len + 15u) >> 4;
-            uint4 v[4];
-#pragma unroll
-            for (uint32_t u = 0; u < 4u; u++)
-                if (lane + 32u * u < nch) v[u] = __ldcv(src + lane + 32u * u);
-#pragma unroll
-            for (uint32_t u = 0; u < 4u; u++)
-                if (lane + 32u * u < nch) ((uint4 *)stage)[lane + 32u * u] = v[u];
-            __syncwarp();
+            unsigned char *stage = stage_base + 16u * (__shfl_sync(FULL, pre, i) - g_base);
 
             /* h_i = -32768 anywhere in a SOLVE field: the decoder's last check,
                done here by the whole warp (one 32-bit word per lane and step) */
