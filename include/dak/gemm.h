@@ -10,8 +10,11 @@
  * TMA copies of A tiles (64 rows x kstep*64 columns, kstep x 8 KiB: one 1-D bulk
  * copy from the packed layout, or kstep 2-D tensor copies from row-major A) and
  * B tiles (one 3-D tensor copy of kstep blocks) into a ring of
- * shared-memory slots that complete on mbarriers; four consumer warps run
- * mma.sync bf16 tensor-core math.  The first `host_ctas` CTAs read only host
+ * shared-memory slots that complete on mbarriers; eight consumer warps (two per
+ * SM sub-partition) run mma.sync bf16 tensor-core math, each on one half of
+ * every 64-column block's K (the halves are summed through shared memory at
+ * the tile's end) and on 16 rows (column tiles of at most 32 valid columns) or
+ * 32 rows x 32 columns (wider tiles).  The first `host_ctas` CTAs read only host
  * tile rows, the rest only HBM tile rows.  Host CTAs keep at most `window`
  * copies in flight (congestion window).  With cluster > 1 the CTAs of a
  * cluster compute different column tiles of the same tile row and each A tile
@@ -43,6 +46,11 @@ extern "C" {
 extern "C" {
 #endif
 
+/* Shared memory of the split kernel besides its ring slots: 1024 B of alignment slack and
+ * 512 B of mbarriers and flags; plus the area where the consumer warps of the second K half
+ * hand their partial sums to the first (8 KiB when N <= 32, else 16 KiB; see gemm_split.cu). */
+#define DAK_GEMM_SMEM_BASE (1024u + 512u)
+
 typedef struct {
     uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share)) */
     uint32_t hbm_ctas;  /* SMs that read HBM tile rows (0: all SMs left) */
@@ -52,8 +60,11 @@ typedef struct {
     int wave_align;     /* 1: choose CTAs and K split so tiles per SM divide evenly */
     int out_bf16;       /* 1: C is bf16, else fp32 */
     int a_tma2d;        /* 1: A row-major, loaded by 2-D tensor copies; 0: packed A, 1-D bulk copies */
-    uint32_t kstep;     /* 64-column blocks per ring slot: 0 auto, else 1, 2 or 4 (dividing K/64) */
+    uint32_t kstep;     /* 64-column blocks per ring slot: 0 auto (the largest dividing K/64 that leaves 3 slots), else 1, 2 or 4 */
     int diag_nomath;    /* diagnostic: consumers wait and release slots but skip the math (C is garbage) */
+    int diag_b_nmajor;  /* diagnostic: B in shared memory as [n][block][64] (bank conflicts on B), not [block][n][64] */
+    int diag_plain_launch; /* diagnostic: launch without the cluster attribute when cluster is 1 */
+    int diag_bn8;       /* diagnostic: B box of 8 rows (not 16) when N <= 8 */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A. */
@@ -78,9 +89,10 @@ typedef struct {
     uint32_t ntiles;   /* ceil(N / 64) column tiles */
     uint32_t cluster;  /* CTAs per cluster */
     uint32_t ngroups;  /* ceil(ntiles / cluster) column groups */
-    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) */
+    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8) */
     uint32_t stages;   /* ring slots */
     uint64_t ws_bytes; /* split-K workspace needed */
+    uint32_t smem_bytes; /* dynamic shared memory of the kernel */
     dak_tier_plan host, hbm;
 } dak_gemm_plan;
 

@@ -53,11 +53,19 @@ static void test_plan_decode(void)
     /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 32 KiB) = 8 -> ring 5 */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.host.window == 5);
-    /* N = 1: B box 16 rows; 4 blocks per slot: 4 x (8192 + 2048) = 40960 B, (232448-1536)/40960 = 5
-     * slots (>= 5, so kstep 4); 112 blocks / 4 = 28 stages per tile row */
+    /* N = 1: B box 16 rows; 4 blocks per slot: 4 x (8192 + 2048) = 40960 B, (232448 - 9728)/40960 = 5
+     * slots (>= 3, so kstep 4; 9728 B = alignment, barriers, the consumers' 8 KiB hand-over);
+     * 112 blocks / 4 = 28 stages per tile row */
     o.host_ctas = 16;
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.bn_box == 16 && p.kstep == 4 && p.stages == 5 && p.ntiles == 1 && p.cluster == 1 && p.kchunks == 28);
+    CHECK(p.smem_bytes == 9728u + 5u * 40960u);
+    /* diagnostic B box of 8 rows: 4 x (8192 + 1024) = 36864 B slots, 6 fit */
+    o.diag_bn8 = 1;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 8 && p.stages == 6 &&
+          p.smem_bytes == 9728u + 6u * 36864u);
+    o.diag_bn8 = 0;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.host.mtiles == 1 && p.hbm.mtiles == 111);
     CHECK(p.host.ctas >= 1 && p.host.ctas <= 16);
     CHECK(p.hbm.ctas >= 1 && p.hbm.ctas <= 116);
@@ -75,9 +83,15 @@ static void test_plan_decode(void)
     /* host bytes without amplification: 64 rows x 7168 x 2 */
     CHECK(dak_gemm_plan_host_bytes(&p) == 64ull * 7168 * 2);
 
-    /* N = 64: B box 64 rows; kstep 4 -> 65536 B slots, only 3 fit; kstep 2 -> 32768 B, 7 slots */
+    /* N = 64: B box 64 rows, 16 KiB hand-over; kstep 4 -> 65536 B slots, (232448 - 17920)/65536 = 3
+     * fit (>= 3, so kstep 4) */
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.bn_box == 64 && p.kstep == 2 && p.stages == 7 && p.kchunks == 56);
+    CHECK(p.bn_box == 64 && p.kstep == 4 && p.stages == 3 && p.kchunks == 28);
+    /* kstep 2 asked: 32768 B slots, 6 fit */
+    o.kstep = 2;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 2 && p.stages == 6 &&
+          p.kchunks == 56);
+    o.kstep = 0;
     CHECK(p.host.ctas == 0 && p.hbm.mtiles == 112 && p.hbm.ctas <= 132);
     /* kstep forced: 4 blocks of 64 columns with N = 64 -> 65536 B slots, 3 fit */
     o.kstep = 4;

@@ -1,9 +1,12 @@
 /* GPU test (label gpu): the direct-access split GEMM against an fp32 reference
  * on fresh random inputs, output poisoned with NaN first (so an unwritten
- * element fails), for every shape, offload ratio and N of the benchmark, with
- * and without multicast, on the packed layout (1-D bulk copies); plus bf16
- * output, wave alignment off, a congestion window, the 2-D tensor-copy path on
- * row-major A, and a check of the fp32 reference itself against a CPU dot product.
+ * element fails), for every shape, offload ratio and N of the benchmark (plus
+ * N = 20, 40, 100: partial column tiles of either consumer layout), with and
+ * without multicast, on the packed layout (1-D bulk copies); plus bf16 output,
+ * wave alignment off, a congestion window, the 2-D tensor-copy path on row-major
+ * A, kstep 1, the older [n][block] B layout in shared memory, a launch without
+ * the cluster attribute, a B box of 8 rows, and a check of the fp32 reference
+ * itself against a CPU dot product.
  * Usage: test_gemm_split [--quick]   (quick: the smallest shape only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -97,7 +100,9 @@ int main(int argc, char **argv)
         return 1;
     }
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
-    static const uint32_t Ns[5] = {1, 8, 64, 512, 1024};
+    /* 20: narrow tiles with 3 n8 tiles; 40: one wide tile whose second column half has 1 n8
+       tile; 100: a full wide tile and a 36-column one */
+    static const uint32_t Ns[8] = {1, 8, 20, 40, 64, 100, 512, 1024};
     static const double ratios[11] = {0, .005, .01, .02, .05, .1, .2, .4, .6, .8, 1};
     const uint32_t NMAX = 1024;
     uint64_t seed = 0x5eed;
@@ -116,7 +121,7 @@ int main(int argc, char **argv)
         CU(cudaMalloc((void **)&R, (size_t)M * NMAX * 4));
         float *hc = malloc((size_t)M * NMAX * 4), *hr = malloc((size_t)M * NMAX * 4);
         uint16_t *hb = malloc((size_t)K * NMAX * 2);
-        for (int ni = 0; ni < 5; ni++) {
+        for (int ni = 0; ni < 8; ni++) {
             uint32_t N = Ns[ni];
             /* fresh inputs for every (shape, N) */
             if (dak_fill_random_bf16(Ad, (size_t)M * K, ++seed, NULL, &err) ||
@@ -175,14 +180,14 @@ int main(int argc, char **argv)
             }
             /* variants at r = 10%: bf16 output, no wave alignment, window 2 on 8 host SMs,
                2-D tensor copies from row-major A (with multicast when N >= 128), round-robin
-               with cluster 4 and bf16, one block per slot (kstep 1) */
+               with cluster 4 and bf16, one block per slot (kstep 1), B as [n][block] in shared memory */
             {
                 uint32_t rows;
                 dak_tiered A, Ar;
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
                 dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
                 dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
-                for (int v = 0; v < 6; v++) {
+                for (int v = 0; v < 9; v++) {
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     if (v == 0) o.out_bf16 = 1;
@@ -191,6 +196,9 @@ int main(int argc, char **argv)
                     if (v == 3) o.a_tma2d = 1, o.cluster = N >= 128 ? 8 : 1;
                     if (v == 4) o.wave_align = 0, o.cluster = N >= 128 ? 4 : 1, o.out_bf16 = 1;
                     if (v == 5) o.kstep = 1, o.cluster = N >= 128 ? 2 : 1; /* one 8 KiB block per slot */
+                    if (v == 6) o.diag_b_nmajor = 1, o.kstep = 2; /* B as [n][block][64] */
+                    if (v == 7) o.diag_plain_launch = 1; /* no cluster attribute */
+                    if (v == 8) o.diag_bn8 = 1; /* B box of 8 rows when N <= 8 */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
                     CHECK(rc == 0, "variant %d: %s", v, err.msg);

@@ -658,19 +658,20 @@ static int run(const bench_cfg *c)
                 }
             json_arr_end(&w);
         }
-        /* ---- diagnostics: r = 0, N = 1 and 64: kstep x stages x math on/off ---- */
+        /* ---- diagnostics: r = 0, N = 1, 8 and 64: kstep x stages x (math, no math, old B layout, no cluster attribute, B box 8) ---- */
         if (c->sec_diag) {
             snprintf(key, sizeof key, "diag_%ux%u", M, K);
             json_key(&w, key);
             json_arr_begin(&w);
             printf("\n# diag: A %ux%u r = 0: kstep x stages x math (GB/s)\n", M, K);
-            printf("%5s %6s %7s %10s %10s\n", "N", "kstep", "stages", "math", "no math");
+            printf("%5s %6s %7s %10s %10s %10s %10s %10s\n", "N", "kstep", "stages", "math", "no math", "B n-major",
+                   "no clu.at", "B box 8");
             dak_tiered A;
             DK(dak_tiered_view(&A, M, K, 0, Ahp, Adp, 1, &err));
-            static const uint32_t dn[] = {1, 64};
+            static const uint32_t dn[] = {1, 8, 64};
             static const uint32_t dk[] = {1, 2, 4};
             static const uint32_t dst[] = {0, 3, 8};
-            for (size_t a = 0; a < 2; a++)
+            for (size_t a = 0; a < 3; a++)
                 for (size_t b = 0; b < 3; b++)
                     for (size_t e = 0; e < 3; e++) {
                         if ((K / 64) % dk[b]) continue;
@@ -684,7 +685,15 @@ static int run(const bench_cfg *c)
                         double t1 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
                         go.diag_nomath = 1;
                         double t0 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
-                        printf("%5u %6u %7u %10.1f %10.1f\n", dn[a], dk[b], plan.stages, gbs(abytes, t1), gbs(abytes, t0));
+                        go.diag_nomath = 0, go.diag_b_nmajor = 1; /* the B layout before run 5 */
+                        double t2 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
+                        go.diag_b_nmajor = 0, go.diag_plain_launch = 1; /* launch without the cluster attribute */
+                        double t3 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
+                        double t4 = NAN; /* B box of 8 rows (N <= 8), stage count as asked */
+                        go.diag_plain_launch = 0, go.diag_bn8 = 1;
+                        if (dn[a] <= 8) t4 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
+                        printf("%5u %6u %7u %10.1f %10.1f %10.1f %10.1f %10.1f\n", dn[a], dk[b], plan.stages,
+                               gbs(abytes, t1), gbs(abytes, t0), gbs(abytes, t2), gbs(abytes, t3), gbs(abytes, t4));
                         fflush(stdout);
                         json_obj_begin(&w);
                         json_kv_u64(&w, "N", dn[a]);
@@ -692,6 +701,9 @@ static int run(const bench_cfg *c)
                         json_kv_u64(&w, "stages", plan.stages);
                         kv_num(&w, "GBs", gbs(abytes, t1));
                         kv_num(&w, "nomath_GBs", gbs(abytes, t0));
+                        kv_num(&w, "b_nmajor_GBs", gbs(abytes, t2));
+                        kv_num(&w, "plain_launch_GBs", gbs(abytes, t3));
+                        kv_num(&w, "bn8_GBs", gbs(abytes, t4));
                         json_obj_end(&w);
                     }
             json_arr_end(&w);

@@ -11,7 +11,7 @@
 #include "dak/gemm.h"
 #include "internal.h"
 
-#define NCW 4u                 /* consumer warps */
+#define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
 #define NTHREADS (32u * (NCW + 1u))
 #define A_BYTES 8192u          /* 64 rows x 64 bf16 */
 
@@ -22,6 +22,8 @@ typedef struct {
     uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
     int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
     int nomath;                /* diagnostic: skip the tensor-core math */
+    uint32_t b_perm;           /* 1: B tensor map {64, N, K/64}, smem [block][n][64]; 0: {64, K/64, N}, [n][block][64] */
+    uint32_t b_rn, b_rk;       /* smem row of B column n, block bk: n * b_rn + bk * b_rk */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
     unsigned long long ws0[2]; /* first partial tile of each tier in the workspace */
     int out_bf16;
@@ -38,6 +40,7 @@ struct dak_gemm_launch {
     CUtensorMap ta_h, ta_g, tb;
     size_t smem;
     unsigned long long *hb;
+    int plain_launch; /* diagnostic: no cluster attribute when the cluster is 1 CTA */
 };
 
 /* One run of consecutive K chunks of one output tile that a CTA computes. */
@@ -100,9 +103,10 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
     return true;
 }
 
-static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t MI,
-                                                  uint32_t nb0, uint32_t nv8, uint32_t row,
-                                                  uint32_t col0)
+/* Writes one warp's (16 MI) x (8 nn) fragment sums v[mi][nj] (rows row + 16 mi + ..,
+ * columns col0 + 8 (nb0 + nj) + ..) to C. */
+static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
+                                                  uint32_t nn, uint32_t row, uint32_t col0)
 {
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t g = lane >> 2, t4 = lane & 3u;
@@ -110,7 +114,7 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
     for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
         for (uint32_t nj = 0; nj < 4; nj++) {
-            if (mi >= MI || nb0 + nj >= nv8) continue;
+            if (mi >= MI || nj >= nn) continue;
             uint32_t r = row + mi * 16u + g;
             uint32_t cc = col0 + (nb0 + nj) * 8u + 2u * t4;
 #pragma unroll
@@ -126,6 +130,100 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
                 }
             }
         }
+}
+
+/* One ring slot of a narrow column tile (at most 4 valid n8 tiles): this warp's 16 rows
+ * (arow addresses them) times the K half `kh` of every 64-column block, the two k16 steps
+ * into separate accumulators so that their mma chains overlap.  N <= 8 (one n8 tile):
+ * every fragment of the slot is loaded before the first mma, so that the ldmatrix
+ * latencies overlap too, and one x4 gives both k16 steps of B (no padded columns).
+ * B row of (column n, block bk) in the slot: n * rn + bk * rk. */
+static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                      uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
+                                                      uint32_t nn)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    if (nn == 1) {
+        uint32_t af[4][2][4], bf[4][2][2];
+#pragma unroll
+        for (uint32_t bk = 0; bk < 4; bk++) {
+            if (bk >= kstep) continue;
+            const uint32_t aB = aS + bk * A_BYTES;
+#pragma unroll
+            for (uint32_t h = 0; h < 2; h++)
+                ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[bk][h][0],
+                                &af[bk][h][1], &af[bk][h][2], &af[bk][h][3]);
+            ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, 4u * kh + (lane >> 3)), &bf[bk][0][0],
+                            &bf[bk][0][1], &bf[bk][1][0], &bf[bk][1][1]);
+        }
+#pragma unroll
+        for (uint32_t bk = 0; bk < 4; bk++) {
+            if (bk >= kstep) continue;
+#pragma unroll
+            for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], af[bk][h], bf[bk][h][0], bf[bk][h][1]);
+        }
+        return;
+    }
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+        const uint32_t aB = aS + bk * A_BYTES;
+        uint32_t af[2][4], bf[2][4][2];
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[h][0], &af[h][1],
+                            &af[h][2], &af[h][3]);
+#pragma unroll
+            for (uint32_t pj = 0; pj < 2; pj++) {
+                if (2u * pj >= nn) continue;
+                uint32_t n = 2u * pj * 8u + (lane & 7u) + ((lane >> 4) << 3);
+                uint32_t ch = (2u * kh + h) * 2u + ((lane >> 3) & 1u);
+                ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[h][2 * pj][0], &bf[h][2 * pj][1],
+                                &bf[h][2 * pj + 1][0], &bf[h][2 * pj + 1][1]);
+            }
+        }
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++)
+#pragma unroll
+            for (uint32_t nj = 0; nj < 4; nj++)
+                if (nj < nn) ptx_mma_bf16_16816(acc[h][nj], af[h], bf[h][nj][0], bf[h][nj][1]);
+    }
+}
+
+/* One ring slot of a wide column tile: this warp's 32 rows (arow addresses the first 16)
+ * times n8 tiles nb0..nb0+nn-1 times the K half `kh` of every block: per k16 step two A
+ * and up to two B fragments feed up to 8 independent mma.  Each A fragment is read by two
+ * warps and each B fragment by two (16 rows x 32 columns per warp read B four times). */
+static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                    uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
+                                                    uint32_t nb0, uint32_t nn)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+        const uint32_t aB = aS + bk * A_BYTES;
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            const uint32_t k16 = 2u * kh + h;
+            uint32_t af[2][4], bf[4][2];
+#pragma unroll
+            for (uint32_t mi = 0; mi < 2; mi++)
+                ptx_ldmatrix_x4(aB + ptx_swz128(arow + 16u * mi, k16 * 2u + (lane >> 4)), &af[mi][0], &af[mi][1],
+                                &af[mi][2], &af[mi][3]);
+#pragma unroll
+            for (uint32_t pj = 0; pj < 2; pj++) {
+                if (2u * pj >= nn) continue;
+                uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
+                uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
+                ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[2 * pj][0], &bf[2 * pj][1],
+                                &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
+            }
+#pragma unroll
+            for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                for (uint32_t nj = 0; nj < 4; nj++)
+                    if (nj < nn) ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
+        }
+    }
 }
 
 __global__ void __launch_bounds__(NTHREADS, 1)
@@ -166,9 +264,15 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             ptx_prefetch_tensormap(ta);
             ptx_prefetch_tensormap(&tb);
             const uint32_t W = p.window[tier];
+            const bool windowed = W < S; /* host tier: at most W copies in flight */
             const uint32_t prow = 64u / c, pbytes = astage / c, pblk = A_BYTES / c;
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
-            uint32_t it = 0;
+            const bool bulk = p.a_bulk != 0, bperm = p.b_perm != 0;
+            const size_t astep = (size_t)kstep * 4096u; /* elements of A per stage */
+            /* slot and phase of this copy (s, ph) and of the copy W before it (sw, phw):
+             * running counters, no division in the loop (the producer's issue rate bounds
+             * the loads: runs 6-8) */
+            uint32_t s = 0, ph = 0, sw = 0, phw = 0, it = 0;
             unsigned long long hb = 0;
             const uint16_t *abase = p.a_ptr[tier];
             seg_iter si;
@@ -177,45 +281,56 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             while (seg_next(&p, tier, cid, ncl, &si, &g)) {
                 uint32_t nt = g.ng * c + rank;
                 uint32_t ntb = nt < p.ntiles ? nt : p.ntiles - 1u; /* idle member: load valid B */
-                for (uint32_t kc = g.kb; kc < g.ke; kc++, it++) {
-                    uint32_t s = it % S, r = it / S;
-                    ptx_mbar_wait(bar_empty + 8u * s, (r & 1u) ^ 1u);
-                    if (W < S && it >= W) {
-                        uint32_t j = it - W;
-                        ptx_mbar_wait(bar_full + 8u * (j % S), (j / S) & 1u);
+                const uint16_t *src = abase + ((size_t)g.mt * p.kblocks + (size_t)g.kb * kstep) * 4096u +
+                                      (size_t)rank * (pbytes / 2u);
+                for (uint32_t kc = g.kb; kc < g.ke; kc++, it++, src += astep) {
+                    const uint32_t fb = bar_full + 8u * s;
+                    ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                    if (windowed && it >= W) {
+                        ptx_mbar_wait(bar_full + 8u * sw, phw);
+                        if (++sw == S) sw = 0, phw ^= 1u;
                     }
-                    ptx_mbar_arrive_expect_tx(bar_full + 8u * s, astage + bbytes);
-                    if (p.a_bulk) {
+                    ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
+                    if (bulk) {
                         /* the stage's kstep blocks are contiguous: one copy (a 1/c share per member) */
-                        const uint16_t *src = abase + ((size_t)g.mt * p.kblocks + (size_t)kc * kstep) * 4096u +
-                                              (size_t)rank * (pbytes / 2u);
                         uint32_t dst = sA + s * astage + rank * pbytes;
                         if (c > 1)
-                            ptx_bulk_g2s_multicast(dst, src, pbytes, bar_full + 8u * s, mask);
+                            ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
                         else
-                            ptx_bulk_g2s(dst, src, pbytes, bar_full + 8u * s);
+                            ptx_bulk_g2s(dst, src, pbytes, fb);
                     } else {
                         for (uint32_t j = 0; j < kstep; j++) {
                             uint32_t dst = sA + s * astage + j * A_BYTES + rank * pblk;
                             int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(g.mt * 64u + rank * prow);
                             if (c > 1)
-                                ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, bar_full + 8u * s, mask);
+                                ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, mask);
                             else
-                                ptx_tma_2d_g2s(dst, ta, c0, c1, bar_full + 8u * s);
+                                ptx_tma_2d_g2s(dst, ta, c0, c1, fb);
                         }
                     }
-                    /* B as [n][block][64]: one 3-D copy of kstep blocks x bn_box columns */
-                    ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), (int)(ntb * 64u), bar_full + 8u * s);
+                    /* B: one 3-D copy of kstep blocks x bn_box columns, into [block][n][64]
+                       (conflict-free ldmatrix) or [n][block][64] */
+                    if (bperm)
+                        ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(ntb * 64u), (int)(kc * kstep), fb);
+                    else
+                        ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), (int)(ntb * 64u), fb);
                     hb += pbytes;
+                    if (++s == S) s = 0, ph ^= 1u;
                 }
             }
             if (tier == 0 && hb) atomicAdd(p.host_bytes, hb);
         }
         __syncwarp();
     } else {
-        /* ---- consumers: 4 warps of tensor-core math ---- */
+        /* ---- consumers: 8 warps, warps w and w + 4 on one sub-partition.  kh = w / 4 picks
+         * the K half of every 64-column block; narrow tiles (<= 32 valid columns): rows
+         * 16 (w % 4) .., all columns; wide tiles: rows 32 (w % 2) .., n8 tiles 4 ((w / 2) % 2) ..
+         * At the tile's end the kh = 1 warps hand their sums to the kh = 0 warps, which own
+         * the result.  (Run 4: four warps, one mma chain each, did not keep up with HBM.) ---- */
         const uint32_t ctid = threadIdx.x;
-        uint32_t it = 0;
+        const uint32_t kh = warp >> 2, q = warp & 3u;
+        float4 *red = (float4 *)(sm + S * (astage + bbytes) + 512u); /* K-half hand-over */
+        uint32_t s = 0, ph = 0;
         seg_iter si;
         seg_t g;
         seg_begin(&p, tier, cid, ncl, &si);
@@ -223,12 +338,13 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
             const int nvalid = (int)p.N - (int)(nt * 64u);
             const uint32_t nv8 = nvalid <= 0 ? 0u : (nvalid >= 64 ? 8u : (uint32_t)(nvalid + 7) / 8u);
-            const uint32_t wide = nv8 > 4u;
-            const uint32_t mrow0 = wide ? (warp >> 1) * 32u : warp * 16u;
-            const uint32_t nb0 = wide ? (warp & 1u) * 4u : 0u;
+            const bool wide = nv8 > 4u; /* uniform over the CTA */
             const uint32_t MI = wide ? 2u : 1u;
-            const uint32_t kb = g.kb, ke = g.ke;
-            float acc[2][4][4];
+            const uint32_t row16 = wide ? (q & 1u) * 32u : q * 16u; /* first row of this warp */
+            const uint32_t nb0 = wide ? (q >> 1) * 4u : 0u;
+            const uint32_t nn = wide ? (nv8 - nb0 < 4u ? nv8 - nb0 : 4u) : nv8; /* n8 tiles of this warp */
+            const uint32_t arow = row16 + (lane & 15u);
+            float acc[2][4][4]; /* narrow: [k16 parity][nj]; wide: [mi][nj] */
 #pragma unroll
             for (uint32_t a = 0; a < 2; a++)
 #pragma unroll
@@ -236,41 +352,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 #pragma unroll
                     for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
 
-            for (uint32_t kc = kb; kc < ke; kc++, it++) {
-                const uint32_t s = it % S, r = it / S;
-                ptx_mbar_wait(bar_full + 8u * s, r & 1u);
+            for (uint32_t kc = g.kb; kc < g.ke; kc++) {
+                ptx_mbar_wait(bar_full + 8u * s, ph);
                 if (nv8 && !p.nomath) {
-                    for (uint32_t bk = 0; bk < kstep; bk++) {
-                        const uint32_t aB = sA + s * astage + bk * A_BYTES, bB = sB + s * bbytes;
-#pragma unroll
-                        for (uint32_t k16 = 0; k16 < 4; k16++) {
-                            uint32_t af[2][4], bf[4][2];
-#pragma unroll
-                            for (uint32_t mi = 0; mi < 2; mi++) {
-                                if (mi < MI) {
-                                    uint32_t row = mrow0 + mi * 16u + (lane & 15u);
-                                    uint32_t ch = k16 * 2u + (lane >> 4);
-                                    ptx_ldmatrix_x4(aB + ptx_swz128(row, ch), &af[mi][0], &af[mi][1], &af[mi][2],
-                                                    &af[mi][3]);
-                                }
-                            }
-#pragma unroll
-                            for (uint32_t pj = 0; pj < 2; pj++) {
-                                if (nb0 + 2u * pj < nv8) {
-                                    uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
-                                    uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
-                                    ptx_ldmatrix_x4(bB + ptx_swz128(n * kstep + bk, ch), &bf[2 * pj][0],
-                                                    &bf[2 * pj][1], &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
-                                }
-                            }
-#pragma unroll
-                            for (uint32_t mi = 0; mi < 2; mi++)
-#pragma unroll
-                                for (uint32_t nj = 0; nj < 4; nj++)
-                                    if (mi < MI && nb0 + nj < nv8)
-                                        ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
-                        }
-                    }
+                    const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
+                    if (wide)
+                        consume_wide(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nb0, nn);
+                    else
+                        consume_narrow(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nn);
                 }
                 __syncwarp();
                 if (c > 1) {
@@ -278,13 +367,44 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 } else if (lane == 0) {
                     ptx_mbar_arrive(bar_empty + 8u * s);
                 }
+                if (++s == S) s = 0, ph ^= 1u;
             }
             if (nv8 == 0) continue; /* uniform over the CTA: this member's column tile is past N */
 
-            const uint32_t row = p.row0[tier] + mt * 64u + mrow0;
+            if (!wide) {
+#pragma unroll
+                for (uint32_t nj = 0; nj < 4; nj++)
+#pragma unroll
+                    for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
+            }
+            /* the second K half hands its sums to the first */
+            if (kh) {
+#pragma unroll
+                for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                    for (uint32_t nj = 0; nj < 4; nj++)
+                        if (mi < MI && nj < nn)
+                            red[((q * MI + mi) * 4u + nj) * 32u + lane] =
+                                make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+            }
+            ptx_bar_sync(2, NCW * 32u);
+            if (!kh) {
+#pragma unroll
+                for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                    for (uint32_t nj = 0; nj < 4; nj++)
+                        if (mi < MI && nj < nn) {
+                            float4 v = red[((q * MI + mi) * 4u + nj) * 32u + lane];
+                            acc[mi][nj][0] += v.x, acc[mi][nj][1] += v.y;
+                            acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
+                        }
+            }
+            ptx_bar_sync(2, NCW * 32u); /* red is free again */
+
+            const uint32_t row = p.row0[tier] + mt * 64u + row16;
             const uint32_t col0 = nt * 64u;
             if (g.ncontrib == 1) {
-                store_tile(&p, acc, MI, nb0, nv8, row, col0);
+                if (!kh) store_tile(&p, acc, MI, nb0, nn, row, col0);
                 continue;
             }
             /* shared tile: publish this partial; the last of its ncontrib CTAs sums them */
@@ -292,13 +412,18 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             const unsigned long long tile = (unsigned long long)mt * p.ntp + nt;
             float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier]) * 4096ull;
             float4 *mine = (float4 *)(slots + (size_t)ks * 4096u);
+            if (!kh) {
 #pragma unroll
-            for (uint32_t mi = 0; mi < 2; mi++)
+                for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
-                for (uint32_t nj = 0; nj < 4; nj++)
-                    if (mi < MI && nb0 + nj < nv8)
-                        mine[(mi * 4u + nj) * 128u + ctid] =
-                            make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+                    for (uint32_t nj = 0; nj < 4; nj++)
+                        if (mi < MI && nj < nn)
+                            mine[((q * 2u + mi) * 4u + nj) * 32u + lane] =
+                                make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+            }
+            /* Run 6 had thread 0 alone fence before and after its atomic (release/acquire
+             * as in a grid barrier): 2-8 % slower than this, one fence per storing thread
+             * and an acquire fence only in the last CTA. */
             __threadfence();
             ptx_bar_sync(1, NCW * 32u);
             const size_t ci = (size_t)(p.mt0[tier] + mt) * p.ntp + nt;
@@ -309,35 +434,37 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             ptx_bar_sync(1, NCW * 32u);
             if (*flag) {
                 __threadfence();
-                float sum[2][4][4];
+                if (!kh) {
+                    float sum[2][4][4];
 #pragma unroll
-                for (uint32_t a = 0; a < 2; a++)
+                    for (uint32_t a = 0; a < 2; a++)
 #pragma unroll
-                    for (uint32_t b = 0; b < 4; b++)
+                        for (uint32_t b = 0; b < 4; b++)
 #pragma unroll
-                        for (uint32_t e = 0; e < 4; e++) sum[a][b][e] = 0.f;
-                for (uint32_t j = 0; j < ks_n; j++) {
-                    const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
+                            for (uint32_t e = 0; e < 4; e++) sum[a][b][e] = 0.f;
+                    for (uint32_t j = 0; j < ks_n; j++) {
+                        const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
 #pragma unroll
-                    for (uint32_t mi = 0; mi < 2; mi++)
+                        for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
-                        for (uint32_t nj = 0; nj < 4; nj++) {
-                            if (mi >= MI || nb0 + nj >= nv8) continue;
-                            if (j == ks) {
-                                sum[mi][nj][0] += acc[mi][nj][0];
-                                sum[mi][nj][1] += acc[mi][nj][1];
-                                sum[mi][nj][2] += acc[mi][nj][2];
-                                sum[mi][nj][3] += acc[mi][nj][3];
-                            } else {
-                                float4 v = __ldcg(src + (mi * 4u + nj) * 128u + ctid);
-                                sum[mi][nj][0] += v.x;
-                                sum[mi][nj][1] += v.y;
-                                sum[mi][nj][2] += v.z;
-                                sum[mi][nj][3] += v.w;
+                            for (uint32_t nj = 0; nj < 4; nj++) {
+                                if (mi >= MI || nj >= nn) continue;
+                                if (j == ks) {
+                                    sum[mi][nj][0] += acc[mi][nj][0];
+                                    sum[mi][nj][1] += acc[mi][nj][1];
+                                    sum[mi][nj][2] += acc[mi][nj][2];
+                                    sum[mi][nj][3] += acc[mi][nj][3];
+                                } else {
+                                    float4 v = __ldcg(src + ((q * 2u + mi) * 4u + nj) * 32u + lane);
+                                    sum[mi][nj][0] += v.x;
+                                    sum[mi][nj][1] += v.y;
+                                    sum[mi][nj][2] += v.z;
+                                    sum[mi][nj][3] += v.w;
+                                }
                             }
-                        }
+                    }
+                    store_tile(&p, sum, MI, nb0, nn, row, col0);
                 }
-                store_tile(&p, sum, MI, nb0, nv8, row, col0);
                 if (ctid == 0) p.ctr[ci] = 0; /* ready for the next launch */
             }
         }
@@ -486,13 +613,28 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     const void *gbase = A->rows_host < A->M ? (const void *)A->dev : hbase;
     uint64_t grows = A->rows_host < A->M ? A->M - A->rows_host : hrows;
     uint32_t prow = 64u / p->cluster;
-    /* B (N rows of K) as 3-D {64, K/64 blocks, N}: strides 128 B and 2K B */
+    /* B (N rows of K) as 3-D {64, N, K/64 blocks} with strides 2K B and 128 B, so that a box
+     * lands in shared memory as [block][n][64]: the 8 rows one ldmatrix reads are consecutive,
+     * hence in 8 different swizzle phases (no bank conflicts).  If the driver refuses the
+     * decreasing strides, {64, K/64, N} ([n][block][64]: 2- or 4-way conflicts on B). */
+    int b_perm = !o->diag_b_nmajor;
+    if (b_perm) {
+        cuuint64_t d[3] = {64, N, A->K / 64u};
+        cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
+        cuuint32_t bx[3] = {64, p->bn_box, p->kstep};
+        cm_err e2;
+        if (encode_3d(ctx, &l->tb, B, d, st, bx, &e2)) {
+            static int told;
+            if (!told++) fprintf(stderr, "dak gemm: note: %s; B kept as [n][block][64]\n", e2.msg);
+            b_perm = 0;
+        }
+    }
     cuuint64_t bdims[3] = {64, A->K / 64u, N};
     cuuint64_t bstrides[2] = {128, (cuuint64_t)A->K * 2u};
     cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
     if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
         encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
-        encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err)) {
+        (!b_perm && encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err))) {
         cudaFree(l->hb);
         free(l);
         return -1;
@@ -513,6 +655,9 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     }
     k->a_bulk = !o->a_tma2d;
     k->nomath = o->diag_nomath;
+    k->b_perm = (uint32_t)b_perm;
+    k->b_rn = b_perm ? 1u : p->kstep;
+    k->b_rk = b_perm ? p->bn_box : 1u;
     k->a_ptr[0] = A->host_dev;
     k->a_ptr[1] = A->dev;
     k->even[0] = (uint32_t)p->host.even;
@@ -521,12 +666,13 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->row0[0] = 0, k->row0[1] = A->rows_host;
     k->ws0[0] = 0;
     k->ws0[1] = p->host.ksplit > 1 ? (unsigned long long)p->host.mtiles * k->ntp * p->host.ksplit : 0ull;
+    l->plain_launch = o->diag_plain_launch;
     k->out_bf16 = o->out_bf16;
     k->C = C;
     k->ws = ctx->ws;
     k->ctr = ctx->ctr;
     k->host_bytes = l->hb;
-    l->smem = 1024u + (size_t)p->stages * p->kstep * (A_BYTES + p->bn_box * 128u) + 512u;
+    l->smem = p->smem_bytes;
     *out = l;
     return 0;
 }
@@ -548,7 +694,7 @@ extern "C" int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err)
     at[0].val.clusterDim.y = 1;
     at[0].val.clusterDim.z = 1;
     cfg.attrs = at;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = l->plain_launch && l->plan.cluster == 1 ? 0 : 1;
     void *args[4] = {&l->ta_h, &l->ta_g, &l->tb, &l->kp};
     DAK_CU(cudaLaunchKernelExC(&cfg, (const void *)k_split, args), err);
     return 0;

@@ -8,7 +8,6 @@
 
 #define TILE 64u
 #define MAX_STAGES 24u
-#define BAR_BYTES 512u                        /* mbarriers and flags at the end of smem */
 #define WS_CAP_BYTES (2048ull << 20)          /* split-K workspace cap */
 #define PARTIAL_BYTES (TILE * TILE * 4ull)    /* one fp32 64x64 partial tile */
 /* Congestion control (Sec. 4.3.1): host SMs x window x copy size in flight kept at
@@ -46,6 +45,9 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->a_tma2d = 0;
     o->kstep = 0;
     o->diag_nomath = 0;
+    o->diag_b_nmajor = 0;
+    o->diag_plain_launch = 0;
+    o->diag_bn8 = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -119,20 +121,23 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     while (c > 1 && c / 2 >= p->ntiles) c /= 2; /* a cluster wider than the column tiles is idle */
     p->cluster = c;
     p->ngroups = ceil_div(p->ntiles, c);
-    p->bn_box = N >= TILE ? TILE : ceil_div(N, 16) * 16;
+    /* B box: the 16 rows an ldmatrix pair covers, at most one 64-column tile.  (8 rows for
+     * N <= 8 gives one more ring slot but ran 3-4 % slower in runs 6-7; kept as a diagnostic.) */
+    p->bn_box = N <= 8 && o->diag_bn8 ? 8 : (N >= TILE ? TILE : ceil_div(N, 16) * 16);
+    uint32_t fixed = DAK_GEMM_SMEM_BASE + (N > 32 ? 16384u : 8192u);
 
-    /* Each TMA operation costs the SM several hundred cycles whatever its size (seen on
-     * the H200: 8 KiB copies capped an SM at ~13 GB/s), so a ring slot holds kstep
-     * 64-column blocks, fetched by one copy of A and one of B: the largest kstep in
-     * {4, 2, 1} dividing K/64 that still leaves >= 5 slots (or what was asked). */
+    /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
+     * the largest kstep in {4, 2, 1} dividing K/64 that still leaves >= 3 slots (or what
+     * was asked).  Runs 4-6 on the H200: larger copies and fewer slot hand-overs win over
+     * ring depth (3 slots of 4 blocks beat 6 of 2 by 8-13 % at N = 64). */
     uint32_t kblocks = K / TILE, fit = 0, kstep = 1;
     for (uint32_t cand = 4; cand >= 1; cand /= 2) {
         if (kblocks % cand || (o->kstep && cand != o->kstep)) continue;
         size_t slot = (size_t)cand * (TILE * TILE * 2 + (size_t)p->bn_box * 128);
-        if (smem_bytes < 1024 + BAR_BYTES + 2 * slot) continue;
-        uint32_t f = (uint32_t)((smem_bytes - 1024 - BAR_BYTES) / slot);
+        if (smem_bytes < fixed + 2 * slot) continue;
+        uint32_t f = (uint32_t)((smem_bytes - fixed) / slot);
         if (f > MAX_STAGES) f = MAX_STAGES;
-        if (o->stages ? f >= o->stages : (f >= 5 || cand == 1 || o->kstep)) {
+        if (o->stages ? f >= o->stages : (f >= 3 || cand == 1 || o->kstep)) {
             kstep = cand, fit = f;
             break;
         }
@@ -151,6 +156,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->kstep = kstep;
     p->kchunks = kblocks / kstep;
     p->stages = fit;
+    p->smem_bytes = fixed + fit * kstep * (TILE * TILE * 2 + p->bn_box * 128);
 
     uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
     uint32_t host_avail = 0;
