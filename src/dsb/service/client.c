@@ -2,6 +2,8 @@
 #include "dsb/client.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -205,6 +207,114 @@ typedef struct {
 
 static double pct(double *v, size_t n, double q) { return bench_percentile(v, n, q); }
 
+/* The state of one load run.  Open loop: one thread sends on the Poisson
+ * schedule and another takes the replies (one thread doing both could not
+ * drain its socket above ~200 kreq/s on loopback); the sender writes t_send[i]
+ * and state[i] before the frame leaves, so a reply always finds them.  Closed
+ * loop: one thread, which sends only as replies return. */
+typedef struct {
+    dsb_client *c;
+    const dsb_model *m;
+    const dsb_load_config *lc;
+    dsb_load_report *rep;
+    uint64_t total;
+    uint64_t *t_send;
+    uint8_t *state; /* 0 unsent, 1 in flight, 2 answered (atomic bytes) */
+    size_t nm, nrtt;
+    double *rtt, *tq, *ts, *tt, *tr, *tres;
+    ref_slot *refs;
+    uint64_t t_last_reply, t_last_meas, last_activity;
+    uint64_t inflight;           /* closed loop */
+    _Atomic uint64_t answered;   /* replies taken (the receiver's count) */
+    atomic_int stop;             /* open loop: the receiver's end */
+    int rc;
+    cm_err *err;
+    bench_progress_t prog;
+} load_run;
+
+/* Accounts for the n frames in c->rx. */
+static void take_replies(load_run *L, int n)
+{
+    dsb_load_report *rep = L->rep;
+    const dsb_load_config *lc = L->lc;
+    const dsb_model *m = L->m;
+    for (int f = 0; f < n; f++) {
+        dsb_frame *fr = &L->c->rx[f];
+        dsb_wire_msg msg;
+        if (fr->truncated || dsb_wire_decode(fr->data, fr->len, 0, &msg) != DSB_WR_NONE ||
+            msg.u.hdr.type != DSB_MSG_RESULT) {
+            rep->bad_replies++;
+            continue;
+        }
+        const dsb_wire_result *r = &msg.u.result;
+        uint64_t id = r->request_id;
+        if (id >= L->total || __atomic_load_n(&L->state[id], __ATOMIC_ACQUIRE) != 1) {
+            rep->unexpected++;
+            continue;
+        }
+        __atomic_store_n(&L->state[id], 2, __ATOMIC_RELAXED);
+        if (lc->outstanding) L->inflight--; /* closed loop only (one thread) */
+        rep->answered++;
+        atomic_store_explicit(&L->answered, rep->answered, memory_order_release);
+        rep->by_status[r->status]++;
+        uint64_t t_rx = fr->t_ns;
+        L->t_last_reply = t_rx;
+        L->last_activity = t_rx;
+        if (r->status != DSB_ST_OK) continue;
+        rep->ok++;
+        if (rep->n_generations < 4) {
+            uint32_t g;
+            for (g = 0; g < rep->n_generations; g++)
+                if (rep->generations_seen[g] == r->generation) break;
+            if (g == rep->n_generations) rep->generations_seen[rep->n_generations++] = r->generation;
+        }
+        if (id < lc->energy_checks) {
+            const int16_t *h = lc->fields ? lc->fields + (size_t)(id % lc->n_fields) * m->n
+                                          : NULL;
+            rep->energy_checked++;
+            if (msg.payload_len != 4u * m->words ||
+                dsb_energy2(m, h, (const uint32_t *)msg.payload) != r->energy2)
+                rep->energy_mismatch++;
+        }
+        if (id < lc->ref_checks) {
+            L->refs[id].have = 1;
+            L->refs[id].hdr = *r;
+            memcpy(L->refs[id].spins, msg.payload, msg.payload_len);
+        }
+        if (id >= lc->warmup && L->nrtt < L->nm) {
+            rep->measured_ok++;
+            L->t_last_meas = t_rx;
+            double rt = (double)(t_rx - L->t_send[id]) * 1e-3;
+            double q = r->t_queue_ns * 1e-3, s = r->t_solve_ns * 1e-3, x = r->t_tx_ns * 1e-3;
+            size_t k = L->nrtt++;
+            L->rtt[k] = rt;
+            L->tq[k] = q;
+            L->ts[k] = s;
+            L->tt[k] = x;
+            L->tres[k] = q + s + x;
+            L->tr[k] = rt - (q + s + x);
+        }
+    }
+    if (lc->progress) bench_progress(&L->prog, rep->answered);
+}
+
+/* Open loop: the receiving thread. */
+static void *receiver(void *arg)
+{
+    load_run *L = arg;
+    cm_err e;
+    while (!atomic_load_explicit(&L->stop, memory_order_acquire)) {
+        int n = L->c->t->recv(L->c->t, L->c->rx, DSB_TRANSPORT_BATCH, 1000000, &e);
+        if (n < 0) {
+            *L->err = e;
+            L->rc = -1;
+            break;
+        }
+        take_replies(L, n);
+    }
+    return NULL;
+}
+
 int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
                    dsb_load_report *rep, cm_err *err)
 {
@@ -222,22 +332,32 @@ int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
         return cm_fail(err, "load: %llu requests: expected 1 .. 2^32-1",
                        (unsigned long long)total);
     double drain = lc->drain_s > 0 ? lc->drain_s : 2.0;
-    uint64_t *t_send = cm_calloc(total, sizeof *t_send);
-    uint8_t *state = cm_calloc(total, 1); /* 0 unsent, 1 in flight, 2 answered */
-    size_t nm = lc->requests ? lc->requests : 1;
-    double *rtt = cm_malloc(nm * sizeof *rtt), *tq = cm_malloc(nm * sizeof *tq),
-           *ts = cm_malloc(nm * sizeof *ts), *tt = cm_malloc(nm * sizeof *tt),
-           *tr = cm_malloc(nm * sizeof *tr), *tres = cm_malloc(nm * sizeof *tres);
-    size_t nrtt = 0;
-    ref_slot *refs = cm_calloc(lc->ref_checks ? lc->ref_checks : 1, sizeof *refs);
+    load_run L;
+    memset(&L, 0, sizeof L);
+    L.c = c;
+    L.m = m;
+    L.lc = lc;
+    L.rep = rep;
+    L.err = err;
+    L.total = total;
+    L.t_send = cm_calloc(total, sizeof *L.t_send);
+    L.state = cm_calloc(total, 1);
+    L.nm = lc->requests ? lc->requests : 1;
+    L.rtt = cm_malloc(L.nm * sizeof(double));
+    L.tq = cm_malloc(L.nm * sizeof(double));
+    L.ts = cm_malloc(L.nm * sizeof(double));
+    L.tt = cm_malloc(L.nm * sizeof(double));
+    L.tr = cm_malloc(L.nm * sizeof(double));
+    L.tres = cm_malloc(L.nm * sizeof(double));
+    L.refs = cm_calloc(lc->ref_checks ? lc->ref_checks : 1, sizeof *L.refs);
+    uint64_t *t_send = L.t_send;
+    uint8_t *state = L.state;
     uint64_t arr = lc->arrival_seed ? lc->arrival_seed : 42;
-    uint64_t next = 0, inflight = 0;
-    uint64_t t_first = 0, t_last_send = 0, t_last_reply = 0, t_first_meas = 0, t_last_meas = 0;
+    uint64_t next = 0;
+    uint64_t t_first = 0, t_last_send = 0, t_first_meas = 0;
     double mean_gap_ns = lc->rate > 0 ? 1e9 / lc->rate : 0;
     uint64_t next_due = 0;
-    uint64_t last_activity;
-    bench_progress_t prog;
-    if (lc->progress) bench_progress_start(&prog, "requests", total);
+    if (lc->progress) bench_progress_start(&L.prog, "requests", total);
 
 #define SEND_ONE()                                                                              \
     do {                                                                                        \
@@ -249,8 +369,8 @@ int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
         uint64_t now_ = bench_now_ns();                                                         \
         t_send[i_] = now_;                                                                      \
         *len_ = (uint32_t)build_req(c, b_, rp, (uint32_t)i_, lc->seed_base + i_, h_);           \
-        state[i_] = 1;                                                                          \
-        inflight++;                                                                             \
+        __atomic_store_n(&state[i_], 1, __ATOMIC_RELEASE);                                      \
+        if (lc->outstanding) L.inflight++;                                                      \
         rep->sent++;                                                                            \
         if (i_ == 0) t_first = now_;                                                            \
         if (i_ == lc->warmup) t_first_meas = now_;                                              \
@@ -258,107 +378,62 @@ int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
     } while (0)
 
     t_first = bench_now_ns();
-    last_activity = t_first;
-    if (lc->outstanding) {
-        while (next < total && inflight < lc->outstanding) SEND_ONE();
+    L.last_activity = t_first;
+    if (lc->outstanding) { /* closed loop: one thread */
+        while (next < total && L.inflight < lc->outstanding) SEND_ONE();
         flush_tx(c);
-    } else {
-        next_due = t_first;
-    }
-    int rc = 0;
-    for (;;) {
-        uint64_t now = bench_now_ns();
-        if (!lc->outstanding) { /* open loop: everything that is due */
-            int k = 0;
-            while (next < total && next_due <= now && k < 4 * TX_BATCH) {
-                SEND_ONE();
-                double u = ((double)(splitmix(&arr) >> 11) + 0.5) * 0x1p-53;
-                next_due += (uint64_t)(-log(u) * mean_gap_ns);
-                k++;
+        for (;;) {
+            if (next == total && L.inflight == 0) break;
+            /* lost = unanswered `drain` seconds after the last reply when the
+               window is stuck */
+            if (bench_now_ns() - L.last_activity > (uint64_t)(drain * 1e9)) break;
+            int n = c->t->recv(c->t, c->rx, DSB_TRANSPORT_BATCH, 10000000, err);
+            if (n < 0) {
+                L.rc = -1;
+                break;
             }
-            flush_tx(c);
-            if (k) last_activity = bench_now_ns();
-        }
-        if (next == total && inflight == 0) break;
-        now = bench_now_ns();
-        /* lost = unanswered `drain` seconds after the last send (open loop) or
-         * after the last reply when the window is stuck (closed loop) */
-        if (!lc->outstanding && next == total && now - t_last_send > (uint64_t)(drain * 1e9))
-            break;
-        if (lc->outstanding && now - last_activity > (uint64_t)(drain * 1e9)) break;
-        int64_t timeout = 10000000; /* 10 ms */
-        if (!lc->outstanding && next < total)
-            timeout = next_due > now ? (int64_t)(next_due - now) : 0;
-        int n = c->t->recv(c->t, c->rx, DSB_TRANSPORT_BATCH, timeout, err);
-        if (n < 0) {
-            rc = -1;
-            break;
-        }
-        for (int f = 0; f < n; f++) {
-            dsb_wire_msg msg;
-            if (c->rx[f].truncated ||
-                dsb_wire_decode(c->rx[f].data, c->rx[f].len, 0, &msg) != DSB_WR_NONE ||
-                msg.u.hdr.type != DSB_MSG_RESULT) {
-                rep->bad_replies++;
-                continue;
-            }
-            const dsb_wire_result *r = &msg.u.result;
-            uint64_t id = r->request_id;
-            if (id >= total || state[id] != 1) {
-                rep->unexpected++;
-                continue;
-            }
-            state[id] = 2;
-            inflight--;
-            rep->answered++;
-            rep->by_status[r->status]++;
-            uint64_t t_rx = c->rx[f].t_ns;
-            t_last_reply = t_rx;
-            last_activity = t_rx;
-            if (r->status != DSB_ST_OK) continue;
-            rep->ok++;
-            if (rep->n_generations < 4) {
-                uint32_t g;
-                for (g = 0; g < rep->n_generations; g++)
-                    if (rep->generations_seen[g] == r->generation) break;
-                if (g == rep->n_generations) rep->generations_seen[rep->n_generations++] = r->generation;
-            }
-            if (id < lc->energy_checks) {
-                const int16_t *h = lc->fields ? lc->fields + (size_t)(id % lc->n_fields) * m->n
-                                              : NULL;
-                rep->energy_checked++;
-                if (msg.payload_len != 4u * m->words ||
-                    dsb_energy2(m, h, (const uint32_t *)msg.payload) != r->energy2)
-                    rep->energy_mismatch++;
-            }
-            if (id < lc->ref_checks) {
-                refs[id].have = 1;
-                refs[id].hdr = *r;
-                memcpy(refs[id].spins, msg.payload, msg.payload_len);
-            }
-            if (id >= lc->warmup && nrtt < nm) {
-                rep->measured_ok++;
-                t_last_meas = t_rx;
-                double rt = (double)(t_rx - t_send[id]) * 1e-3;
-                double q = r->t_queue_ns * 1e-3, s = r->t_solve_ns * 1e-3,
-                       x = r->t_tx_ns * 1e-3;
-                rtt[nrtt] = rt;
-                tq[nrtt] = q;
-                ts[nrtt] = s;
-                tt[nrtt] = x;
-                tres[nrtt] = q + s + x;
-                tr[nrtt] = rt - (q + s + x);
-                nrtt++;
-            }
-        }
-        if (lc->outstanding) {
-            while (next < total && inflight < lc->outstanding) SEND_ONE();
+            take_replies(&L, n);
+            while (next < total && L.inflight < lc->outstanding) SEND_ONE();
             flush_tx(c);
         }
-        if (lc->progress) bench_progress(&prog, rep->answered);
+    } else { /* open loop: this thread sends on schedule, another takes the replies */
+        pthread_t rt;
+        if (pthread_create(&rt, NULL, receiver, &L) != 0) {
+            L.rc = cm_fail(err, "load: could not start the receiving thread");
+        } else {
+            next_due = t_first;
+            while (next < total && L.rc == 0) {
+                uint64_t now = bench_now_ns();
+                int k = 0;
+                while (next < total && next_due <= now && k < 4 * TX_BATCH) {
+                    SEND_ONE();
+                    double u = ((double)(splitmix(&arr) >> 11) + 0.5) * 0x1p-53;
+                    next_due += (uint64_t)(-log(u) * mean_gap_ns);
+                    k++;
+                }
+                flush_tx(c);
+                if (!k && next_due > now + 200000) { /* far ahead: nap, else spin */
+                    struct timespec ts = {0, (long)(next_due - now - 100000)};
+                    nanosleep(&ts, NULL);
+                }
+            }
+            /* lost = unanswered `drain` seconds after the last send */
+            while (atomic_load_explicit(&L.answered, memory_order_acquire) < rep->sent &&
+                   bench_now_ns() - t_last_send < (uint64_t)(drain * 1e9)) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+            }
+            atomic_store_explicit(&L.stop, 1, memory_order_release);
+            pthread_join(rt, NULL);
+        }
     }
 #undef SEND_ONE
-    if (lc->progress) bench_progress_end(&prog, rep->answered);
+    int rc = L.rc;
+    size_t nrtt = L.nrtt;
+    double *rtt = L.rtt, *tq = L.tq, *ts = L.ts, *tt = L.tt, *tr = L.tr, *tres = L.tres;
+    ref_slot *refs = L.refs;
+    uint64_t t_last_reply = L.t_last_reply, t_last_meas = L.t_last_meas;
+    if (lc->progress) bench_progress_end(&L.prog, rep->answered);
     for (uint64_t i = 0; i < total; i++) {
         if (state[i] == 1) rep->lost++;
         if (i >= lc->warmup && state[i]) rep->measured_sent++;
