@@ -270,8 +270,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             const bool bulk = p.a_bulk != 0, bperm = p.b_perm != 0;
             const size_t astep = (size_t)kstep * 4096u; /* elements of A per stage */
             /* slot and phase of this copy (s, ph) and of the copy W before it (sw, phw):
-             * running counters, no division in the loop (the producer's issue rate bounds
-             * the loads: runs 6-8) */
+             * running counters, no division in the loop (the one producer thread's issue
+             * rate bounds small slots: run 9, loads-only at kstep 1 +9 %) */
             uint32_t s = 0, ph = 0, sw = 0, phw = 0, it = 0;
             unsigned long long hb = 0;
             const uint16_t *abase = p.a_ptr[tier];
@@ -421,9 +421,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                             mine[((q * 2u + mi) * 4u + nj) * 32u + lane] =
                                 make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
             }
-            /* Run 6 had thread 0 alone fence before and after its atomic (release/acquire
-             * as in a grid barrier): 2-8 % slower than this, one fence per storing thread
-             * and an acquire fence only in the last CTA. */
+            /* One fence per storing thread, an acquire fence only in the last CTA.  (Run 6
+             * tried thread 0 alone fencing before and after its atomic: no gain measured.) */
             __threadfence();
             ptx_bar_sync(1, NCW * 32u);
             const size_t ci = (size_t)(p.mt0[tier] + mt) * p.ntp + nt;

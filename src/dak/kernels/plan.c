@@ -122,7 +122,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->cluster = c;
     p->ngroups = ceil_div(p->ntiles, c);
     /* B box: the 16 rows an ldmatrix pair covers, at most one 64-column tile.  (8 rows for
-     * N <= 8 gives one more ring slot but ran 3-4 % slower in runs 6-7; kept as a diagnostic.) */
+     * N <= 8 gives one more ring slot but was no faster in run 8; kept as a diagnostic.) */
     p->bn_box = N <= 8 && o->diag_bn8 ? 8 : (N >= TILE ? TILE : ceil_div(N, 16) * 16);
     uint32_t fixed = DAK_GEMM_SMEM_BASE + (N > 32 ? 16384u : 8192u);
 
