@@ -7,9 +7,12 @@
  *      outstanding, the consumer drains; achieved kreq/s (answered over first
  *      publish to last consume), p50/p99 publish-to-consume latency (the first
  *      1000 requests discarded), drops, and for the CPU producer/consumer
- *      their CPU time per request.
- * Bound: N_w / t_solve.  A table on stdout, progress on stderr, JSON with
- * --json. */
+ *      their CPU time per request.  GPU placement: every reply's in-kernel
+ *      solve time is kept too, which gives the loaded t_solve (every worker
+ *      of every SM busy) and the time per request a worker spends outside
+ *      the solve (N_w / achieved rate - mean loaded t_solve).
+ * Bounds: N_w / t_solve (the target's, unloaded t_solve) and N_w / loaded
+ * t_solve.  A table on stdout, progress on stderr, JSON with --json. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -124,6 +127,9 @@ typedef struct {
     dsb_pipe_placement pl;
     uint32_t workers;
     double t_solve_us, bound_k, kreqs, p50_us, p99_us, cpu_us_per_req, seconds;
+    /* GPU placement: solve time under load (median, mean), its bound, and
+       the per-request worker time outside the solve; NAN when not measured */
+    double tl_us, tl_mean_us, bound_l_k, outside_us;
     uint64_t requests, published, answered, dropped;
     int ok;
 } result;
@@ -134,8 +140,9 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int run_config(dsb_pipe *p, const config *c, uint32_t requests, uint32_t unloaded,
-                      uint64_t seed, float dt, result *res, cm_err *err)
+static int run_config(dsb_pipe *p, dsb_pipe_placement placement, const config *c,
+                      uint32_t requests, uint32_t unloaded, uint64_t seed, float dt, result *res,
+                      cm_err *err)
 {
     memset(res, 0, sizeof *res);
     res->c = *c;
@@ -193,6 +200,15 @@ static int run_config(dsb_pipe *p, const config *c, uint32_t requests, uint32_t 
     t.n_templates = w.n_templates;
     t.requests = requests;
     t.latency_ns = lat;
+    /* GPU placement: keep every reply's header for its solve time (the GPU
+       consumer copies 64 bytes a reply; the CPU consumer is left as it was) */
+    free(log);
+    log = NULL;
+    if (placement == DSB_PIPE_GPU) {
+        log = cm_calloc(requests, 64);
+        t.log = log;
+        t.log_stride = 64;
+    }
     if (dsb_pipe_run_traffic(p, &t, err)) goto stop;
     res->published = t.published;
     res->answered = t.answered;
@@ -206,6 +222,28 @@ static int run_config(dsb_pipe *p, const config *c, uint32_t requests, uint32_t 
     res->p99_us = 1e-3 * lat[skip + (uint32_t)(0.99 * (m - 1))];
     res->cpu_us_per_req =
         t.answered ? 1e6 * (t.producer_cpu_s + t.consumer_cpu_s) / (double)t.answered : 0.0;
+    res->tl_us = res->tl_mean_us = res->bound_l_k = res->outside_us = NAN;
+    if (log) {
+        /* steady state: the first and last `skip` requests are left out (the
+           ramp and the drain, when not every worker is busy) */
+        double *tl = cm_malloc(requests * sizeof *tl), sum = 0.0;
+        uint32_t ntl = 0;
+        for (uint32_t i = skip; i + skip < requests; i++) {
+            dsb_wire_result r;
+            memcpy(&r, log + (size_t)i * 64, 64);
+            if (r.type == DSB_MSG_RESULT && r.status == DSB_ST_OK && r.request_id == i) {
+                tl[ntl++] = 1e-3 * r.t_solve_ns;
+                sum += 1e-3 * r.t_solve_ns;
+            }
+        }
+        if (ntl) {
+            res->tl_us = bench_median(tl, ntl);
+            res->tl_mean_us = sum / ntl;
+            res->bound_l_k = 1e3 * res->workers / res->tl_us;
+            if (res->kreqs > 0) res->outside_us = 1e3 * res->workers / res->kreqs - res->tl_mean_us;
+        }
+        free(tl);
+    }
     res->ok = t.answered == requests && t.published == requests && t.stray == 0;
     rc = 0;
 stop:
@@ -230,15 +268,18 @@ static void usage(FILE *f)
             "usage: dsb bench pipeline [--format int8] [--n 128] [--B 8] [--K 100]\n"
             "                          [--placement gpu|host|both] [--requests N (0: ~0.3 s)]\n"
             "                          [--table4] [--unloaded 200] [--smem BYTES] [--reserve 1]\n"
-            "                          [--seed 1] [--dt 1] [--json FILE]\n"
-            "  --table4 runs the paper's 24 configurations (formats x n x K at B = 8).\n");
+            "                          [--workers N (0: all that fit)] [--seed 1] [--dt 1]\n"
+            "                          [--json FILE]\n"
+            "  --table4 runs the paper's 24 configurations (formats x n x K at B = 8).\n"
+            "  --workers 132 on a 132-SM GPU runs one worker per SM (the block scheduler\n"
+            "  spreads the blocks over the SMs first): the solves do not share an SM.\n");
 }
 
 int cmd_bench_pipeline(int argc, char **argv)
 {
     config one = {DSB_FMT_INT8, 128, 8, 100};
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill by timeout */
-    uint32_t requests = 0, unloaded = 200, reserve = 1;
+    uint32_t requests = 0, unloaded = 200, reserve = 1, max_workers = 0;
     uint64_t smem = DSB_PIPE_DEFAULT_SMEM, seed = 1;
     double dt = 1.0;
     int table4 = 0, want_gpu = 1, want_host = 0;
@@ -296,6 +337,8 @@ int cmd_bench_pipeline(int argc, char **argv)
             }
         } else if (arg_is(a, "--reserve")) {
             if (arg_u32(PROG, "--reserve", v, 0, 64, &reserve)) return 2;
+        } else if (arg_is(a, "--workers")) {
+            if (arg_u32(PROG, "--workers", v, 0, 100000, &max_workers)) return 2;
         } else if (arg_is(a, "--seed")) {
             if (arg_u64(PROG, "--seed", v, 0, UINT64_MAX, &seed)) return 2;
         } else if (arg_is(a, "--dt")) {
@@ -347,6 +390,7 @@ int cmd_bench_pipeline(int argc, char **argv)
         pc.placement = pls[k];
         pc.smem_bytes = (uint32_t)smem;
         pc.reserve = reserve;
+        pc.max_workers = max_workers;
         dsb_pipe *p;
         cm_err err;
         if (dsb_pipe_create(&pc, &p, &err)) {
@@ -360,7 +404,7 @@ int cmd_bench_pipeline(int argc, char **argv)
         dsb_pipe_worker_regs(p, &regs, &local);
         for (uint32_t i = 0; i < ncfg; i++) {
             result *r = &res[nres];
-            if (run_config(p, &cfgs[i], requests, unloaded, seed, (float)dt, r, &err)) {
+            if (run_config(p, pls[k], &cfgs[i], requests, unloaded, seed, (float)dt, r, &err)) {
                 fprintf(stderr, "%s: %s\n", PROG, err.msg);
                 status = 1;
                 break;
@@ -382,20 +426,22 @@ int cmd_bench_pipeline(int argc, char **argv)
     printf("# dsb bench pipeline: %s, %u SMs x %u workers/SM, S = %u B, worker %d registers, "
            "%d B local/thread\n",
            device, sms, bps, (unsigned)smem, regs, local);
-    printf("%-5s %-8s %4s %3s %4s %4s %9s %9s %9s %6s %9s %9s %7s %7s | %9s %9s\n", "place",
-           "format", "n", "B", "K", "N_w", "tsolve_us", "bound_k", "kreq/s", "%bound", "p50_us",
-           "p99_us", "drops", "cpu_us", "paper_k", "paper_p99");
+    printf("%-5s %-8s %4s %3s %4s %4s %9s %9s %9s %6s %9s %9s %7s %7s | %9s %9s | %9s %9s %7s "
+           "%8s\n", "place", "format", "n", "B", "K", "N_w", "tsolve_us", "bound_k", "kreq/s",
+           "%bound", "p50_us", "p99_us", "drops", "cpu_us", "paper_k", "paper_p99", "tsl_us",
+           "bound_l_k", "%bnd_l", "out_us");
     for (uint32_t i = 0; i < nres; i++) {
         const result *r = &res[i];
         const paper_row *pr = paper_find(r->c.f, r->c.n, r->c.B, r->c.K);
         double pk = pr ? (r->pl == DSB_PIPE_GPU ? pr->gpu_k : pr->host_k) : NAN;
         double pp = pr ? (r->pl == DSB_PIPE_GPU ? pr->gpu_p99 : pr->host_p99) : NAN;
         printf("%-5s %-8s %4u %3u %4u %4u %9.1f %9.0f %9.0f %5.1f%% %9.1f %9.1f %7llu %7.2f | %9.0f "
-               "%9.1f\n",
+               "%9.1f | %9.1f %9.0f %6.1f%% %8.2f\n",
                dsb_pipe_placement_name(r->pl), dsb_format_name(r->c.f), r->c.n, r->c.B, r->c.K,
                r->workers, r->t_solve_us, r->bound_k, r->kreqs, 100.0 * r->kreqs / r->bound_k,
                r->p50_us, r->p99_us, (unsigned long long)r->dropped,
-               r->pl == DSB_PIPE_HOST ? r->cpu_us_per_req : 0.0, pk, pp);
+               r->pl == DSB_PIPE_HOST ? r->cpu_us_per_req : 0.0, pk, pp, r->tl_us, r->bound_l_k,
+               100.0 * r->kreqs / r->bound_l_k, r->outside_us);
     }
     if (jf) {
         json_w w;
@@ -408,6 +454,7 @@ int cmd_bench_pipeline(int argc, char **argv)
         json_kv_u64(&w, "blocks_per_sm", bps);
         json_kv_u64(&w, "smem_bytes", smem);
         json_kv_u64(&w, "reserve", reserve);
+        json_kv_u64(&w, "max_workers", max_workers);
         json_kv_i64(&w, "worker_registers", regs);
         json_kv_i64(&w, "worker_local_bytes", local);
         json_key(&w, "results");
@@ -432,6 +479,10 @@ int cmd_bench_pipeline(int argc, char **argv)
             json_kv_u64(&w, "dropped", r->dropped);
             json_kv_f64(&w, "seconds", r->seconds);
             json_kv_f64(&w, "cpu_us_per_req", r->pl == DSB_PIPE_HOST ? r->cpu_us_per_req : NAN);
+            json_kv_f64(&w, "t_solve_loaded_us", r->tl_us);
+            json_kv_f64(&w, "t_solve_loaded_mean_us", r->tl_mean_us);
+            json_kv_f64(&w, "bound_loaded_kreq_s", r->bound_l_k);
+            json_kv_f64(&w, "outside_solve_us", r->outside_us);
             if (pr) {
                 json_kv_f64(&w, "paper_kreq_s", r->pl == DSB_PIPE_GPU ? pr->gpu_k : pr->host_k);
                 json_kv_f64(&w, "paper_p99_us", r->pl == DSB_PIPE_GPU ? pr->gpu_p99 : pr->host_p99);
