@@ -38,6 +38,11 @@ typedef struct {
     uint32_t stop, slot, ticket, len;
     uint32_t kind, status, reason, entry; /* entry: model entry of the request */
     uint64_t t_recv, t_claim;
+    /* thread 0's loop counters, here rather than in registers: nothing of the
+     * loop stays live across the solver call, so the solver gets the whole
+     * register budget (NOTES-pipeline.md, 2026-11-30 second version) */
+    uint64_t last_poll, served, errors, busy;
+    uint32_t consumed_seen, pad;
 } pipe_wstate;
 
 /* compile-time checks of the area */
@@ -264,135 +269,163 @@ static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area,
 
 /* ---- the worker loop ------------------------------------------------------- */
 
-static __device__ __forceinline__ void pipe_post_stats(const dsb_pipe_dev *d, uint64_t served,
-                                                       uint64_t errors, uint64_t busy)
+static __device__ __forceinline__ void pipe_post_stats(const dsb_pipe_dev *d,
+                                                       const pipe_wstate *st)
 {
     volatile dsb_pipe_wstat *w = d->wstat + blockIdx.x;
-    w->served = served;
-    w->errors = errors;
-    w->busy_ns = busy;
+    w->served = st->served;
+    w->errors = st->errors;
+    w->busy_ns = st->busy;
 }
 
-__global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_pipe_dev d)
+/* Thread 0: at most every poll_ns, posts the counters and reads the shutdown
+ * flag; 1 when the pipeline is shutting down. */
+static __device__ __forceinline__ int pipe_poll_host(const dsb_pipe_dev *d, pipe_wstate *st,
+                                                     uint64_t now)
 {
-    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-    unsigned char *area = dsb_smem + d.area_off;
+    if (now - st->last_poll < d->poll_ns) return 0;
+    st->last_poll = now;
+    pipe_post_stats(d, st);
+    return d->ctrl->shutdown != 0u;
+}
+
+/* Takes the next ticket, waits for its item, copies the frame and validates
+ * it (whole block).  Returns 1 when the worker must stop. */
+static __device__ __forceinline__ int pipe_take(const dsb_pipe_dev *d)
+{
+    const uint32_t tid = threadIdx.x;
+    unsigned char *area = dsb_smem + d->area_off;
     pipe_wstate *st = (pipe_wstate *)(area + AREA_STATE);
-    /* thread 0 only */
-    uint64_t last_poll = 0, served = 0, errors = 0, busy = 0;
-    uint32_t consumed_seen = 0;
-    if (tid == 0) last_poll = dsb_gpu_globaltimer();
-
-    for (;;) {
-        if (tid == 0) {
-            const uint32_t t = atomicAdd(&d.tickets[0], 1u);
-            const uint32_t slot = t & PIPE_MASK;
-            uint32_t stop = 0;
-            uint64_t now;
-            for (;;) {
-                const uint32_t s = pipe_vload32(&d.items[slot].seq);
-                now = dsb_gpu_globaltimer();
-                if (s == t + 1u) break;
-                if (now - last_poll >= d.poll_ns) {
-                    last_poll = now;
-                    pipe_post_stats(&d, served, errors, busy);
-                    if (d.ctrl->shutdown) {
-                        stop = 1;
-                        break;
-                    }
-                }
-                if (d.host_rings) __nanosleep(256);
+    if (tid == 0) {
+        const uint32_t t = atomicAdd(&d->tickets[0], 1u);
+        const uint32_t slot = t & PIPE_MASK;
+        uint32_t stop = 0;
+        uint64_t now;
+        for (;;) {
+            const uint32_t s = pipe_vload32(&d->items[slot].seq);
+            now = dsb_gpu_globaltimer();
+            if (s == t + 1u) break;
+            if (pipe_poll_host(d, st, now)) {
+                stop = 1;
+                break;
             }
-            pipe_fence(d.host_rings); /* acquire: the item and frame after the seq */
-            st->stop = stop;
-            st->ticket = t;
-            st->slot = slot;
-            st->t_claim = now;
-            if (!stop) { /* the whole 16-byte item in one load (one PCIe read for host rings) */
-                const uint4 it = pipe_load16(d.host_rings, (const uint4 *)&d.items[slot]);
-                st->len = it.y;
-                st->t_recv = ((uint64_t)it.w << 32) | it.z;
-            }
+            if (d->host_rings) __nanosleep(256);
         }
-        __syncthreads();
-        if (st->stop) break;
-        const uint32_t slot = st->slot;
-        {
-            uint32_t len = st->len;
-            if (len > DSB_PIPE_FRAME_SLOT) len = DSB_PIPE_FRAME_SLOT;
-            const uint4 *src = (const uint4 *)(d.frames + (size_t)slot * DSB_PIPE_FRAME_SLOT);
-            uint4 *dst = (uint4 *)(area + AREA_FRAME);
-            for (uint32_t i = tid; i < (len + 15u) >> 4; i += DSB_GPU_THREADS)
-                dst[i] = pipe_load16(d.host_rings, src + i);
-        }
-        __syncthreads();
-        if (tid == 0) pipe_validate(&d, area, st);
-        __syncthreads();
-        if (st->status == DSB_ST_OK &&
-            !pipe_dispatch(st->kind, (const dsb_gpu_args *)(area + AREA_ARGS)) && tid == 0) {
-            st->status = DSB_ST_INTERNAL; /* unreachable: validated above */
-            ((dsb_wire_result *)(area + AREA_RHDR))->status = DSB_ST_INTERNAL;
-            ((dsb_wire_result *)(area + AREA_RHDR))->payload_len = 0;
-        }
-        __syncthreads();
-
-        if (warp == 0) {
-            dsb_wire_result *o = (dsb_wire_result *)(area + AREA_RHDR);
-            const dsb_gpu_reply *rep = (const dsb_gpu_reply *)(area + AREA_REPLY);
-            const uint32_t ok = st->status == DSB_ST_OK;
-            uint32_t r = 0, abandon = 0;
-            if (lane == 0) {
-                if (ok) {
-                    o->best_replica = rep->best_replica;
-                    o->energy2 = rep->best_energy2;
-                    o->t_solve_ns = (uint32_t)(rep->t_end - rep->t_start);
-                }
-                /* the low 32 bits of the end of the solve (now, for a refused
-                   request): a GPU-resident transmit agent turns it into the
-                   transmit wait; host consumers build their own RESULT */
-                o->t_tx_ns = ok ? (uint32_t)rep->t_end : (uint32_t)dsb_gpu_globaltimer();
-                /* reply slot allocated after the solve (Sec. V-C, third rule) */
-                r = atomicAdd(&d.tickets[1], 1u);
-                while (r - consumed_seen >= PIPE_C) {
-                    consumed_seen = pipe_vload32(d.consumed);
-                    if (r - consumed_seen < PIPE_C) break;
-                    const uint64_t now = dsb_gpu_globaltimer();
-                    if (now - last_poll >= d.poll_ns) {
-                        last_poll = now;
-                        pipe_post_stats(&d, served, errors, busy);
-                        if (d.ctrl->shutdown) {
-                            abandon = 1;
-                            break;
-                        }
-                    }
-                    if (d.host_rings) __nanosleep(256);
-                }
-            }
-            __syncwarp();
-            r = __shfl_sync(0xffffffffu, r, 0);
-            abandon = __shfl_sync(0xffffffffu, abandon, 0);
-            if (!abandon) {
-                const uint32_t words = 16u + (ok ? (uint32_t)o->payload_len / 4u : 0u);
-                const uint32_t *hw = (const uint32_t *)o;
-                const uint32_t *sw = DSB_GPU_REPLY_SPINS(rep);
-                uint32_t *dst = (uint32_t *)(d.replies + (size_t)(r & PIPE_MASK) * DSB_PIPE_REPLY_SLOT);
-                for (uint32_t w = lane; w < words; w += 32u) dst[w] = w < 16u ? hw[w] : sw[w - 16u];
-                pipe_fence(d.host_rings);
-                __syncwarp();
-                if (lane == 0) {
-                    *(volatile unsigned long long *)&d.ready[r & PIPE_MASK] =
-                        ((unsigned long long)(r + 1u) << 32) | (4u * words);
-                    /* acknowledge the ticket: the producer may reuse the work slot */
-                    *(volatile uint32_t *)&d.ack[slot] = st->ticket + 1u;
-                    served++;
-                    if (!ok) errors++;
-                    busy += dsb_gpu_globaltimer() - st->t_claim;
-                }
-            }
+        pipe_fence(d->host_rings); /* acquire: the item and frame after the seq */
+        st->stop = stop;
+        st->ticket = t;
+        st->slot = slot;
+        st->t_claim = now;
+        if (!stop) { /* the whole 16-byte item in one load (one PCIe read for host rings) */
+            const uint4 it = pipe_load16(d->host_rings, (const uint4 *)&d->items[slot]);
+            st->len = it.y;
+            st->t_recv = ((uint64_t)it.w << 32) | it.z;
         }
     }
-    if (tid == 0) {
-        pipe_post_stats(&d, served, errors, busy);
+    __syncthreads();
+    if (st->stop) return 1;
+    {
+        uint32_t len = st->len;
+        if (len > DSB_PIPE_FRAME_SLOT) len = DSB_PIPE_FRAME_SLOT;
+        const uint4 *src = (const uint4 *)(d->frames + (size_t)st->slot * DSB_PIPE_FRAME_SLOT);
+        uint4 *dst = (uint4 *)(area + AREA_FRAME);
+        for (uint32_t i = tid; i < (len + 15u) >> 4; i += DSB_GPU_THREADS)
+            dst[i] = pipe_load16(d->host_rings, src + i);
+    }
+    __syncthreads();
+    if (tid == 0) pipe_validate(d, area, st);
+    __syncthreads();
+    return 0;
+}
+
+/* Warp 0: reply slot after the solve (Sec. V-C, third rule), RESULT frame,
+ * ready word, acknowledgement of the ticket. */
+static __device__ __forceinline__ void pipe_reply(const dsb_pipe_dev *d)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    unsigned char *area = dsb_smem + d->area_off;
+    pipe_wstate *st = (pipe_wstate *)(area + AREA_STATE);
+    dsb_wire_result *o = (dsb_wire_result *)(area + AREA_RHDR);
+    const dsb_gpu_reply *rep = (const dsb_gpu_reply *)(area + AREA_REPLY);
+    const uint32_t ok = st->status == DSB_ST_OK;
+    uint32_t r = 0, abandon = 0;
+    if (lane == 0) {
+        if (ok) {
+            o->best_replica = rep->best_replica;
+            o->energy2 = rep->best_energy2;
+            o->t_solve_ns = (uint32_t)(rep->t_end - rep->t_start);
+        }
+        /* the low 32 bits of the end of the solve (now, for a refused
+           request): a GPU-resident transmit agent turns it into the
+           transmit wait; host consumers build their own RESULT */
+        o->t_tx_ns = ok ? (uint32_t)rep->t_end : (uint32_t)dsb_gpu_globaltimer();
+        /* reply slot allocated after the solve (Sec. V-C, third rule) */
+        r = atomicAdd(&d->tickets[1], 1u);
+        uint32_t seen = st->consumed_seen;
+        while (r - seen >= PIPE_C) {
+            seen = pipe_vload32(d->consumed);
+            if (r - seen < PIPE_C) break;
+            if (pipe_poll_host(d, st, dsb_gpu_globaltimer())) {
+                abandon = 1;
+                break;
+            }
+            if (d->host_rings) __nanosleep(256);
+        }
+        st->consumed_seen = seen;
+    }
+    __syncwarp();
+    r = __shfl_sync(0xffffffffu, r, 0);
+    abandon = __shfl_sync(0xffffffffu, abandon, 0);
+    if (abandon) return;
+    const uint32_t words = 16u + (ok ? (uint32_t)o->payload_len / 4u : 0u);
+    const uint32_t *hw = (const uint32_t *)o;
+    const uint32_t *sw = DSB_GPU_REPLY_SPINS(rep);
+    uint32_t *dst = (uint32_t *)(d->replies + (size_t)(r & PIPE_MASK) * DSB_PIPE_REPLY_SLOT);
+    for (uint32_t w = lane; w < words; w += 32u) dst[w] = w < 16u ? hw[w] : sw[w - 16u];
+    pipe_fence(d->host_rings);
+    __syncwarp();
+    if (lane == 0) {
+        *(volatile unsigned long long *)&d->ready[r & PIPE_MASK] =
+            ((unsigned long long)(r + 1u) << 32) | (4u * words);
+        /* acknowledge the ticket: the producer may reuse the work slot */
+        *(volatile uint32_t *)&d->ack[st->slot] = st->ticket + 1u;
+        st->served++;
+        if (!ok) st->errors++;
+        st->busy += dsb_gpu_globaltimer() - st->t_claim;
+    }
+}
+
+/* The loop keeps its state in shared memory and recomputes every address from
+ * the kernel argument after the solver call: a value held in a register
+ * across the call is a register the solver wrapper cannot use (ptxas
+ * allocates the wrappers inside the kernel's budget of 128). */
+__global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_pipe_dev d)
+{
+    if (threadIdx.x == 0) {
+        pipe_wstate *st = (pipe_wstate *)(dsb_smem + d.area_off + AREA_STATE);
+        st->last_poll = dsb_gpu_globaltimer();
+        st->served = st->errors = st->busy = 0;
+        st->consumed_seen = 0;
+    }
+    for (;;) {
+        if (pipe_take(&d)) break;
+        {
+            const pipe_wstate *st = (const pipe_wstate *)(dsb_smem + d.area_off + AREA_STATE);
+            if (st->status == DSB_ST_OK &&
+                !pipe_dispatch(st->kind, (const dsb_gpu_args *)(dsb_smem + d.area_off + AREA_ARGS)) &&
+                threadIdx.x == 0) {
+                pipe_wstate *sw = (pipe_wstate *)st;
+                sw->status = DSB_ST_INTERNAL; /* unreachable: validated above */
+                ((dsb_wire_result *)(dsb_smem + d.area_off + AREA_RHDR))->status = DSB_ST_INTERNAL;
+                ((dsb_wire_result *)(dsb_smem + d.area_off + AREA_RHDR))->payload_len = 0;
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < 32u) pipe_reply(&d);
+    }
+    if (threadIdx.x == 0) {
+        const pipe_wstate *st = (const pipe_wstate *)(dsb_smem + d.area_off + AREA_STATE);
+        pipe_post_stats(&d, st);
         __threadfence_system();
         ((volatile dsb_pipe_wstat *)d.wstat)[blockIdx.x].exited = 1u;
         __threadfence_system();
