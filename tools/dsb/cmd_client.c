@@ -93,26 +93,10 @@ int cmd_client(int argc, char **argv)
             no_field = 1;
         } else if (a[0] == '-' && a[1] == '-') {
             if (!(v = arg_value(P, argc, argv, &i))) return 2;
-            if (arg_is(a, "--transport")) {
-                if (strcmp(v, "udp") && strcmp(v, "packet")) {
-                    fprintf(stderr, "%s: --transport: expected udp or packet, got '%s'\n", P, v);
-                    return 2;
-                }
-                tc.kind = v;
-            } else if (arg_is(a, "--server")) tc.peer_addr = v;
-            else if (arg_is(a, "--port")) {
-                if (arg_u32(P, "--port", v, 1, 65535, &u)) return 2;
-                tc.peer_port = (uint16_t)u;
-            } else if (arg_is(a, "--iface")) tc.ifname = v;
-            else if (arg_is(a, "--mac") || arg_is(a, "--server-mac")) {
-                uint8_t mac[6];
-                if (dsb_parse_mac(v, mac)) {
-                    fprintf(stderr, "%s: %s: expected aa:bb:cc:dd:ee:ff, got '%s'\n", P, a, v);
-                    return 2;
-                }
-                if (arg_is(a, "--mac")) tc.mac = v;
-                else tc.peer_mac = v;
-            } else if (arg_is(a, "--gen")) gen = v;
+            int tf = transport_flag(P, a, v, &tc, 1);
+            if (tf < 0) return 2;
+            if (tf > 0) continue; /* --transport --port --iface --mac ... */
+            if (arg_is(a, "--gen")) gen = v;
             else if (arg_is(a, "--file")) file = v;
             else if (arg_is(a, "--format")) {
                 if (dsb_format_parse(v, &fmt)) {

@@ -105,25 +105,10 @@ int cmd_serve(int argc, char **argv)
             json = 1;
         } else if (a[0] == '-' && a[1] == '-') {
             if (!(v = arg_value(P, argc, argv, &i))) return 2;
-            if (arg_is(a, "--transport")) {
-                if (strcmp(v, "udp") && strcmp(v, "packet")) {
-                    fprintf(stderr, "%s: --transport: expected udp or packet, got '%s'\n", P, v);
-                    return 2;
-                }
-                cfg.transport.kind = v;
-            } else if (arg_is(a, "--bind")) cfg.transport.bind_addr = v;
-            else if (arg_is(a, "--port")) {
-                if (arg_u32(P, "--port", v, 0, 65535, &u)) return 2;
-                cfg.transport.bind_port = (uint16_t)u;
-            } else if (arg_is(a, "--iface")) cfg.transport.ifname = v;
-            else if (arg_is(a, "--mac")) {
-                uint8_t mac[6];
-                if (dsb_parse_mac(v, mac)) {
-                    fprintf(stderr, "%s: --mac: expected aa:bb:cc:dd:ee:ff, got '%s'\n", P, v);
-                    return 2;
-                }
-                cfg.transport.mac = v;
-            } else if (arg_is(a, "--dispatch")) {
+            int tf = transport_flag(P, a, v, &cfg.transport, 0);
+            if (tf < 0) return 2;
+            if (tf > 0) continue; /* --transport --port --iface --mac ... */
+            if (arg_is(a, "--dispatch")) {
                 if (strcmp(v, "cpu") && strcmp(v, "launch") && strcmp(v, "proxy") &&
                     strcmp(v, "gpu")) {
                     fprintf(stderr, "%s: --dispatch: expected cpu, launch, proxy or gpu, got '%s'\n",

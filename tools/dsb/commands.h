@@ -13,4 +13,11 @@ int cmd_bench_cpu(int argc, char **argv);
 int cmd_bench_solve(int argc, char **argv);    /* Table III, GPU */
 int cmd_bench_pipeline(int argc, char **argv); /* Table IV, GPU */
 
+/* The transport flags of `dsb serve` (client = 0: --bind, --port may be 0)
+ * and `dsb client` (client = 1: --server, --server-mac): 1 handled, 0 not a
+ * transport flag, -1 bad value (message printed). */
+#include "dsb/transport.h"
+int transport_flag(const char *P, const char *a, const char *v, dsb_transport_config *tc,
+                   int client);
+
 #endif

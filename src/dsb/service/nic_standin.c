@@ -106,8 +106,12 @@ static void *rx_thread(void *arg)
         }
         uint64_t bytes = 0;
         for (int i = 0; i < n; i++) {
-            uint8_t *fr = f[i].data;
+            uint8_t *fr = q->rx_frames[(seq + (uint32_t)i) & RX_MASK];
             uint32_t len = f[i].len;
+            /* the packet transport drops frames for other MACs by swapping
+               buffer pointers: frame i may lie in a later slot (in order, so
+               the copy never overwrites a frame still to be moved) */
+            if (f[i].data != fr) memmove(fr, f[i].data, len);
             bytes += len;
             if (len >= 12) {
                 uint32_t h = peer_handle(s, &f[i].peer, fr + 6);

@@ -16,6 +16,7 @@
 
 #include "common/bench.h"
 #include "dsb/transport.h"
+#include "transport_internal.h"
 #include "dsb/wire.h"
 
 typedef struct {
@@ -26,30 +27,11 @@ typedef struct {
 
 static int pkt_recv(dsb_transport *t, dsb_frame *frames, int max, int64_t timeout_ns, cm_err *err)
 {
-    if (max > DSB_TRANSPORT_BATCH) max = DSB_TRANSPORT_BATCH;
-    int w = dsb_transport_wait_readable(t->fd, timeout_ns);
-    if (w < 0) {
-        if (errno == EINTR) return 0;
-        return cm_fail(err, "packet: poll: %s", strerror(errno));
-    }
-    if (w == 0) return 0;
     struct mmsghdr mm[DSB_TRANSPORT_BATCH];
-    struct iovec iov[DSB_TRANSPORT_BATCH];
     struct sockaddr_ll from[DSB_TRANSPORT_BATCH];
-    memset(mm, 0, sizeof(mm[0]) * (size_t)max);
-    for (int i = 0; i < max; i++) {
-        iov[i].iov_base = frames[i].data;
-        iov[i].iov_len = frames[i].cap;
-        mm[i].msg_hdr.msg_iov = &iov[i];
-        mm[i].msg_hdr.msg_iovlen = 1;
-        mm[i].msg_hdr.msg_name = &from[i];
-        mm[i].msg_hdr.msg_namelen = sizeof from[i];
-    }
-    int r = recvmmsg(t->fd, mm, (unsigned)max, MSG_DONTWAIT | MSG_TRUNC, NULL);
-    if (r < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
-        return cm_fail(err, "packet: recvmmsg: %s", strerror(errno));
-    }
+    int r = dsb_transport_recvmmsg(t->fd, "packet", frames, max, timeout_ns, mm, from,
+                                   sizeof from[0], sizeof from[0], NULL, 0, 0, err);
+    if (r <= 0) return r;
     uint64_t now = bench_now_ns();
     int k = 0;
     static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};

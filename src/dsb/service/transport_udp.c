@@ -14,6 +14,7 @@
 
 #include "common/bench.h"
 #include "dsb/transport.h"
+#include "transport_internal.h"
 
 #ifndef SO_RXQ_OVFL
 #define SO_RXQ_OVFL 40
@@ -61,31 +62,11 @@ static int udp_recv(dsb_transport *t, dsb_frame *frames, int max, int64_t timeou
                     cm_err *err)
 {
     udp_t *u = (udp_t *)t;
-    if (max > DSB_TRANSPORT_BATCH) max = DSB_TRANSPORT_BATCH;
-    int w = dsb_transport_wait_readable(t->fd, timeout_ns);
-    if (w < 0) {
-        if (errno == EINTR) return 0;
-        return cm_fail(err, "udp: poll: %s", strerror(errno));
-    }
-    if (w == 0) return 0;
     struct mmsghdr mm[DSB_TRANSPORT_BATCH];
-    struct iovec iov[DSB_TRANSPORT_BATCH];
-    memset(mm, 0, sizeof(mm[0]) * (size_t)max);
-    for (int i = 0; i < max; i++) {
-        iov[i].iov_base = frames[i].data;
-        iov[i].iov_len = frames[i].cap;
-        mm[i].msg_hdr.msg_iov = &iov[i];
-        mm[i].msg_hdr.msg_iovlen = 1;
-        mm[i].msg_hdr.msg_name = frames[i].peer.bytes;
-        mm[i].msg_hdr.msg_namelen = sizeof frames[i].peer.bytes;
-        mm[i].msg_hdr.msg_control = u->ctrl[i];
-        mm[i].msg_hdr.msg_controllen = sizeof u->ctrl[i];
-    }
-    int r = recvmmsg(t->fd, mm, (unsigned)max, MSG_DONTWAIT | MSG_TRUNC, NULL);
-    if (r < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
-        return cm_fail(err, "udp: recvmmsg: %s", strerror(errno));
-    }
+    int r = dsb_transport_recvmmsg(t->fd, "udp", frames, max, timeout_ns, mm, frames[0].peer.bytes,
+                                   sizeof(dsb_frame), sizeof frames[0].peer.bytes, u->ctrl,
+                                   sizeof u->ctrl[0], sizeof u->ctrl[0], err);
+    if (r <= 0) return r;
     uint64_t now = bench_now_ns();
     for (int i = 0; i < r; i++) {
         uint32_t real = mm[i].msg_len;
