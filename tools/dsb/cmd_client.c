@@ -78,7 +78,6 @@ int cmd_client(int argc, char **argv)
     int have_mode = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        uint32_t u;
         double d;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);

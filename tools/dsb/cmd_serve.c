@@ -95,7 +95,6 @@ int cmd_serve(int argc, char **argv)
     int stats = 0, json = 0, max_wait_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        uint32_t u;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
