@@ -50,6 +50,8 @@ static dsb_server *start_server(uint32_t workers, uint32_t queue, uint32_t max_s
     cm_err err;
     if (dsb_server_create(&cfg, &s, &err) || dsb_server_start_thread(s, &err)) {
         fprintf(stderr, "server: %s\n", err.msg);
+        /* a GPU dispatcher without a device (or a build without CUDA): skip */
+        if (strstr(err.msg, "no usable CUDA device") || strstr(err.msg, "not built")) exit(77);
         exit(1);
     }
     return s;
