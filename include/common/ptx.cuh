@@ -230,4 +230,41 @@ PTX_DEV uint32_t ptx_swz128(uint32_t row, uint32_t chunk)
     return row * 128u + ((chunk ^ (row & 7u)) << 4);
 }
 
+
+/* ---- grid-level ordering (appended for the split GEMM's fix-up and PDL) ----------- */
+
+/* 32-bit load with acquire semantics at GPU scope (a flag another CTA released). */
+PTX_DEV uint32_t ptx_ld_acquire_gpu_u32(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Atomic add without return, release semantics at GPU scope: after a CTA barrier it
+ * publishes every store of the CTA that preceded the barrier (cumulative release). */
+PTX_DEV void ptx_red_release_gpu_add_u32(uint32_t *p, uint32_t v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Programmatic dependent launch (sm_90): let the next kernel in the stream, launched with
+ * the programmatic-serialization attribute, be scheduled once every CTA of this grid has
+ * executed this or exited. */
+PTX_DEV void ptx_griddep_launch_dependents(void) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+/* Wait until the grids this one depends on have completed and their memory is visible
+ * (returns at once when the kernel was not launched as a programmatic dependent). */
+PTX_DEV void ptx_griddep_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+
+/* Atomic add returning the old value, acquire-release at GPU scope (a counter whose last
+ * arriver then reads what the others published). */
+PTX_DEV uint32_t ptx_atom_acq_rel_gpu_add_u32(uint32_t *p, uint32_t v)
+{
+    uint32_t old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
+
 #endif

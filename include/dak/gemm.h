@@ -22,8 +22,10 @@
  * scheduling).  Wave alignment splits each tier's (tile, K-chunk) work evenly
  * over its CTAs (every CTA gets the same number of chunks, stream-K style);
  * without it, whole tiles (split in K only to cover the CTAs) go round-robin.
- * Partial tiles are reduced by the last contributing CTA (workspace +
- * per-tile counters), so every element of C is written exactly once.
+ * Partial tiles go through a workspace and per-tile counters: with wave alignment
+ * (cluster 1) the tile's owner, the CTA holding its first K chunks at the end of its
+ * range, waits for the others' partials (run 10); otherwise the last contributor to
+ * arrive sums them.  Every element of C is written exactly once.
  *
  * All functions return 0 or -1 with a message in err.  Without CUDA every
  * entry point fails with "not built". */
@@ -65,6 +67,15 @@ typedef struct {
     int diag_b_nmajor;  /* diagnostic: B in shared memory as [n][block][64] (bank conflicts on B), not [block][n][64] */
     int diag_plain_launch; /* diagnostic: launch without the cluster attribute when cluster is 1 */
     int diag_bn8;       /* diagnostic: B box of 8 rows (not 16) when N <= 8 */
+    int pdl;            /* 1: programmatic dependent launch: the kernel may start while the previous
+                           one in the stream drains; it loads its first ring of A (read-only weights)
+                           and waits (griddepcontrol.wait) before B and before writing anything */
+    int diag_fixup_atomic; /* diagnostic: the split-K fix-up of runs 1-9 (every contributor publishes,
+                              the last to arrive sums) instead of the owner's wait (wave alignment) */
+    int diag_nofixup;   /* diagnostic: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
+    int diag_times;     /* diagnostic: every CTA records %globaltimer stamps (dak_gemm_times) */
+    uint32_t dyn;       /* diagnostic (slower in run 10b): HBM tier in dynamic units (N <= 64, cluster 1): 0 off, 1 auto unit size,
+                           >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A. */
@@ -92,6 +103,8 @@ typedef struct {
     uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8) */
     uint32_t stages;   /* ring slots */
     uint64_t ws_bytes; /* split-K workspace needed */
+    uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
+    uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
     dak_tier_plan host, hbm;
 } dak_gemm_plan;
@@ -127,6 +140,17 @@ int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err);
 void dak_gemm_launch_free(dak_gemm_launch *l);
 /* Host bytes the kernel's copies requested since the launch was prepared (counted on the GPU). */
 int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err);
+
+/* Per-CTA %globaltimer stamps (ns) of the last run of a launch prepared with diag_times:
+ * DAK_GEMM_NTIMES words per CTA, CTA-major: entry, first copy issued, griddepcontrol.wait
+ * returned (0 without pdl), first ring slot full, last ring slot full, exit.  t holds
+ * n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times was off. */
+#define DAK_GEMM_NTIMES 6u
+int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err);
+
+/* Diagnostic: an empty kernel of `grid` CTAs x 288 threads with `smem` bytes of dynamic
+ * shared memory (the launch floor of the split kernel's configuration). */
+int dak_diag_empty(dak_gemm_ctx *ctx, uint32_t grid, uint32_t smem, void *stream, cm_err *err);
 
 /* One-shot convenience: prepare, run, synchronise, free. */
 int dak_gemm_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,

@@ -187,7 +187,7 @@ int main(int argc, char **argv)
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
                 dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
                 dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
-                for (int v = 0; v < 9; v++) {
+                for (int v = 0; v < 15; v++) {
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     if (v == 0) o.out_bf16 = 1;
@@ -199,8 +199,27 @@ int main(int argc, char **argv)
                     if (v == 6) o.diag_b_nmajor = 1, o.kstep = 2; /* B as [n][block][64] */
                     if (v == 7) o.diag_plain_launch = 1; /* no cluster attribute */
                     if (v == 8) o.diag_bn8 = 1; /* B box of 8 rows when N <= 8 */
+                    if (v == 9) o.pdl = 1, o.cluster = N >= 128 ? 8 : 1; /* A ring before griddepcontrol.wait */
+                    if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */
+                    if (v == 12) o.dyn = 1;                 /* HBM tier in dynamic units (N <= 64) */
+                    if (v == 13) o.dyn = 1, o.out_bf16 = 1; /* the fix-up warp's bf16 stores */
+                    /* v == 11 (static) and 14 (dynamic units): r = 0, PDL, three launches back
+                       to back (each starts while the one before drains; counters reset) */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
-                    int rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
+                    int rc;
+                    if (v == 11 || v == 14) {
+                        dak_tiered A0;
+                        dak_tiered_view(&A0, M, K, 0, Ahp, Adp, 1, &err);
+                        o.pdl = 1, o.dyn = v == 14;
+                        dak_gemm_launch *l = NULL;
+                        rc = dak_gemm_prepare(ctx, &A0, B, C, N, &o, &l, &err);
+                        for (int k = 0; k < 3 && !rc; k++) rc = dak_gemm_run(l, NULL, &err);
+                        if (!rc && cudaDeviceSynchronize() != cudaSuccess)
+                            rc = -1, snprintf(err.msg, sizeof err.msg, "PDL sequence failed");
+                        dak_gemm_launch_free(l);
+                    } else {
+                        rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
+                    }
                     CHECK(rc == 0, "variant %d: %s", v, err.msg);
                     if (rc) continue;
                     size_t bad;

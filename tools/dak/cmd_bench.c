@@ -32,7 +32,7 @@ typedef struct {
     double ratios[MAXL]; /* fractions */
     int nr;
     uint32_t reps, host_sms, window, cluster, layers;
-    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag;
+    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
 } bench_cfg;
@@ -49,7 +49,7 @@ static void usage(FILE *o)
             "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
             "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
-            "  --sections LIST  sweep,congestion,amp,wave,diag (default all but diag)\n"
+            "  --sections LIST  sweep,congestion,amp,wave,diag,fixed (default all but diag and fixed)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
             "  --json FILE      JSON output (default dak-gemm.json)\n");
 }
@@ -136,7 +136,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
-    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag"};
+    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag", "fixed"};
     static const char *const basen[] = {"cublas", "prefetch", "overlap", "naive", "uvm"};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -166,8 +166,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--layers")) {
             if (!VAL() || arg_u32("dak bench", "--layers", v, 1, 1000, &c->layers)) return -1;
         } else if (arg_is(a, "--sections")) {
-            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave, &c->sec_diag};
-            if (!VAL() || parse_names("--sections", v, secn, d, 5)) return -1;
+            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave, &c->sec_diag, &c->sec_fixed};
+            if (!VAL() || parse_names("--sections", v, secn, d, 6)) return -1;
         } else if (arg_is(a, "--baselines")) {
             int *d[] = {&c->base_cublas, &c->base_prefetch, &c->base_overlap, &c->base_naive, &c->base_uvm};
             if (!VAL() || parse_names("--baselines", v, basen, d, 5)) return -1;
@@ -277,6 +277,162 @@ static double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
     free(t);
     if (!*failed && o->kind == 3) m /= o->layers;
     return m;
+}
+
+
+/* ---- fixed cost per launch (issue #7): the split kernel and cuBLAS timed alike, as one
+ * launch, as FX_L launches back to back, and as a CUDA graph of those FX_L launches; the
+ * back-to-back launches rotate over FX_NCP copies of A (4 x >= 90 MB, more than the 60 MB
+ * L2), and the L2 is flushed once before each timed repetition. ---- */
+#define FX_NCP 4
+#define FX_L 8
+
+typedef struct {
+    int kind; /* 0 split, 1 cublas, 2 empty kernel */
+    dak_gemm_ctx *ctx;
+    dak_gemm_launch *l[FX_NCP];
+    uint16_t *const *ar;
+    const uint16_t *B;
+    float *C;
+    uint32_t M, N, K, grid, smem;
+} fx_op;
+
+static int fx_enqueue(fx_op *o, int i, cudaStream_t st, cm_err *err)
+{
+    if (o->kind == 0) return dak_gemm_run(o->l[i % FX_NCP], st, err);
+    if (o->kind == 1) return dak_base_cublas(o->ctx, o->ar[i % FX_NCP], o->B, o->C, o->M, o->N, o->K, st, err);
+    return dak_diag_empty(o->ctx, o->grid, o->smem, st, err);
+}
+
+/* median microseconds per launch; mode 0: one launch, 1: FX_L back to back, 2: graph of FX_L */
+static double fx_time(fx_op *o, int mode, uint32_t reps, cudaStream_t st)
+{
+    static cudaEvent_t e0, e1;
+    if (!e0) {
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+    }
+    cm_err err;
+    int n = mode ? FX_L : 1;
+    cudaGraphExec_t ge = NULL;
+    if (mode == 2) {
+        /* warm-up outside the capture (cuBLAS picks its kernel and workspace) */
+        if (fx_enqueue(o, 0, st, &err)) goto fail;
+        CK(cudaStreamSynchronize(st));
+        cudaGraph_t g;
+        if (cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+            cm_fail(&err, "begin capture failed");
+            goto fail;
+        }
+        int bad = 0;
+        for (int j = 0; j < n && !bad; j++) bad = fx_enqueue(o, j, st, &err);
+        cudaError_t e = cudaStreamEndCapture(st, &g);
+        if (bad || e != cudaSuccess) {
+            if (!bad) cm_fail(&err, "capture: %s", cudaGetErrorString(e));
+            goto fail;
+        }
+        e = cudaGraphInstantiate(&ge, g, 0);
+        cudaGraphDestroy(g);
+        if (e != cudaSuccess) {
+            cm_fail(&err, "instantiate: %s", cudaGetErrorString(e));
+            ge = NULL;
+            goto fail;
+        }
+    }
+    double *t = cm_malloc(sizeof(double) * reps);
+    for (uint32_t i = 0; i < reps + 2; i++) {
+        if (dak_l2_flush(o->ctx, st, &err)) {
+            free(t);
+            goto fail;
+        }
+        CK(cudaEventRecord(e0, st));
+        if (ge) {
+            CK(cudaGraphLaunch(ge, st));
+        } else {
+            for (int j = 0; j < n; j++)
+                if (fx_enqueue(o, j, st, &err)) {
+                    free(t);
+                    goto fail;
+                }
+        }
+        CK(cudaEventRecord(e1, st));
+        cudaError_t e = cudaEventSynchronize(e1);
+        if (e != cudaSuccess) {
+            cm_fail(&err, "%s", cudaGetErrorString(e));
+            free(t);
+            goto fail;
+        }
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 2) t[i - 2] = 1e3 * ms / n;
+    }
+    double m = bench_median(t, reps);
+    free(t);
+    if (ge) cudaGraphExecDestroy(ge);
+    return m;
+fail:
+    fprintf(stderr, "dak bench: fixed (kind %d, mode %d): %s\n", o->kind, mode, err.msg);
+    if (ge) cudaGraphExecDestroy(ge);
+    cudaStreamSynchronize(st);
+    cudaGetLastError();
+    return NAN;
+}
+
+static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, dak_tiered *At, const uint16_t *B, float *C, uint32_t N,
+                      const dak_gemm_opts *go)
+{
+    cm_err err;
+    memset(o, 0, sizeof *o);
+    o->kind = 0, o->ctx = ctx;
+    for (int i = 0; i < FX_NCP; i++)
+        if (dak_gemm_prepare(ctx, &At[i], B, C, N, go, &o->l[i], &err)) {
+            fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
+            for (int j = 0; j < i; j++) dak_gemm_launch_free(o->l[j]);
+            return -1;
+        }
+    return 0;
+}
+
+static void fx_free(fx_op *o)
+{
+    for (int i = 0; i < FX_NCP; i++) dak_gemm_launch_free(o->l[i]);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* stamps of one run, in us: [0] kernel span (last exit - first entry), [1] entry spread,
+ * [2] first copy issued - entry (median), [3] first slot full - entry (median), [4] streaming
+ * (last - first slot full, median), [5] spread of the last slot full, [6] tail after the last
+ * slot (median), [7] its max, [8] event time - span */
+#define FX_NST 9
+static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
+{
+    uint64_t *a = cm_malloc(8 * g), mn0 = UINT64_MAX, mx0 = 0, mx5 = 0, mn4 = UINT64_MAX, mx4 = 0, mxt = 0;
+    double med[4];
+    for (int f = 0; f < 4; f++) {
+        for (uint32_t i = 0; i < g; i++) {
+            const uint64_t *t = ts + (size_t)i * DAK_GEMM_NTIMES;
+            a[i] = f == 0 ? t[1] - t[0] : f == 1 ? t[3] - t[0] : f == 2 ? t[4] - t[3] : t[5] - t[4];
+        }
+        qsort(a, g, 8, cmp_u64);
+        med[f] = a[g / 2] / 1e3;
+    }
+    for (uint32_t i = 0; i < g; i++) {
+        const uint64_t *t = ts + (size_t)i * DAK_GEMM_NTIMES;
+        if (t[0] < mn0) mn0 = t[0];
+        if (t[0] > mx0) mx0 = t[0];
+        if (t[5] > mx5) mx5 = t[5];
+        if (t[4] < mn4) mn4 = t[4];
+        if (t[4] > mx4) mx4 = t[4];
+        if (t[5] - t[4] > mxt) mxt = t[5] - t[4];
+    }
+    free(a);
+    o[0] = (mx5 - mn0) / 1e3, o[1] = (mx0 - mn0) / 1e3, o[2] = med[0], o[3] = med[1], o[4] = med[2];
+    o[5] = (mx4 - mn4) / 1e3, o[6] = med[3], o[7] = mxt / 1e3, o[8] = ev_us - o[0];
 }
 
 static double gbs(double bytes, double ms) { return isfinite(ms) && ms > 0 ? bytes / (ms * 1e6) : NAN; }
@@ -453,8 +609,8 @@ static int run(const bench_cfg *c)
             json_arr_begin(&w);
             printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
                    abytes / 1e6);
-            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
-                   "split-2d", "cublas0", "prefetch", "overlap", "naive", "uvm");
+            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
+                   "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
         }
         for (int ni = 0; ni < c->nn && c->sec_sweep; ni++) {
             uint32_t N = c->ns[ni];
@@ -495,6 +651,12 @@ static int run(const bench_cfg *c)
                     t_2d = time_split(ctx, &Ar, B, C, N, &go, c->reps, NULL, NULL);
                     go.a_tma2d = 0;
                 }
+                double t_dyn = NAN;
+                if (N <= 64) {
+                    go.cluster = 1, go.dyn = 1;
+                    t_dyn = time_split(ctx, &A, B, C, N, &go, c->reps, NULL, NULL);
+                    go.dyn = 0;
+                }
                 double t_pf = NAN, t_ov = NAN, t_nv = NAN, t_um = NAN;
                 if (c->base_prefetch) {
                     ob.kind = 2;
@@ -522,8 +684,8 @@ static int run(const bench_cfg *c)
                     }
                 }
                 double eb = gbs(abytes, t_split);
-                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
-                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_cublas), gbs(abytes, t_pf),
+                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
+                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf),
                        gbs(abytes, t_ov), gbs(abytes, t_nv), gbs(abytes, t_um));
                 fflush(stdout);
                 json_obj_begin(&w);
@@ -538,6 +700,7 @@ static int run(const bench_cfg *c)
                 kv_num(&w, "split_GBs", eb);
                 kv_num(&w, "split_mc_GBs", gbs(abytes, t_mc));
                 kv_num(&w, "split_2d_GBs", gbs(abytes, t_2d));
+                kv_num(&w, "split_dyn_GBs", gbs(abytes, t_dyn));
                 kv_num(&w, "cublas0_GBs", gbs(abytes, t_cublas));
                 kv_num(&w, "prefetch_GBs", gbs(abytes, t_pf));
                 kv_num(&w, "overlap_GBs", gbs(abytes, t_ov));
@@ -707,6 +870,139 @@ static int run(const bench_cfg *c)
                         json_obj_end(&w);
                     }
             json_arr_end(&w);
+        }
+
+        /* ---- fixed cost per launch at r = 0 (issue #7, run 10) ---- */
+        if (c->sec_fixed) {
+            uint16_t *ap[FX_NCP], *ar[FX_NCP];
+            ap[0] = Adp, ar[0] = Ad;
+            for (int i = 1; i < FX_NCP; i++) {
+                CK(cudaMalloc((void **)&ap[i], abytes));
+                CK(cudaMalloc((void **)&ar[i], abytes));
+                CK(cudaMemcpy(ap[i], Adp, abytes, cudaMemcpyDeviceToDevice));
+                CK(cudaMemcpy(ar[i], Ad, abytes, cudaMemcpyDeviceToDevice));
+            }
+            cudaStream_t fs;
+            CK(cudaStreamCreateWithFlags(&fs, cudaStreamNonBlocking));
+            snprintf(key, sizeof key, "fixed_%ux%u", M, K);
+            json_key(&w, key);
+            json_arr_begin(&w);
+            printf("\n# fixed cost: A %ux%u r = 0, us per launch (one launch / %d back to back over %d copies of A / a graph of %d)\n",
+                   M, K, FX_L, FX_NCP, FX_L);
+            printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "oldfix", "nofix",
+                   "nomath", "dyn", "dyn+pdl", "cublas", "empty", "empty0");
+            static const uint32_t fn[] = {1, 8, 64};
+            static const char *const mname[] = {"single", "seq", "graph"};
+            for (size_t a = 0; a < 3; a++) {
+                uint32_t N = fn[a];
+                dak_tiered At[FX_NCP];
+                for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&At[i], M, K, 0, Ahp, ap[i], 1, &err));
+                dak_gemm_opts go[7];
+                for (int v = 0; v < 7; v++) dak_gemm_opts_default(&go[v]);
+                go[1].pdl = 1, go[2].diag_fixup_atomic = 1, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
+                go[5].dyn = 1, go[6].dyn = 1, go[6].pdl = 1;
+                fx_op so[7];
+                int ok[7];
+                for (int v = 0; v < 7; v++) ok[v] = !fx_prepare(&so[v], ctx, At, B, C, N, &go[v]);
+                fx_op cb = {.kind = 1, .ctx = ctx, .ar = ar, .B = B, .C = C, .M = M, .N = N, .K = K};
+                const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL;
+                uint32_t grid = pl ? pl->host.ctas + pl->hbm.ctas : sms;
+                fx_op em = {.kind = 2, .ctx = ctx, .grid = grid, .smem = pl ? pl->smem_bytes : 0};
+                fx_op em0 = em;
+                em0.smem = 0;
+                for (int mode = 0; mode < 3; mode++) {
+                    double t[10];
+                    for (int v = 0; v < 7; v++) {
+                        int want = mode == 0 || (v != 3 && v != 4); /* nofix / nomath: single launches only */
+                        t[v] = ok[v] && want ? fx_time(&so[v], mode, c->reps, fs) : NAN;
+                    }
+                    t[7] = fx_time(&cb, mode, c->reps, fs);
+                    t[8] = mode < 2 ? fx_time(&em, mode, c->reps, fs) : NAN;
+                    t[9] = mode < 2 ? fx_time(&em0, mode, c->reps, fs) : NAN;
+                    printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
+                           t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
+                    fflush(stdout);
+                    json_obj_begin(&w);
+                    json_kv_u64(&w, "N", N);
+                    json_kv_str(&w, "mode", mname[mode]);
+                    json_kv_u64(&w, "launches", mode ? FX_L : 1);
+                    kv_num(&w, "split_us", t[0]);
+                    kv_num(&w, "split_pdl_us", t[1]);
+                    kv_num(&w, "split_oldfix_us", t[2]);
+                    kv_num(&w, "split_nofix_us", t[3]);
+                    kv_num(&w, "split_nomath_us", t[4]);
+                    kv_num(&w, "split_dyn_us", t[5]);
+                    kv_num(&w, "split_dyn_pdl_us", t[6]);
+                    kv_num(&w, "cublas_us", t[7]);
+                    kv_num(&w, "empty_smem_us", t[8]);
+                    kv_num(&w, "empty_0_us", t[9]);
+                    kv_num(&w, "split_GBs", gbs(abytes, t[0] / 1e3));
+                    kv_num(&w, "split_pdl_GBs", gbs(abytes, t[1] / 1e3));
+                    kv_num(&w, "split_dyn_GBs", gbs(abytes, t[5] / 1e3));
+                    kv_num(&w, "split_dyn_pdl_GBs", gbs(abytes, t[6] / 1e3));
+                    kv_num(&w, "cublas_GBs", gbs(abytes, t[7] / 1e3));
+                    json_obj_end(&w);
+                }
+                for (int v = 0; v < 7; v++)
+                    if (ok[v]) fx_free(&so[v]);
+                /* where one launch's time goes: per-CTA %globaltimer stamps (static, dynamic units) */
+                for (int dv = 0; dv < 2; dv++) {
+                dak_gemm_opts gt;
+                dak_gemm_opts_default(&gt);
+                gt.diag_times = 1, gt.dyn = (uint32_t)dv;
+                dak_gemm_launch *lt;
+                if (dak_gemm_prepare(ctx, &At[0], B, C, N, &gt, &lt, &err)) {
+                    fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
+                    continue;
+                }
+                uint32_t g = grid;
+                uint64_t *ts = cm_malloc((size_t)g * DAK_GEMM_NTIMES * 8);
+                double st[FX_NST][16];
+                uint32_t nr = c->reps < 16 ? c->reps : 16;
+                static cudaEvent_t f0, f1;
+                if (!f0) {
+                    CK(cudaEventCreate(&f0));
+                    CK(cudaEventCreate(&f1));
+                }
+                for (uint32_t i = 0; i < nr + 2; i++) {
+                    DK(dak_l2_flush(ctx, fs, &err));
+                    CK(cudaEventRecord(f0, fs));
+                    DK(dak_gemm_run(lt, fs, &err));
+                    CK(cudaEventRecord(f1, fs));
+                    CK(cudaEventSynchronize(f1));
+                    float ms;
+                    CK(cudaEventElapsedTime(&ms, f0, f1));
+                    DK(dak_gemm_times(lt, ts, (size_t)g * DAK_GEMM_NTIMES, &g, &err));
+                    double o9[FX_NST];
+                    fx_stamps(ts, g, 1e3 * ms, o9);
+                    if (i >= 2)
+                        for (int f = 0; f < FX_NST; f++) st[f][i - 2] = o9[f];
+                }
+                double md[FX_NST];
+                for (int f = 0; f < FX_NST; f++) md[f] = bench_median(st[f], nr);
+                printf("     %s stamps (us, median of %u): span %.2f = event %.2f - outside %.2f; entry spread %.2f, "
+                       "first copy +%.2f, first slot full +%.2f, streaming %.2f, last-slot spread %.2f, "
+                       "tail after last slot %.2f (max %.2f)\n",
+                       dv ? "dyn" : "static", nr, md[0], md[0] + md[8], md[8], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
+                fflush(stdout);
+                json_obj_begin(&w);
+                json_kv_u64(&w, "N", N);
+                json_kv_str(&w, "mode", dv ? "stamps_dyn" : "stamps");
+                static const char *const sn[FX_NST] = {"span_us",      "entry_spread_us", "first_copy_us",
+                                                        "first_full_us", "streaming_us",   "last_full_spread_us",
+                                                        "tail_us",      "tail_max_us",     "outside_us"};
+                for (int f = 0; f < FX_NST; f++) kv_num(&w, sn[f], md[f]);
+                json_obj_end(&w);
+                free(ts);
+                dak_gemm_launch_free(lt);
+                }
+            }
+            json_arr_end(&w);
+            CK(cudaStreamDestroy(fs));
+            for (int i = 1; i < FX_NCP; i++) {
+                cudaFree(ap[i]);
+                cudaFree(ar[i]);
+            }
         }
         cudaFree(Ad);
         cudaFreeHost(Ah);

@@ -12,7 +12,9 @@
 #include "internal.h"
 
 #define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
-#define NTHREADS (32u * (NCW + 1u))
+#define NTHREADS (32u * (NCW + 2u)) /* + the producer warp and the fix-up warp (dynamic units) */
+#define DYN_END 0xffffffffu    /* ring-slot / fix-up-queue tag: no more units */
+#define DYN_Q 4u               /* fix-up queue depth */
 #define A_BYTES 8192u          /* 64 rows x 64 bf16 */
 
 typedef struct {
@@ -31,6 +33,13 @@ typedef struct {
     float *ws;
     uint32_t *ctr;
     unsigned long long *host_bytes;
+    uint32_t pdl;              /* launched as a programmatic dependent (griddepcontrol) */
+    uint32_t fix_wait;         /* even split: the tile's owner waits for the other partials */
+    uint32_t nofixup;          /* diagnostic: no fix-up (C wrong) */
+    unsigned long long *times; /* diagnostic: DAK_GEMM_NTIMES stamps per CTA, or NULL */
+    uint32_t dyn, dyn_p, dyn_units; /* HBM tier in dynamic units: dyn_p pieces per tile row */
+    uint32_t *dynctr;          /* unit grab counter, kept zero between launches */
+    float *accw;               /* per-tile fp32 accumulators [col][row], kept zero between launches */
 } kparams;
 
 struct dak_gemm_launch {
@@ -40,7 +49,9 @@ struct dak_gemm_launch {
     CUtensorMap ta_h, ta_g, tb;
     size_t smem;
     unsigned long long *hb;
+    unsigned long long *times; /* diag_times: per-CTA stamps */
     int plain_launch; /* diagnostic: no cluster attribute when the cluster is 1 CTA */
+    int pdl;
 };
 
 /* One run of consecutive K chunks of one output tile that a CTA computes. */
@@ -128,6 +139,29 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
                 } else {
                     ((float *)p->C)[idx] = v[mi][nj][e];
                 }
+            }
+        }
+}
+
+/* Adds one warp's fragment sums (same mapping as store_tile, rows relative to the tile)
+ * into a 64 x 64 fp32 tile stored [column][row]; fire-and-forget reductions. */
+static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
+                                                uint32_t nn, uint32_t row, float *t)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t g = lane >> 2, t4 = lane & 3u;
+#pragma unroll
+    for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+        for (uint32_t nj = 0; nj < 4; nj++) {
+            if (mi >= MI || nj >= nn) continue;
+            uint32_t r = row + mi * 16u + g;
+            uint32_t cc = (nb0 + nj) * 8u + 2u * t4;
+#pragma unroll
+            for (uint32_t e = 0; e < 4; e++) {
+                uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
+                if (ce >= p->N) continue;
+                atomicAdd(t + ce * 64u + re, v[mi][nj][e]);
             }
         }
 }
@@ -226,6 +260,33 @@ static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t
     }
 }
 
+/* The A copies of one ring slot: the stage's kstep blocks are contiguous in the packed
+ * layout (one bulk copy, a 1/c share per cluster member), else kstep 2-D tensor copies. */
+static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorMap *ta, uint32_t dst0,
+                                               const uint16_t *src, uint32_t fb, uint32_t kc, uint32_t mt,
+                                               uint32_t rank, uint16_t mask)
+{
+    const uint32_t c = p->c, kstep = p->kstep;
+    if (p->a_bulk) {
+        const uint32_t pbytes = A_BYTES * kstep / c;
+        uint32_t dst = dst0 + rank * pbytes;
+        if (c > 1)
+            ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
+        else
+            ptx_bulk_g2s(dst, src, pbytes, fb);
+    } else {
+        const uint32_t prow = 64u / c, pblk = A_BYTES / c;
+        for (uint32_t j = 0; j < kstep; j++) {
+            uint32_t dst = dst0 + j * A_BYTES + rank * pblk;
+            int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(mt * 64u + rank * prow);
+            if (c > 1)
+                ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, mask);
+            else
+                ptx_tma_2d_g2s(dst, ta, c0, c1, fb);
+        }
+    }
+}
+
 __global__ void __launch_bounds__(NTHREADS, 1)
     k_split(const __grid_constant__ CUtensorMap ta_h, const __grid_constant__ CUtensorMap ta_g,
             const __grid_constant__ CUtensorMap tb, const __grid_constant__ kparams p)
@@ -244,12 +305,28 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     const uint32_t cid = lb / c;
     const uint32_t rank = c > 1 ? ptx_cluster_rank() : 0u;
     const uint32_t ncl = p.ctas[tier] / c;
+    unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
+    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = 0;
+    /* PDL: the next kernel may be scheduled as soon as every CTA of this one is running (it
+     * only gets an SM when one of ours exits: one CTA per SM) */
+    if (p.pdl) ptx_griddep_launch_dependents();
 
+    /* dynamic units: slot tags and the consumers -> fix-up warp queue live where the K-half
+     * hand-over area is (that mode has no hand-over) */
+    volatile uint32_t *dtags = (volatile uint32_t *)(sm + S * (astage + bbytes) + 512u);
+    volatile uint32_t *fq_tag = dtags + 32;
+    const uint32_t fq_full = ptx_smem(sm + S * (astage + bbytes) + 512u) + 256u, fq_empty = fq_full + 8u * DYN_Q;
+    const bool dyn = tier == 1u && p.dyn != 0;
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < S; s++) {
             ptx_mbar_init(bar_full + 8u * s, 1);
             ptx_mbar_init(bar_empty + 8u * s, NCW * c);
         }
+        if (dyn)
+            for (uint32_t j = 0; j < DYN_Q; j++) {
+                ptx_mbar_init(fq_full + 8u * j, NCW);
+                ptx_mbar_init(fq_empty + 8u * j, 1);
+            }
         ptx_fence_mbar_init();
     }
     if (c > 1)
@@ -265,9 +342,9 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             ptx_prefetch_tensormap(&tb);
             const uint32_t W = p.window[tier];
             const bool windowed = W < S; /* host tier: at most W copies in flight */
-            const uint32_t prow = 64u / c, pbytes = astage / c, pblk = A_BYTES / c;
+            const uint32_t pbytes = astage / c;
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
-            const bool bulk = p.a_bulk != 0, bperm = p.b_perm != 0;
+            const bool bperm = p.b_perm != 0;
             const size_t astep = (size_t)kstep * 4096u; /* elements of A per stage */
             /* slot and phase of this copy (s, ph) and of the copy W before it (sw, phw):
              * running counters, no division in the loop (the one producer thread's issue
@@ -277,6 +354,76 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             const uint16_t *abase = p.a_ptr[tier];
             seg_iter si;
             seg_t g;
+            /* PDL: A is read-only (weights), so the first ring of A copies goes out before
+             * griddepcontrol.wait, overlapping the previous kernel's tail; B (the previous
+             * kernel's output in a model) only after it.  Not on windowed (host) CTAs. */
+            uint32_t pre = 0;
+            if (dyn) {
+                /* Dynamic units (run 10): run 1's stamps showed the CTAs' streaming ending up
+                 * to 8.5 us (7168^2) / 24.5 us (28672x7168) apart under a static even split:
+                 * the SMs get unequal shares of HBM.  Units of dyn_p-th of a tile row's K; the
+                 * first unit of CTA j is unit j, later ones come from an atomic counter, one
+                 * grab ahead (the atomic's latency hides under a unit's copies).  Measured
+                 * slower in run 10b (7168^2, N = 1: 39.4 vs 33.1 us; the fix-up warp lags the
+                 * consumers), so it stays a diagnostic (opts.dyn). */
+                const uint32_t U = p.dyn_units, P = p.dyn_p, kcn = p.kchunks;
+                uint32_t u = cid;
+                if (p.pdl) {
+                    const uint32_t mt = u / P, k = u % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
+                    const uint16_t *src = abase + ((size_t)mt * p.kblocks + (size_t)kb * kstep) * 4096u;
+                    for (uint32_t kc = kb; kc < ke && pre < S; kc++, pre++, src += astep) {
+                        const uint32_t fb = bar_full + 8u * pre;
+                        dtags[pre] = u;
+                        ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 0u, mask);
+                    }
+                    ptx_griddep_wait();
+                    if (ts) ts[2] = ptx_globaltimer();
+                }
+                uint32_t gn = atomicAdd(p.dynctr, 1u);
+                while (u < U) {
+                    const uint32_t mt = u / P, k = u % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
+                    const uint16_t *src = abase + ((size_t)mt * p.kblocks + (size_t)kb * kstep) * 4096u;
+                    for (uint32_t kc = kb; kc < ke; kc++, it++, src += astep) {
+                        const uint32_t fb = bar_full + 8u * s;
+                        if (it >= pre) {
+                            ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                            dtags[s] = u; /* before the arrive (release) that the consumers acquire */
+                            ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 0u, mask);
+                        }
+                        if (bperm)
+                            ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, 0, (int)(kc * kstep), fb);
+                        else
+                            ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), 0, fb);
+                        if (ts && it == 0) ts[1] = ptx_globaltimer();
+                        if (++s == S) s = 0, ph ^= 1u;
+                    }
+                    /* every CTA grabs until it fails once: U grabs in all; the last resets */
+                    if (gn == U - 1u) *p.dynctr = 0u;
+                    u = gn + ncl;
+                    if (u < U) gn = atomicAdd(p.dynctr, 1u);
+                }
+                ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                dtags[s] = DYN_END;
+                ptx_mbar_arrive(bar_full + 8u * s);
+            } else {
+            if (p.pdl) {
+                if (!windowed) {
+                    seg_begin(&p, tier, cid, ncl, &si);
+                    while (pre < S && seg_next(&p, tier, cid, ncl, &si, &g)) {
+                        const uint16_t *src = abase + ((size_t)g.mt * p.kblocks + (size_t)g.kb * kstep) * 4096u +
+                                              (size_t)rank * (pbytes / 2u);
+                        for (uint32_t kc = g.kb; kc < g.ke && pre < S; kc++, pre++, src += astep) {
+                            const uint32_t fb = bar_full + 8u * pre;
+                            ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
+                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt, rank, mask);
+                        }
+                    }
+                }
+                ptx_griddep_wait();
+                if (ts) ts[2] = ptx_globaltimer();
+            }
             seg_begin(&p, tier, cid, ncl, &si);
             while (seg_next(&p, tier, cid, ncl, &si, &g)) {
                 uint32_t nt = g.ng * c + rank;
@@ -285,28 +432,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                                       (size_t)rank * (pbytes / 2u);
                 for (uint32_t kc = g.kb; kc < g.ke; kc++, it++, src += astep) {
                     const uint32_t fb = bar_full + 8u * s;
-                    ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
-                    if (windowed && it >= W) {
-                        ptx_mbar_wait(bar_full + 8u * sw, phw);
-                        if (++sw == S) sw = 0, phw ^= 1u;
-                    }
-                    ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                    if (bulk) {
-                        /* the stage's kstep blocks are contiguous: one copy (a 1/c share per member) */
-                        uint32_t dst = sA + s * astage + rank * pbytes;
-                        if (c > 1)
-                            ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
-                        else
-                            ptx_bulk_g2s(dst, src, pbytes, fb);
-                    } else {
-                        for (uint32_t j = 0; j < kstep; j++) {
-                            uint32_t dst = sA + s * astage + j * A_BYTES + rank * pblk;
-                            int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(g.mt * 64u + rank * prow);
-                            if (c > 1)
-                                ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, mask);
-                            else
-                                ptx_tma_2d_g2s(dst, ta, c0, c1, fb);
+                    if (it >= pre) { /* else its A went out before griddepcontrol.wait */
+                        ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                        if (windowed && it >= W) {
+                            ptx_mbar_wait(bar_full + 8u * sw, phw);
+                            if (++sw == S) sw = 0, phw ^= 1u;
                         }
+                        ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
+                        issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt, rank, mask);
                     }
                     /* B: one 3-D copy of kstep blocks x bn_box columns, into [block][n][64]
                        (conflict-free ldmatrix) or [n][block][64] */
@@ -315,12 +448,54 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                     else
                         ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), (int)(ntb * 64u), fb);
                     hb += pbytes;
+                    if (ts && it == 0) ts[1] = ptx_globaltimer();
                     if (++s == S) s = 0, ph ^= 1u;
                 }
+            }
             }
             if (tier == 0 && hb) atomicAdd(p.host_bytes, hb);
         }
         __syncwarp();
+    } else if (warp == NCW + 1u) {
+        /* ---- fix-up warp (dynamic units): per finished unit one acq_rel add on the tile's
+         * counter; the unit that completes the tile copies the accumulator tile to C and
+         * zeroes it.  Off the consumers' path: they only issue reductions. ---- */
+        if (dyn) {
+            if (p.pdl) ptx_griddep_wait();
+            const uint32_t P = p.dyn_p, nv = p.N < 64u ? p.N : 64u;
+            uint32_t fj = 0, fph = 0;
+            for (;;) {
+                ptx_mbar_wait(fq_full + 8u * fj, fph);
+                const uint32_t u = fq_tag[fj];
+                if (u == DYN_END) break;
+                const uint32_t mt = u / P;
+                const size_t ci = (size_t)(p.mt0[1] + mt) * p.ntp;
+                uint32_t old = 0;
+                if (lane == 0) old = ptx_atom_acq_rel_gpu_add_u32(&p.ctr[ci], 1u);
+                old = __shfl_sync(0xffffffffu, old, 0);
+                if (lane == 0) ptx_mbar_arrive(fq_empty + 8u * fj);
+                if (++fj == DYN_Q) fj = 0, fph ^= 1u;
+                if (old != P - 1u) continue;
+                __syncwarp();
+                __threadfence();
+                float *t = p.accw + (size_t)(p.mt0[1] + mt) * 4096u;
+                const uint32_t row0 = p.row0[1] + mt * 64u;
+                for (uint32_t i = lane; i < nv * 16u; i += 32u) {
+                    const uint32_t col = i >> 4, r = (i & 15u) * 4u;
+                    float4 v = __ldcg((const float4 *)(t + col * 64u + r));
+                    __stcg((float4 *)(t + col * 64u + r), make_float4(0.f, 0.f, 0.f, 0.f));
+                    const size_t idx = (size_t)col * p.M + row0 + r;
+                    if (p.out_bf16) {
+                        __nv_bfloat162 *d = (__nv_bfloat162 *)((__nv_bfloat16 *)p.C + idx);
+                        d[0] = __floats2bfloat162_rn(v.x, v.y);
+                        d[1] = __floats2bfloat162_rn(v.z, v.w);
+                    } else {
+                        *(float4 *)((float *)p.C + idx) = v;
+                    }
+                }
+                if (lane == 0) p.ctr[ci] = 0; /* ready for the next launch */
+            }
+        }
     } else {
         /* ---- consumers: 8 warps, warps w and w + 4 on one sub-partition.  kh = w / 4 picks
          * the K half of every 64-column block; narrow tiles (<= 32 valid columns): rows
@@ -331,6 +506,67 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         const uint32_t kh = warp >> 2, q = warp & 3u;
         float4 *red = (float4 *)(sm + S * (astage + bbytes) + 512u); /* K-half hand-over */
         uint32_t s = 0, ph = 0;
+        unsigned long long t_first = 0, t_last = 0;
+        if (p.pdl) ptx_griddep_wait(); /* C, the workspace and the counters: after the previous kernel */
+        if (dyn) {
+            /* one column tile (N <= 64): both K halves reduce straight into the tile's
+             * accumulator, no hand-over; the unit goes to the fix-up warp's queue */
+            const uint32_t P = p.dyn_p, kcn = p.kchunks;
+            const uint32_t nv8 = p.N >= 64u ? 8u : (p.N + 7u) / 8u;
+            const bool wide = nv8 > 4u;
+            const uint32_t MI = wide ? 2u : 1u;
+            const uint32_t row16 = wide ? (q & 1u) * 32u : q * 16u;
+            const uint32_t nb0 = wide ? (q >> 1) * 4u : 0u;
+            const uint32_t nn = wide ? (nv8 - nb0 < 4u ? nv8 - nb0 : 4u) : nv8;
+            const uint32_t arow = row16 + (lane & 15u);
+            uint32_t fj = 0, fph = 0;
+            for (;;) {
+                ptx_mbar_wait(bar_full + 8u * s, ph);
+                const uint32_t u = dtags[s];
+                if (u == DYN_END) break;
+                const uint32_t mt = u / P, k = u % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
+                float acc[2][4][4];
+#pragma unroll
+                for (uint32_t a = 0; a < 2; a++)
+#pragma unroll
+                    for (uint32_t b = 0; b < 4; b++)
+#pragma unroll
+                        for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
+                for (uint32_t kc = kb; kc < ke; kc++) {
+                    ptx_mbar_wait(bar_full + 8u * s, ph);
+                    if (ts && ctid == 0) {
+                        t_last = ptx_globaltimer();
+                        if (!t_first) t_first = t_last;
+                    }
+                    if (!p.nomath) {
+                        const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
+                        if (wide)
+                            consume_wide(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nb0, nn);
+                        else
+                            consume_narrow(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nn);
+                    }
+                    __syncwarp();
+                    if (lane == 0) ptx_mbar_arrive(bar_empty + 8u * s);
+                    if (++s == S) s = 0, ph ^= 1u;
+                }
+                if (!wide) {
+#pragma unroll
+                    for (uint32_t nj = 0; nj < 4; nj++)
+#pragma unroll
+                        for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
+                }
+                if (!p.nomath) red_tile(&p, acc, MI, nb0, nn, row16, p.accw + (size_t)(p.mt0[1] + mt) * 4096u);
+                ptx_mbar_wait(fq_empty + 8u * fj, fph ^ 1u);
+                if (warp == 0 && lane == 0) fq_tag[fj] = u;
+                __syncwarp(); /* this warp's reductions before lane 0's arrive (release) */
+                if (lane == 0) ptx_mbar_arrive(fq_full + 8u * fj);
+                if (++fj == DYN_Q) fj = 0, fph ^= 1u;
+            }
+            ptx_mbar_wait(fq_empty + 8u * fj, fph ^ 1u);
+            if (warp == 0 && lane == 0) fq_tag[fj] = DYN_END;
+            __syncwarp();
+            if (lane == 0) ptx_mbar_arrive(fq_full + 8u * fj);
+        } else {
         seg_iter si;
         seg_t g;
         seg_begin(&p, tier, cid, ncl, &si);
@@ -354,6 +590,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 
             for (uint32_t kc = g.kb; kc < g.ke; kc++) {
                 ptx_mbar_wait(bar_full + 8u * s, ph);
+                if (ts && ctid == 0) {
+                    t_last = ptx_globaltimer();
+                    if (!t_first) t_first = t_last;
+                }
                 if (nv8 && !p.nomath) {
                     const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
                     if (wide)
@@ -403,15 +643,62 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 
             const uint32_t row = p.row0[tier] + mt * 64u + row16;
             const uint32_t col0 = nt * 64u;
-            if (g.ncontrib == 1) {
+            if (g.ncontrib == 1 || p.nofixup) {
                 if (!kh) store_tile(&p, acc, MI, nb0, nn, row, col0);
                 continue;
             }
-            /* shared tile: publish this partial; the last of its ncontrib CTAs sums them */
             const uint32_t ks_n = g.ncontrib, ks = g.slot;
             const unsigned long long tile = (unsigned long long)mt * p.ntp + nt;
             float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier]) * 4096ull;
             float4 *mine = (float4 *)(slots + (size_t)ks * 4096u);
+            const size_t ci = (size_t)(p.mt0[tier] + mt) * p.ntp + nt;
+            if (p.fix_wait && p.even[tier] && c == 1) {
+                /* Even split (stream-K): slot 0 holds the tile's first K chunks at the END of
+                 * its range, the other contributors hold the rest at the START of theirs, so
+                 * they publish long before the owner needs them.  Contributors: store, CTA
+                 * barrier, one release-add.  Owner: no store, no fence, no atomic: one acquire
+                 * poll (normally satisfied at once), then the sum.  Waiting cannot deadlock:
+                 * publishing never waits, and all CTAs of the grid are resident (grid <= SMs,
+                 * one per SM; clusters, whose co-residency is not assured, keep the old way). */
+                if (ks) {
+                    if (!kh) {
+#pragma unroll
+                        for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                            for (uint32_t nj = 0; nj < 4; nj++)
+                                if (mi < MI && nj < nn)
+                                    mine[((q * 2u + mi) * 4u + nj) * 32u + lane] = make_float4(
+                                        acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+                    }
+                    ptx_bar_sync(1, NCW * 32u);
+                    if (ctid == 0) ptx_red_release_gpu_add_u32(&p.ctr[ci], 1u);
+                    continue;
+                }
+                if (ctid == 0) {
+                    while (ptx_ld_acquire_gpu_u32(&p.ctr[ci]) != ks_n - 1u) {
+                    }
+                    p.ctr[ci] = 0; /* ready for the next launch */
+                }
+                ptx_bar_sync(1, NCW * 32u);
+                if (!kh) {
+                    for (uint32_t j = 1; j < ks_n; j++) {
+                        const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
+#pragma unroll
+                        for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                            for (uint32_t nj = 0; nj < 4; nj++) {
+                                if (mi >= MI || nj >= nn) continue;
+                                float4 v = __ldcg(src + ((q * 2u + mi) * 4u + nj) * 32u + lane);
+                                acc[mi][nj][0] += v.x, acc[mi][nj][1] += v.y;
+                                acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
+                            }
+                    }
+                    store_tile(&p, acc, MI, nb0, nn, row, col0);
+                }
+                continue;
+            }
+            /* runs 1-9 (and round-robin, where a tile's contributors may be in later waves):
+             * every contributor publishes its partial; the last of the ncontrib CTAs sums them */
             if (!kh) {
 #pragma unroll
                 for (uint32_t mi = 0; mi < 2; mi++)
@@ -425,7 +712,6 @@ __global__ void __launch_bounds__(NTHREADS, 1)
              * tried thread 0 alone fencing before and after its atomic: no gain measured.) */
             __threadfence();
             ptx_bar_sync(1, NCW * 32u);
-            const size_t ci = (size_t)(p.mt0[tier] + mt) * p.ntp + nt;
             if (ctid == 0) {
                 uint32_t old = atomicAdd(&p.ctr[ci], 1u);
                 *flag = old == ks_n - 1u;
@@ -467,9 +753,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 if (ctid == 0) p.ctr[ci] = 0; /* ready for the next launch */
             }
         }
+        }
+        if (ts && ctid == 0) ts[3] = t_first, ts[4] = t_last, ts[5] = ptx_globaltimer();
     }
     if (c > 1) ptx_cluster_sync();
 }
+
+/* Diagnostic: the launch floor of the split kernel's configuration. */
+__global__ void __launch_bounds__(NTHREADS, 1) k_empty(void) {}
 
 /* ---- host side -------------------------------------------------------------- */
 
@@ -511,6 +802,8 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
     }
     DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
+    DAK_CU(cudaFuncSetAttribute(k_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
     *out = c;
     return 0;
 }
@@ -521,6 +814,8 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
     if (c->ws) cudaFree(c->ws);
     if (c->ctr) cudaFree(c->ctr);
     if (c->flush) cudaFree(c->flush);
+    if (c->accw) cudaFree(c->accw);
+    if (c->dynctr) cudaFree(c->dynctr);
     cublasDestroy(c->blas);
     cudaStreamDestroy(c->copy_stream);
     cudaEventDestroy(c->ev_start);
@@ -666,6 +961,39 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->ws0[0] = 0;
     k->ws0[1] = p->host.ksplit > 1 ? (unsigned long long)p->host.mtiles * k->ntp * p->host.ksplit : 0ull;
     l->plain_launch = o->diag_plain_launch;
+    l->pdl = o->pdl != 0;
+    k->pdl = (uint32_t)l->pdl;
+    k->fix_wait = !o->diag_fixup_atomic;
+    k->nofixup = (uint32_t)(o->diag_nofixup != 0);
+    if (p->dyn_units) {
+        size_t ab = (size_t)(A->M / 64u) * 4096u * 4u;
+        if (ab > ctx->accw_bytes) {
+            if (ctx->accw) cudaFree(ctx->accw);
+            ctx->accw = NULL;
+            ctx->accw_bytes = 0;
+            DAK_CU(cudaMalloc((void **)&ctx->accw, ab), err);
+            DAK_CU(cudaMemset(ctx->accw, 0, ab), err);
+            ctx->accw_bytes = ab;
+        }
+        if (!ctx->dynctr) {
+            DAK_CU(cudaMalloc((void **)&ctx->dynctr, 8), err);
+            DAK_CU(cudaMemset(ctx->dynctr, 0, 8), err);
+        }
+        k->dyn = 1, k->dyn_p = p->dyn_p, k->dyn_units = p->dyn_units;
+        k->dynctr = ctx->dynctr, k->accw = ctx->accw;
+    }
+    if (o->diag_times) {
+        size_t nt = (size_t)(p->host.ctas + p->hbm.ctas) * DAK_GEMM_NTIMES;
+        cudaError_t e = cudaMalloc((void **)&l->times, nt * 8u);
+        if (e == cudaSuccess) e = cudaMemset(l->times, 0, nt * 8u);
+        if (e != cudaSuccess) {
+            cudaFree(l->hb);
+            if (l->times) cudaFree(l->times);
+            free(l);
+            return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
+        }
+        k->times = l->times;
+    }
     k->out_bf16 = o->out_bf16;
     k->C = C;
     k->ws = ctx->ws;
@@ -687,13 +1015,22 @@ extern "C" int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err)
     cfg.blockDim = dim3(NTHREADS, 1, 1);
     cfg.dynamicSmemBytes = l->smem;
     cfg.stream = (cudaStream_t)stream;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = l->plan.cluster;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
+    cudaLaunchAttribute at[2];
+    unsigned na = 0;
+    if (!(l->plain_launch && l->plan.cluster == 1)) {
+        at[na].id = cudaLaunchAttributeClusterDimension;
+        at[na].val.clusterDim.x = l->plan.cluster;
+        at[na].val.clusterDim.y = 1;
+        at[na].val.clusterDim.z = 1;
+        na++;
+    }
+    if (l->pdl) {
+        at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[na].val.programmaticStreamSerializationAllowed = 1;
+        na++;
+    }
     cfg.attrs = at;
-    cfg.numAttrs = l->plain_launch && l->plan.cluster == 1 ? 0 : 1;
+    cfg.numAttrs = na;
     void *args[4] = {&l->ta_h, &l->ta_g, &l->tb, &l->kp};
     DAK_CU(cudaLaunchKernelExC(&cfg, (const void *)k_split, args), err);
     return 0;
@@ -707,10 +1044,32 @@ extern "C" int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *
     return 0;
 }
 
+extern "C" int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err)
+{
+    uint32_t g = l->plan.host.ctas + l->plan.hbm.ctas;
+    if (ctas) *ctas = g;
+    if (!l->times) return cm_fail(err, "gemm: launch prepared without diag_times");
+    if (n < (size_t)g * DAK_GEMM_NTIMES)
+        return cm_fail(err, "gemm: %zu stamp words given, %u CTAs need %u", n, g, g * DAK_GEMM_NTIMES);
+    DAK_CU(cudaMemcpy(t, l->times, (size_t)g * DAK_GEMM_NTIMES * 8u, cudaMemcpyDeviceToHost), err);
+    return 0;
+}
+
+extern "C" int dak_diag_empty(dak_gemm_ctx *ctx, uint32_t grid, uint32_t smem, void *stream, cm_err *err)
+{
+    if (grid == 0 || smem > ctx->smem_optin)
+        return cm_fail(err, "gemm: empty kernel: grid %u, %u bytes of shared memory (at most %zu)", grid, smem,
+                       ctx->smem_optin);
+    k_empty<<<grid, NTHREADS, smem, (cudaStream_t)stream>>>();
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
 extern "C" void dak_gemm_launch_free(dak_gemm_launch *l)
 {
     if (!l) return;
     if (l->hb) cudaFree(l->hb);
+    if (l->times) cudaFree(l->times);
     free(l);
 }
 

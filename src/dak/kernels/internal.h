@@ -25,6 +25,9 @@ struct dak_gemm_ctx {
     size_t ws_bytes;
     unsigned *ctr; /* per-tile arrival counters, kept zero between launches */
     size_t ctr_count;
+    float *accw; /* dynamic units: per-tile accumulators, kept zero between launches */
+    size_t accw_bytes;
+    unsigned *dynctr; /* dynamic units: grab counter, kept zero between launches */
     void *flush; /* L2 flush buffer */
     size_t flush_bytes;
     cudaStream_t copy_stream;

@@ -48,6 +48,11 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_b_nmajor = 0;
     o->diag_plain_launch = 0;
     o->diag_bn8 = 0;
+    o->pdl = 0;
+    o->diag_fixup_atomic = 0;
+    o->diag_nofixup = 0;
+    o->diag_times = 0;
+    o->dyn = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -187,6 +192,16 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->hbm.window = p->hbm.ctas ? fit : 0;
     if (o->window > fit && mt_h)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, fit);
+
+    /* Dynamic units (HBM tier, one column tile, no cluster): units of 2 ring slots for narrow
+     * tiles, 4 for wide ones (fewer accumulator reductions per byte of A). */
+    p->dyn_p = p->dyn_units = 0;
+    if (o->dyn && p->ntiles == 1 && c == 1 && p->hbm.ctas) {
+        uint32_t uc = o->dyn >= 2 ? o->dyn : (N <= 32 ? 2u : 4u);
+        uint32_t P = p->kchunks / uc;
+        if (P < 1) P = 1;
+        if ((uint64_t)mt_g * P >= p->hbm.ctas) p->dyn_p = P, p->dyn_units = mt_g * P;
+    }
 
     p->ws_bytes = 0;
     if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
