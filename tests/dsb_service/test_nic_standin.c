@@ -1,0 +1,239 @@
+/* The NIC stand-in of the GPU-resident server (include/dsb/nic.h) without a
+ * GPU: the queues live in ordinary memory and a test thread plays the GPU
+ * agents (polls ready words, echoes each frame as a reply through send
+ * descriptors, one doorbell per batch, waits for the completion).  Checks:
+ * every frame reaches the ring in order with a peer handle in its source-MAC
+ * bytes; replies go back to the right one of two clients with the MACs
+ * restored; a full receive ring drops and counts; a descriptor naming no
+ * known peer is counted, not sent. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../check.h"
+#include "common/bench.h"
+#include "dsb/nic.h"
+#include "dsb/wire.h"
+
+#define RX_MASK (DSB_NIC_RX_SLOTS - 1u)
+#define TX_MASK (DSB_NIC_TX_SLOTS - 1u)
+
+typedef struct {
+    dsb_nic_queues *q;
+    atomic_int stop, paused;
+    uint32_t seen;        /* frames taken from the ring */
+    uint32_t bad_handle;  /* frames whose source-MAC bytes held no plausible handle */
+    uint32_t out_of_order;
+    uint32_t inject_bad;  /* 1: the next batch gets one extra descriptor naming handle 9999 */
+} fake_gpu;
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *gpu_thread(void *arg)
+{
+    fake_gpu *g = arg;
+    dsb_nic_queues *q = g->q;
+    uint32_t rx = 0, txp = 0;
+    while (!atomic_load(&g->stop)) {
+        if (atomic_load(&g->paused)) {
+            nap_us(100);
+            continue;
+        }
+        uint32_t k = 0;
+        while (k < DSB_NIC_TX_BATCH) {
+            unsigned long long w = __atomic_load_n(&q->rx_ready[(rx + k) & RX_MASK], __ATOMIC_ACQUIRE);
+            if ((uint32_t)(w >> 32) != rx + k + 1u) break;
+            const uint8_t *fr = q->rx_frames[(rx + k) & RX_MASK];
+            uint32_t len = (uint32_t)w & ~DSB_NIC_RX_TRUNCATED, handle;
+            memcpy(&handle, fr + 6, 4);
+            if (handle >= 2u || fr[10] || fr[11]) g->bad_handle++;
+            uint32_t id;
+            memcpy(&id, fr + 20, 4);
+            (void)id;
+            /* the reply: the frame echoed with the MACs swapped, as a worker builds it */
+            uint8_t *out = q->tx_frames[(txp + k) & TX_MASK];
+            if (len > DSB_NIC_TX_FRAME) len = DSB_NIC_TX_FRAME;
+            memcpy(out, fr, len);
+            memcpy(out, fr + 6, 6);
+            memcpy(out + 6, fr, 6);
+            q->tx_desc[(txp + k) & TX_MASK].slot = (txp + k) & TX_MASK;
+            q->tx_desc[(txp + k) & TX_MASK].len = len;
+            k++;
+        }
+        if (k == 0) {
+            nap_us(20);
+            continue;
+        }
+        if (g->inject_bad) { /* one descriptor whose frame names an unknown peer */
+            uint8_t *out = q->tx_frames[(txp + k) & TX_MASK];
+            memset(out, 0, 64);
+            uint32_t h = 9999;
+            memcpy(out, &h, 4);
+            q->tx_desc[(txp + k) & TX_MASK].slot = (txp + k) & TX_MASK;
+            q->tx_desc[(txp + k) & TX_MASK].len = 64;
+            g->inject_bad = 0;
+            txp++;
+        }
+        g->seen += k;
+        txp += k;
+        __atomic_store_n(&q->tx_doorbell, txp, __ATOMIC_RELEASE);
+        uint64_t t0 = bench_now_ns();
+        while ((int32_t)(__atomic_load_n(&q->tx_completion, __ATOMIC_ACQUIRE) - txp) < 0)
+            if (bench_now_ns() - t0 > 2000000000ull) break; /* the check below reports it */
+        rx += k;
+        __atomic_store_n(&q->rx_consumer, rx, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static dsb_transport *open_udp(const char *peer, uint16_t peer_port)
+{
+    dsb_transport_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = "udp";
+    c.bind_addr = "127.0.0.1";
+    c.peer_addr = peer;
+    c.peer_port = peer_port;
+    dsb_transport *t;
+    cm_err err;
+    if (dsb_transport_open(&c, &t, &err)) {
+        fprintf(stderr, "transport: %s\n", err.msg);
+        exit(1);
+    }
+    return t;
+}
+
+/* Sends n SOLVE-shaped frames (64 bytes, request id = base + i) from t. */
+static void send_frames(dsb_transport *t, uint32_t base, uint32_t n)
+{
+    uint8_t buf[64];
+    for (uint32_t i = 0; i < n; i++) {
+        dsb_wire_init(buf, DSB_MSG_SOLVE, NULL, NULL);
+        uint32_t id = base + i;
+        memcpy(buf + 20, &id, 4);
+        dsb_frame f = {.data = buf, .cap = sizeof buf, .len = sizeof buf, .peer = t->default_peer};
+        while (t->send(t, &f, 1) != 1) nap_us(10);
+        if (i % 32 == 31) nap_us(200); /* stay below the socket buffers */
+    }
+}
+
+/* Receives until `want` frames or 3 s; marks got[id - base]; returns the
+ * count, and counts frames with non-zero MAC bytes or foreign ids. */
+static uint32_t recv_frames(dsb_transport *t, uint32_t base, uint32_t want, uint8_t *got,
+                            uint32_t *bad)
+{
+    dsb_frame *f = dsb_frames_alloc(DSB_TRANSPORT_BATCH);
+    uint32_t have = 0;
+    uint64_t t0 = bench_now_ns();
+    cm_err err;
+    while (have < want && bench_now_ns() - t0 < 3000000000ull) {
+        int n = t->recv(t, f, DSB_TRANSPORT_BATCH, 100000000, &err);
+        for (int i = 0; i < n; i++) {
+            static const uint8_t zero[12];
+            uint32_t id;
+            memcpy(&id, f[i].data + 20, 4);
+            if (f[i].len != 64 || memcmp(f[i].data, zero, 12) != 0 || id < base ||
+                id >= base + want || got[id - base]) {
+                (*bad)++;
+                continue;
+            }
+            got[id - base] = 1;
+            have++;
+        }
+    }
+    dsb_frames_free(f, DSB_TRANSPORT_BATCH);
+    return have;
+}
+
+int main(void)
+{
+    dsb_nic_queues *q = aligned_alloc(64, sizeof *q);
+    memset(q, 0, sizeof *q);
+    dsb_transport *srv = open_udp(NULL, 0);
+    dsb_nic_standin *nic;
+    cm_err err;
+    CHECK(dsb_nic_standin_start(srv, q, &nic, &err) == 0, "start: %s", err.msg);
+    fake_gpu g;
+    memset(&g, 0, sizeof g);
+    g.q = q;
+    pthread_t th;
+    pthread_create(&th, NULL, gpu_thread, &g);
+
+    /* two clients, interleaved: each gets exactly its own frames back */
+    enum { N = 3000 };
+    dsb_transport *a = open_udp("127.0.0.1", srv->port), *b = open_udp("127.0.0.1", srv->port);
+    uint8_t *got_a = calloc(N, 1), *got_b = calloc(N, 1);
+    uint32_t bad_a = 0, bad_b = 0;
+    for (uint32_t r = 0; r < N / 500; r++) {
+        send_frames(a, 1000000u + 500u * r, 500);
+        send_frames(b, 2000000u + 500u * r, 500);
+    }
+    uint32_t ha = recv_frames(a, 1000000u, N, got_a, &bad_a);
+    uint32_t hb = recv_frames(b, 2000000u, N, got_b, &bad_b);
+    dsb_nic_stats st;
+    dsb_nic_standin_stats(nic, &st);
+    /* a busy machine may drop datagrams in the server socket: counted, never silent */
+    const uint64_t kd = srv->kernel_drops(srv);
+    CHECK(st.rx_frames + kd == 2u * N, "received %llu + kernel drops %llu != sent %d",
+          (unsigned long long)st.rx_frames, (unsigned long long)kd, 2 * N);
+    CHECK(ha + hb == st.rx_frames && st.tx_frames == st.rx_frames && st.tx_failed == 0,
+          "replies: client a %u, client b %u, stand-in rx %llu tx %llu failed %llu", ha, hb,
+          (unsigned long long)st.rx_frames, (unsigned long long)st.tx_frames,
+          (unsigned long long)st.tx_failed);
+    CHECK(ha > N / 2 && hb > N / 2, "both clients answered (%u, %u)", ha, hb);
+    CHECK(bad_a == 0 && bad_b == 0, "foreign or malformed replies: %u, %u", bad_a, bad_b);
+    CHECK(g.bad_handle == 0, "%u frames without a valid peer handle", g.bad_handle);
+
+    /* a descriptor naming no known peer: counted, not sent, the others still go */
+    g.inject_bad = 1;
+    memset(got_a, 0, N);
+    send_frames(a, 3000000u, 10);
+    ha = recv_frames(a, 3000000u, 10, got_a, &bad_a);
+    nap_us(20000);
+    dsb_nic_standin_stats(nic, &st);
+    CHECK(ha == 10 && st.tx_bad_peer == 1, "bad peer: %u of 10 replies, %llu counted", ha,
+          (unsigned long long)st.tx_bad_peer);
+
+    /* the "GPU" stops consuming: the ring fills, the rest is dropped and counted */
+    atomic_store(&g.paused, 1);
+    nap_us(5000);
+    dsb_nic_stats before;
+    dsb_nic_standin_stats(nic, &before);
+    enum { OVER = DSB_NIC_RX_SLOTS + 300 };
+    send_frames(a, 4000000u, OVER);
+    nap_us(200000);
+    dsb_nic_standin_stats(nic, &st);
+    uint64_t into_ring = st.rx_frames - before.rx_frames, dropped = st.rx_ring_full - before.rx_ring_full;
+    const uint64_t kd2 = srv->kernel_drops(srv) - kd;
+    CHECK(into_ring + dropped + kd2 == OVER && into_ring == DSB_NIC_RX_SLOTS && dropped > 0,
+          "full ring: %llu into the ring (%u slots), %llu dropped, %llu kernel drops, of %d",
+          (unsigned long long)into_ring, DSB_NIC_RX_SLOTS, (unsigned long long)dropped,
+          (unsigned long long)kd2, OVER);
+    /* resumed: everything in the ring is answered */
+    atomic_store(&g.paused, 0);
+    uint8_t *got_o = calloc(OVER, 1);
+    uint32_t bad_o = 0;
+    uint32_t ho = recv_frames(a, 4000000u, OVER, got_o, &bad_o);
+    CHECK(ho == into_ring, "after the pause: %u replies for %llu frames in the ring", ho,
+          (unsigned long long)into_ring);
+
+    atomic_store(&g.stop, 1);
+    pthread_join(th, NULL);
+    dsb_nic_stats fin;
+    dsb_nic_standin_stop(nic, &fin);
+    CHECK(fin.rx_cpu_s >= 0 && fin.tx_cpu_s >= 0 && fin.doorbells > 0, "final stats");
+    a->close(a);
+    b->close(b);
+    srv->close(srv);
+    free(got_a);
+    free(got_b);
+    free(got_o);
+    free(q);
+    return check_done();
+}
