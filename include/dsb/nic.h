@@ -73,7 +73,10 @@ typedef struct {
     uint64_t tx_frames, tx_failed;
     uint64_t tx_bad_peer;   /* descriptor whose frame names no known peer */
     uint64_t doorbells;
-    double rx_cpu_s, tx_cpu_s; /* thread CPU time of the two threads */
+    uint64_t rx_calls, tx_calls; /* receive calls that returned frames, send calls */
+    double rx_busy_s, tx_busy_s; /* wall time inside those calls: the socket work itself,
+                                    without the polling around it */
+    double rx_cpu_s, tx_cpu_s;   /* thread CPU time of the two threads (polling included) */
 } dsb_nic_stats;
 
 typedef struct dsb_nic_standin dsb_nic_standin;

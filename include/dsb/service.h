@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "dsb/nic.h"
 #include "dsb/resident.h"
 #include "dsb/store.h"
 #include "dsb/transport.h"
@@ -166,6 +167,9 @@ int dsb_server_run(dsb_server *s, cm_err *err);
 void dsb_server_stop(dsb_server *s);
 /* Snapshot of the counters (any thread). */
 void dsb_server_counters(dsb_server *s, dsb_counters *out);
+/* --dispatch gpu: the NIC stand-in's counters and busy times (final after
+ * shutdown); -1 for the other dispatchers. */
+int dsb_server_nic_stats(dsb_server *s, dsb_nic_stats *out);
 /* Local UDP port (for servers bound to port 0). */
 uint16_t dsb_server_port(dsb_server *s);
 const uint8_t *dsb_server_mac(dsb_server *s);

@@ -238,7 +238,11 @@ int main(void)
     pthread_join(th, NULL);
     dsb_nic_stats fin;
     dsb_nic_standin_stop(nic, &fin);
-    CHECK(fin.rx_cpu_s >= 0 && fin.tx_cpu_s >= 0 && fin.doorbells > 0, "final stats");
+    CHECK(fin.rx_cpu_s >= 0 && fin.tx_cpu_s >= 0 && fin.doorbells > 0 && fin.tx_calls > 0 &&
+              fin.tx_busy_s > 0 && fin.rx_calls > 0 && fin.rx_busy_s > 0,
+          "final stats: doorbells %llu, send calls %llu (%.6f s), receive calls %llu (%.6f s)",
+          (unsigned long long)fin.doorbells, (unsigned long long)fin.tx_calls, fin.tx_busy_s,
+          (unsigned long long)fin.rx_calls, fin.rx_busy_s);
     a->close(a);
     b->close(b);
     srv->close(srv);

@@ -54,7 +54,8 @@ static void usage(FILE *o)
             DSB_WIRE_DEFAULT_PORT);
 }
 
-static void counters_json(const dsb_counters *c, const dsb_server_config *cfg, double secs)
+static void counters_json(dsb_server *srv, const dsb_counters *c, const dsb_server_config *cfg,
+                          double secs)
 {
     json_w w;
     json_init(&w, stdout);
@@ -79,6 +80,23 @@ static void counters_json(const dsb_counters *c, const dsb_server_config *cfg, d
     for (int s = 0; s < DSB_ST_COUNT; s++)
         json_kv_u64(&w, dsb_wire_status_name((unsigned)s), c->status[s]);
     json_obj_end(&w);
+    dsb_nic_stats ns;
+    if (dsb_server_nic_stats(srv, &ns) == 0) { /* gpu: what the NIC stand-in did */
+        json_key(&w, "nic_standin");
+        json_obj_begin(&w);
+        json_kv_u64(&w, "rx_frames", ns.rx_frames);
+        json_kv_u64(&w, "rx_ring_full", ns.rx_ring_full);
+        json_kv_u64(&w, "tx_frames", ns.tx_frames);
+        json_kv_u64(&w, "doorbells", ns.doorbells);
+        json_kv_u64(&w, "rx_calls", ns.rx_calls);
+        json_kv_u64(&w, "tx_calls", ns.tx_calls);
+        json_kv_f64(&w, "rx_busy_s", ns.rx_busy_s);
+        json_kv_f64(&w, "tx_busy_s", ns.tx_busy_s);
+        json_kv_f64(&w, "rx_cpu_s", ns.rx_cpu_s);
+        json_kv_f64(&w, "tx_cpu_s", ns.tx_cpu_s);
+        json_obj_end(&w);
+        json_kv_u64(&w, "tx_batch", cfg->gpu.tx_batch);
+    }
     json_obj_end(&w);
     fprintf(stdout, "\n");
 }
@@ -202,7 +220,7 @@ int cmd_serve(int argc, char **argv)
     dsb_server_shutdown(s);
     dsb_server_counters(s, &c);
     dsb_counters_print(stderr, "final: ", &c);
-    if (json) counters_json(&c, &cfg, bench_now_s() - t0);
+    if (json) counters_json(s, &c, &cfg, bench_now_s() - t0);
     dsb_server_destroy(s);
     return 0;
 }

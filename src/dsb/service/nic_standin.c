@@ -38,6 +38,7 @@ struct dsb_nic_standin {
     uint32_t hash[HASH_SLOTS];      /* receive thread only: handle + 1, 0 = empty */
     _Atomic uint64_t rx_frames, rx_bytes, rx_ring_full, rx_no_peer;
     _Atomic uint64_t tx_frames, tx_failed, tx_bad_peer, doorbells;
+    _Atomic uint64_t rx_calls, tx_calls, rx_busy_ns, tx_busy_ns;
     _Atomic uint64_t rx_cpu_ns, tx_cpu_ns;
 };
 
@@ -96,10 +97,15 @@ static void *rx_thread(void *arg)
                              : q->rx_frames[(seq + (uint32_t)i) & RX_MASK];
             f[i].cap = DSB_NIC_RX_FRAME;
         }
-        const int64_t wait = bench_now_ns() - idle_since < SPIN_NS ? 0 : 1000000;
+        const uint64_t t_call = bench_now_ns();
+        const int64_t wait = t_call - idle_since < SPIN_NS ? 0 : 1000000;
         const int n = s->t->recv(s->t, f, n_slots, wait, &err);
         if (n <= 0) continue; /* transport errors are transient here (EINTR) */
         idle_since = bench_now_ns();
+        if (wait == 0) { /* a non-blocking call that found frames: socket work only */
+            atomic_fetch_add_explicit(&s->rx_calls, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&s->rx_busy_ns, idle_since - t_call, memory_order_relaxed);
+        }
         if (full) { /* what a NIC does with a full ring */
             atomic_fetch_add(&s->rx_ring_full, (uint64_t)n);
             continue;
@@ -169,7 +175,11 @@ static void *tx_thread(void *arg)
                 m++;
             }
             if (m) {
+                const uint64_t t_call = bench_now_ns();
                 const int sent = s->t->send(s->t, f, m);
+                atomic_fetch_add_explicit(&s->tx_calls, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&s->tx_busy_ns, bench_now_ns() - t_call,
+                                          memory_order_relaxed);
                 atomic_fetch_add(&s->tx_frames, (uint64_t)sent);
                 if (sent < m) atomic_fetch_add(&s->tx_failed, (uint64_t)(m - sent));
             }
@@ -216,6 +226,10 @@ void dsb_nic_standin_stats(dsb_nic_standin *s, dsb_nic_stats *o)
     o->tx_failed = atomic_load(&s->tx_failed);
     o->tx_bad_peer = atomic_load(&s->tx_bad_peer);
     o->doorbells = atomic_load(&s->doorbells);
+    o->rx_calls = atomic_load(&s->rx_calls);
+    o->tx_calls = atomic_load(&s->tx_calls);
+    o->rx_busy_s = (double)atomic_load(&s->rx_busy_ns) * 1e-9;
+    o->tx_busy_s = (double)atomic_load(&s->tx_busy_ns) * 1e-9;
     o->rx_cpu_s = (double)atomic_load(&s->rx_cpu_ns) * 1e-9;
     o->tx_cpu_s = (double)atomic_load(&s->tx_cpu_ns) * 1e-9;
 }

@@ -368,6 +368,16 @@ void dsb_server_counters(dsb_server *s, dsb_counters *out)
     out->queue_depth = s->disp ? s->disp->depth(s->disp) : 0;
 }
 
+int dsb_server_nic_stats(dsb_server *s, dsb_nic_stats *out)
+{
+    if (!s->res) return -1;
+    if (s->nic)
+        dsb_nic_standin_stats(s->nic, out);
+    else
+        *out = s->nic_final;
+    return 0;
+}
+
 uint16_t dsb_server_port(dsb_server *s) { return s->t->port; }
 const uint8_t *dsb_server_mac(dsb_server *s) { return s->t->mac; }
 
