@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU test (label gpu): `dsb serve --dispatch D` (launch or proxy) answers over UDP loopback
+# GPU test (label gpu): `dsb serve --dispatch D` (launch, proxy or gpu) answers over UDP loopback
 # with replies bit-exact with the CPU reference (the client recomputes every
 # energy and re-solves the first 20 requests on the CPU), counts what does not
 # fit one block as too_large, and loses nothing.
@@ -51,10 +51,26 @@ check "ternary n=77 B=32" "$tmp/c.json" '"lost":0' '"energy_mismatch":0' '"refer
 "$DSB" client --port "$port" --closed 1 --gen portfolio:n=128 --replicas 64 --steps 10 \
     --requests 20 --warmup 0 --json >"$tmp/d.json" 2>"$tmp/d.err"
 check "too large" "$tmp/d.json" '"lost":0' '"too_large":20'
+# overload: open loop far above what any dispatcher sustains here; every request is answered
+# (OK or OVERLOADED) or its loss is counted by a socket or ring drop on one side
+"$DSB" client --port "$port" --rate 600000 --gen portfolio:n=128 --steps 100 --requests 200000 \
+    --warmup 0 --energy-checks 0 --ref-checks 0 --drain 2 --json >"$tmp/e.json" 2>"$tmp/e.err"
 kill -INT "$srv"
 wait "$srv"
 rc=$?
 srv=
 if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: server exit $rc" >&2; fi
+if python3 - "$tmp/e.json" "$tmp/srv.out" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))['load']
+s = json.load(open(sys.argv[2]))['counters']
+ok = (c['sent'] == c['answered'] + c['lost'] and c['answered'] == c['ok'] + c['by_status']['overloaded']
+      and c['lost'] <= s['kernel_drops'] + c['client_socket_drops'])
+print('overload: sent %d answered %d (ok %d, overloaded %d) lost %d; server kernel/ring drops %d, '
+      'client socket drops %d' % (c['sent'], c['answered'], c['ok'], c['by_status']['overloaded'],
+                                  c['lost'], s['kernel_drops'], c['client_socket_drops']))
+sys.exit(0 if ok else 1)
+PY
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: overload not accounted" >&2; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,6 +3,7 @@
  * lost to a full queue is counted, not silent. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -119,7 +120,21 @@ static int udp_send(dsb_transport *t, const dsb_frame *frames, int n)
     return done;
 }
 
-static uint64_t udp_drops(dsb_transport *t) { return ((udp_t *)t)->drops; }
+/* The socket's drop count now: SO_MEMINFO where the kernel has it (exact at any
+ * moment), else the last SO_RXQ_OVFL value seen on a received datagram (which
+ * misses drops after the last datagram that arrived). */
+static uint64_t udp_drops(dsb_transport *t)
+{
+    udp_t *u = (udp_t *)t;
+#ifdef SO_MEMINFO
+    uint32_t mem[SK_MEMINFO_VARS];
+    socklen_t len = sizeof mem;
+    if (getsockopt(t->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
+        len > SK_MEMINFO_DROPS * sizeof(uint32_t) && mem[SK_MEMINFO_DROPS] > u->drops)
+        u->drops = mem[SK_MEMINFO_DROPS];
+#endif
+    return u->drops;
+}
 
 static void udp_close(dsb_transport *t)
 {
