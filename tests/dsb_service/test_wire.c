@@ -161,6 +161,12 @@ static void test_malformed(void)
         dsb_wire_reason got = dec(b, len, 1);                                                   \
         CHECK(got == want, "%s: got %s, want %s", #mutate, dsb_wire_reason_name(got),           \
               dsb_wire_reason_name(want));                                                      \
+        /* the GPU receive warp's form: the field scan left to the caller, nothing else */      \
+        dsb_wire_msg mx_;                                                                       \
+        dsb_wire_reason gx_ = dsb_wire_decode_ex(b, len, 1, 1, &mx_);                           \
+        CHECK(gx_ == (want == DSB_WR_BAD_FIELD_VALUE ? DSB_WR_NONE : want),                     \
+              "%s: decode_ex without the field scan: got %s", #mutate,                          \
+              dsb_wire_reason_name(gx_));                                                       \
         kinds++;                                                                                \
     } while (0)
     uint32_t u;
