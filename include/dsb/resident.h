@@ -96,9 +96,8 @@ int dsb_resident_start(dsb_resident *r, cm_err *err);
 uint32_t dsb_resident_workers(const dsb_resident *r);
 /* Sum of both agents' counters. */
 void dsb_resident_counts(dsb_resident *r, dsb_res_counts *out);
-/* Work items published by the receive agent and reply slots released by the
- * transmit agent so far. */
-void dsb_resident_progress(dsb_resident *r, uint64_t *published, uint64_t *released);
+/* Work items the receive agent has published so far. */
+uint64_t dsb_resident_published(dsb_resident *r);
 /* Stops agents and workers (requests not yet answered are abandoned and
  * counted in *abandoned: published - answered). */
 int dsb_resident_stop(dsb_resident *r, uint64_t *abandoned, cm_err *err);

@@ -235,6 +235,28 @@ static int parse_number(parser *p, jr_val *v)
 
 static int parse_value(parser *p, jr_val *v);
 
+/* After a member of an array or object: ',' -> 1 (another member must follow),
+ * the closing character -> 0, anything else -> -1 with the message. */
+static int after_member(parser *p, char close, const char *next, const char *bad)
+{
+    skip_ws(p);
+    if (p->i < p->n && p->s[p->i] == ',') {
+        adv(p);
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == close) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "trailing comma: expected %s", next);
+            return perr(p, msg);
+        }
+        return 1;
+    }
+    if (p->i < p->n && p->s[p->i] == close) {
+        adv(p);
+        return 0;
+    }
+    return perr(p, bad);
+}
+
 static int parse_array(parser *p, jr_val *v)
 {
     v->type = JR_ARRAY;
@@ -257,18 +279,8 @@ static int parse_array(parser *p, jr_val *v)
         v->len++;
         skip_ws(p);
         if (parse_value(p, e)) return -1;
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            adv(p);
-            skip_ws(p);
-            if (p->i < p->n && p->s[p->i] == ']') return perr(p, "trailing comma: expected a value");
-            continue;
-        }
-        if (p->i < p->n && p->s[p->i] == ']') {
-            adv(p);
-            return 0;
-        }
-        return perr(p, "in array: expected ',' or ']'");
+        int more = after_member(p, ']', "a value", "in array: expected ',' or ']'");
+        if (more <= 0) return more;
     }
 }
 
@@ -309,18 +321,8 @@ static int parse_object(parser *p, jr_val *v)
         adv(p);
         skip_ws(p);
         if (parse_value(p, e)) return -1;
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            adv(p);
-            skip_ws(p);
-            if (p->i < p->n && p->s[p->i] == '}') return perr(p, "trailing comma: expected a key");
-            continue;
-        }
-        if (p->i < p->n && p->s[p->i] == '}') {
-            adv(p);
-            return 0;
-        }
-        return perr(p, "in object: expected ',' or '}'");
+        int more = after_member(p, '}', "a key", "in object: expected ',' or '}'");
+        if (more <= 0) return more;
     }
 }
 

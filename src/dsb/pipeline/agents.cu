@@ -49,6 +49,16 @@ static __device__ __forceinline__ void res_flush(unsigned long long *sh, uint64_
     __threadfence_system();
 }
 
+/* A frame refused for `why`: counted as bad, by reason, and under `kind` (the
+ * SOLVE_REJECTED or LOAD_REJECTED counter; 0 = the caller counts the rest). */
+static __device__ __forceinline__ void res_count_bad(unsigned long long *cnt, dsb_wire_reason why,
+                                                     uint32_t kind)
+{
+    cnt[DSB_RES_BAD_FRAMES]++;
+    cnt[DSB_RES_COUNT + why]++;
+    if (kind) cnt[kind]++;
+}
+
 /* ---- model validation (whole block 0): the rules of dsb_model_from_packed -- */
 
 static __device__ int res_coupling(const unsigned char *img, uint32_t fmt, uint32_t n, uint32_t W,
@@ -107,6 +117,15 @@ static __device__ uint32_t res_validate(const unsigned char *img, uint32_t fmt, 
 /* ---- the receive agent ----------------------------------------------------- */
 
 enum { JOB_NONE = 0, JOB_VALIDATE = 1, JOB_EXIT = 2 };
+
+/* What the warp still has to do for a LOAD fragment once lane 0 decided. */
+enum {
+    LOAD_NOTHING = 0,
+    LOAD_NEW_GENERATION = 2, /* find the slot's free buffer, then store */
+    LOAD_STORE = 3,          /* conflict / duplicate checks, then copy the payload */
+    LOAD_COMPLETE = 4,       /* the last fragment arrived: validate, lay out, publish */
+    LOAD_REACK = 5           /* fragment of the current generation: compare its bytes */
+};
 
 typedef struct {
     uint32_t op, fmt, n, bad;
@@ -230,11 +249,8 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                     if (lane + 32u * u < tot) ((uint4 *)stage_base)[lane + 32u * u] = v[u];
                 __syncwarp();
             }
-            const unsigned long long wi = __shfl_sync(FULL, w, i);
-            uint32_t len = (uint32_t)wi;
-            const uint32_t trunc = len & DSB_NIC_RX_TRUNCATED;
-            len &= ~DSB_NIC_RX_TRUNCATED;
-            if (len > DSB_NIC_RX_FRAME) len = DSB_NIC_RX_FRAME;
+            const uint32_t len = __shfl_sync(FULL, my_len, i);
+            const uint32_t trunc = (uint32_t)__shfl_sync(FULL, w, i) & DSB_NIC_RX_TRUNCATED;
             unsigned char *stage = stage_base + 16u * (__shfl_sync(FULL, pre, i) - g_base);
 
             /* h_i = -32768 anywhere in a SOLVE field: the decoder's last check,
@@ -251,7 +267,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
             if (lane == 0) {
                 act = 0; /* 0 nothing, 1 copy SOLVE, 2 copy LOAD payload */
                 act_reply = 0;
-                act_done = 0;
+                act_done = LOAD_NOTHING;
                 cnt[DSB_RES_RX_FRAMES]++;
                 cnt[DSB_RES_RX_BYTES] += len;
                 dsb_wire_msg m;
@@ -261,8 +277,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                     why = DSB_WR_BAD_FIELD_VALUE;
                 const dsb_wire_hdr *h = (const dsb_wire_hdr *)stage;
                 if (why != DSB_WR_NONE) {
-                    cnt[DSB_RES_BAD_FRAMES]++;
-                    cnt[DSB_RES_COUNT + why]++;
+                    res_count_bad(cnt, why, 0);
                     if (!dsb_wire_reason_answerable(why)) {
                         cnt[DSB_RES_UNANSWERED]++;
                     } else if (h->type == DSB_MSG_SOLVE) {
@@ -291,9 +306,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                     else if (q->steps > d.pipe.max_steps || q->replicas > sl->cur_max_B)
                         why = DSB_WR_TOO_LARGE;
                     if (why != DSB_WR_NONE) {
-                        cnt[DSB_RES_BAD_FRAMES]++;
-                        cnt[DSB_RES_COUNT + why]++;
-                        cnt[DSB_RES_SOLVE_REJECTED]++;
+                        res_count_bad(cnt, why, DSB_RES_SOLVE_REJECTED);
                         dsb_wire_build_result(out64, 64, h, (uint16_t)dsb_wire_reason_status(why),
                                               (uint8_t)why, sl->cur_gen, 0, 0, 0, 0, 0,
                                               (uint32_t)res_now(), 0);
@@ -322,24 +335,18 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                     const dsb_wire_load *l = &m.u.load;
                     dsb_res_slot *sl = d.slots + l->model_id;
                     if (sl->cur_gen && l->generation == sl->cur_gen) {
-                        act_done = 5; /* re-ack, once the warp compared the bytes */
+                        act_done = LOAD_REACK;
                     } else if (l->generation < sl->cur_gen ||
                                (sl->pend_gen && l->generation < sl->pend_gen)) {
                         why = DSB_WR_STALE_GENERATION;
+                    } else if (l->generation != sl->pend_gen) { /* newer: abandon the old one */
+                        act_done = LOAD_NEW_GENERATION;
+                        act_slot = sl->cur_gen ? 1u - sl->cur_entry : 0u; /* the free buffer */
                     } else {
-                        int ready = 1;
-                        if (l->generation != sl->pend_gen) { /* newer: abandon the old one */
-                            const uint32_t e = sl->cur_gen ? 1u - sl->cur_entry : 0u;
-                            act_done = 2; /* ask the warp whether entry e is free */
-                            act_slot = e;
-                            ready = 0;
-                        }
-                        if (ready) act_done = 3; /* continue below, with the warp */
+                        act_done = LOAD_STORE;
                     }
                     if (why != DSB_WR_NONE) {
-                        cnt[DSB_RES_BAD_FRAMES]++;
-                        cnt[DSB_RES_COUNT + why]++;
-                        cnt[DSB_RES_LOAD_REJECTED]++;
+                        res_count_bad(cnt, why, DSB_RES_LOAD_REJECTED);
                         dsb_wire_build_load_ack(out64, 64, h, (uint16_t)dsb_wire_reason_status(why),
                                                 (uint8_t)why, l->generation, sl->pend_received,
                                                 sl->cur_gen);
@@ -348,7 +355,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                 }
             }
             __syncwarp();
-            if (act_done == 2) { /* a new generation needs the slot's free entry */
+            if (act_done == LOAD_NEW_GENERATION) {
                 const dsb_wire_load *l = (const dsb_wire_load *)stage;
                 dsb_res_slot *sl = d.slots + l->model_id;
                 const uint32_t e = act_slot;
@@ -356,7 +363,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                 if (lane == 0) {
                     if (!free_) {
                         cnt[DSB_RES_LOAD_DEFERRED]++; /* dropped; the client retransmits */
-                        act_done = 0;
+                        act_done = LOAD_NOTHING;
                     } else {
                         dsb_pipe_model_dev *md = res_entry(d, 2u * l->model_id + e);
                         md->max_B = 0; /* invalid while being rewritten */
@@ -370,12 +377,12 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                         sl->pend_received = 0;
                         sl->pend_xi = l->xi_default;
                         for (uint32_t b = 0; b < DSB_RES_BITMAP_WORDS; b++) sl->bitmap[b] = 0;
-                        act_done = 3;
+                        act_done = LOAD_STORE;
                     }
                 }
                 __syncwarp();
             }
-            if (act_done == 5) { /* fragment of the current generation: same bytes? */
+            if (act_done == LOAD_REACK) {
                 const dsb_wire_load *l = (const dsb_wire_load *)stage;
                 dsb_res_slot *sl = d.slots + l->model_id;
                 const uint32_t e = 2u * l->model_id + sl->cur_entry;
@@ -388,9 +395,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                     /* a generation is immutable: other bytes under its number are refused */
                     const dsb_wire_reason why = diff ? DSB_WR_LOAD_CONFLICT : DSB_WR_NONE;
                     if (diff) {
-                        cnt[DSB_RES_BAD_FRAMES]++;
-                        cnt[DSB_RES_COUNT + why]++;
-                        cnt[DSB_RES_LOAD_REJECTED]++;
+                        res_count_bad(cnt, why, DSB_RES_LOAD_REJECTED);
                     } else {
                         cnt[DSB_RES_LOAD_FRAGS]++;
                         cnt[DSB_RES_LOAD_REACKS]++;
@@ -400,15 +405,15 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                                             l->generation, diff ? 0u : (uint32_t)l->frag_count,
                                             sl->cur_gen);
                     act_reply = 1;
-                    act_done = 0;
+                    act_done = LOAD_NOTHING;
                 }
                 __syncwarp();
             }
-            if (act_done == 3 && lane == 0) { /* conflict, duplicate, store */
+            if (act_done == LOAD_STORE && lane == 0) {
                 const dsb_wire_load *l = (const dsb_wire_load *)stage;
                 dsb_res_slot *sl = d.slots + l->model_id;
                 dsb_wire_reason why = DSB_WR_NONE;
-                act_done = 0;
+                act_done = LOAD_NOTHING;
                 if (l->n != sl->pend_n || l->format != sl->pend_format ||
                     l->total_bytes != sl->pend_total || l->frag_count != sl->pend_count ||
                     __float_as_uint(l->xi_default) != __float_as_uint(sl->pend_xi)) {
@@ -425,13 +430,11 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                         act_off = (2u * l->model_id + sl->pend_entry) * DSB_RES_IMAGE_BYTES +
                                   l->offset;
                         act_len = l->payload_len;
-                        if (sl->pend_received == sl->pend_count) act_done = 4;
+                        if (sl->pend_received == sl->pend_count) act_done = LOAD_COMPLETE;
                     }
                 }
                 if (why != DSB_WR_NONE) {
-                    cnt[DSB_RES_BAD_FRAMES]++;
-                    cnt[DSB_RES_COUNT + why]++;
-                    cnt[DSB_RES_LOAD_REJECTED]++;
+                    res_count_bad(cnt, why, DSB_RES_LOAD_REJECTED);
                     dsb_wire_build_load_ack(out64, 64, (const dsb_wire_hdr *)stage,
                                             (uint16_t)dsb_wire_reason_status(why), (uint8_t)why,
                                             l->generation, sl->pend_received, sl->cur_gen);
@@ -452,7 +455,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                 for (uint32_t b = 16u * full + lane; b < act_len; b += 32u) dst[b] = src[b];
             }
             __syncwarp();
-            if (act_done == 4) { /* the generation is complete: validate, lay out, publish */
+            if (act_done == LOAD_COMPLETE) {
                 const dsb_wire_load *l = (const dsb_wire_load *)stage;
                 dsb_res_slot *sl = d.slots + l->model_id;
                 const uint32_t e = 2u * l->model_id + sl->pend_entry;
@@ -476,9 +479,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                                                    d.layouts + (size_t)e * DSB_PIPE_MAX_B);
                     if (bad || maxB == 0) {
                         const dsb_wire_reason why = bad ? DSB_WR_BAD_MODEL_IMAGE : DSB_WR_TOO_LARGE;
-                        cnt[DSB_RES_BAD_FRAMES]++;
-                        cnt[DSB_RES_COUNT + why]++;
-                        cnt[DSB_RES_LOAD_REJECTED]++;
+                        res_count_bad(cnt, why, DSB_RES_LOAD_REJECTED);
                         dsb_wire_build_load_ack(out64, 64, (const dsb_wire_hdr *)stage,
                                                 (uint16_t)dsb_wire_reason_status(why), (uint8_t)why,
                                                 gen, sl->pend_received, sl->cur_gen);
@@ -525,7 +526,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
         __syncwarp();
         if (lane == 0) {
             nic->rx_consumer = rx + k;
-            d.published[0] = pub;
+            *d.published = pub;
         }
         rx += k;
     }
@@ -602,7 +603,6 @@ __device__ static void res_transmit(const dsb_res_dev &d, unsigned long long *cn
             }
             cons += k;
             *(volatile uint32_t *)d.pipe.consumed = cons; /* the reply slots are free */
-            d.published[1] = cons;
         }
         cons = __shfl_sync(FULL, cons, 0);
         stop = __shfl_sync(FULL, stop, 0);

@@ -15,7 +15,7 @@ struct dsb_resident {
     dsb_res_dev d;
     dsb_nic_queues *q_host;
     dsb_res_counts *counts_host;      /* [2], host-mapped */
-    unsigned long long *progress_host; /* [2], host-mapped: items published, replies released */
+    unsigned long long *progress_host; /* host-mapped: work items published */
     cudaStream_t s_agents;
     int started, running;
 };
@@ -78,7 +78,7 @@ int dsb_resident_create(const dsb_resident_config *c, dsb_nic_queues **queues,
     r->d.counts = dv;
     if (!(r->progress_host = mapped(64, &dv, &e))) {
         dsb_resident_destroy(r);
-        return cu_fail(err, "progress words (host-mapped)", e);
+        return cu_fail(err, "published count (host-mapped)", e);
     }
     r->d.published = dv;
     if ((e = (int)cudaStreamCreateWithFlags(&r->s_agents, cudaStreamNonBlocking)) ||
@@ -114,10 +114,9 @@ void dsb_resident_counts(dsb_resident *r, dsb_res_counts *out)
     for (size_t i = 0; i < sizeof *out / sizeof(uint64_t); i++) o[i] = a[i] + b[i];
 }
 
-void dsb_resident_progress(dsb_resident *r, uint64_t *published, uint64_t *released)
+uint64_t dsb_resident_published(dsb_resident *r)
 {
-    *published = ((volatile unsigned long long *)r->progress_host)[0];
-    *released = ((volatile unsigned long long *)r->progress_host)[1];
+    return *(volatile unsigned long long *)r->progress_host;
 }
 
 int dsb_resident_stop(dsb_resident *r, uint64_t *abandoned, cm_err *err)
@@ -129,7 +128,7 @@ int dsb_resident_stop(dsb_resident *r, uint64_t *abandoned, cm_err *err)
     int rc = dsb_pipe_stop(r->pipe, &st, err); /* sets the shutdown word the agents poll too */
     int e = (int)cudaStreamSynchronize(r->s_agents);
     if (abandoned) {
-        const uint64_t pub = ((volatile unsigned long long *)r->progress_host)[0];
+        const uint64_t pub = dsb_resident_published(r);
         *abandoned = pub > st.served ? pub - st.served : 0;
     }
     if (!rc && e) rc = cu_fail(err, "agent kernel", e);

@@ -38,7 +38,7 @@ typedef struct {
     dsb_res_slot *slots;            /* GPU memory: DSB_PIPE_MODELS */
     dsb_nic_queues *nic;            /* device address of the host-mapped queues */
     dsb_res_counts *counts;         /* host-mapped: [0] receive agent, [1] transmit agent */
-    unsigned long long *published;  /* host-mapped: items published, replies released */
+    unsigned long long *published;  /* host-mapped: work items published */
     uint32_t tx_batch;
     uint32_t pad;
 } dsb_res_dev;

@@ -149,11 +149,10 @@ static void gpu_counters(dsb_server *s, dsb_counters *out)
     out->c[DSB_C_ABANDONED] = s->abandoned;
     for (int i = 0; i < DSB_WR_COUNT; i++) out->bad[i] = g.bad[i];
     for (int i = 0; i < DSB_ST_COUNT; i++) out->status[i] = g.status[i];
-    uint64_t pub, rel;
-    dsb_resident_progress(s->res, &pub, &rel);
-    out->queue_depth = pub - (g.c[DSB_RES_SOLVE_OK] + g.c[DSB_RES_SOLVE_FAILED] <= pub
-                                  ? g.c[DSB_RES_SOLVE_OK] + g.c[DSB_RES_SOLVE_FAILED]
-                                  : pub);
+    /* admitted and not yet answered */
+    const uint64_t pub = dsb_resident_published(s->res);
+    const uint64_t done = g.c[DSB_RES_SOLVE_OK] + g.c[DSB_RES_SOLVE_FAILED];
+    out->queue_depth = pub > done ? pub - done : 0;
 }
 
 int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
