@@ -69,7 +69,8 @@ typedef struct {
 typedef struct {
     uint64_t rx_frames, rx_bytes;
     uint64_t rx_ring_full;  /* dropped: the receive queue was full */
-    uint64_t rx_no_peer;    /* dropped: peer table full */
+    uint64_t rx_no_peer;    /* from a peer beyond the table: passed on, but its reply
+                               cannot be addressed (counted again as tx_bad_peer) */
     uint64_t tx_frames, tx_failed;
     uint64_t tx_bad_peer;   /* descriptor whose frame names no known peer */
     uint64_t doorbells;

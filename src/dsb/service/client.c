@@ -227,7 +227,7 @@ typedef struct {
     uint64_t inflight;           /* closed loop */
     _Atomic uint64_t answered;   /* replies taken (the receiver's count) */
     atomic_int stop;             /* open loop: the receiver's end */
-    int rc;
+    atomic_int rc;               /* -1 once either thread failed */
     cm_err *err;
     bench_progress_t prog;
 } load_run;
@@ -307,7 +307,7 @@ static void *receiver(void *arg)
         int n = L->c->t->recv(L->c->t, L->c->rx, DSB_TRANSPORT_BATCH, 1000000, &e);
         if (n < 0) {
             *L->err = e;
-            L->rc = -1;
+            atomic_store(&L->rc, -1);
             break;
         }
         take_replies(L, n);
@@ -389,7 +389,7 @@ int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
             if (bench_now_ns() - L.last_activity > (uint64_t)(drain * 1e9)) break;
             int n = c->t->recv(c->t, c->rx, DSB_TRANSPORT_BATCH, 10000000, err);
             if (n < 0) {
-                L.rc = -1;
+                atomic_store(&L.rc, -1);
                 break;
             }
             take_replies(&L, n);
@@ -399,10 +399,10 @@ int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
     } else { /* open loop: this thread sends on schedule, another takes the replies */
         pthread_t rt;
         if (pthread_create(&rt, NULL, receiver, &L) != 0) {
-            L.rc = cm_fail(err, "load: could not start the receiving thread");
+            atomic_store(&L.rc, cm_fail(err, "load: could not start the receiving thread"));
         } else {
             next_due = t_first;
-            while (next < total && L.rc == 0) {
+            while (next < total && atomic_load(&L.rc) == 0) {
                 uint64_t now = bench_now_ns();
                 int k = 0;
                 while (next < total && next_due <= now && k < 4 * TX_BATCH) {
@@ -428,7 +428,7 @@ int dsb_client_run(dsb_client *c, const dsb_model *m, const dsb_load_config *lc,
         }
     }
 #undef SEND_ONE
-    int rc = L.rc;
+    int rc = atomic_load(&L.rc);
     size_t nrtt = L.nrtt;
     double *rtt = L.rtt, *tq = L.tq, *ts = L.ts, *tt = L.tt, *tr = L.tr, *tres = L.tres;
     ref_slot *refs = L.refs;

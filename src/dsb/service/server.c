@@ -144,7 +144,9 @@ static void gpu_counters(dsb_server *s, dsb_counters *out)
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) out->c[map[i].to] = g.c[map[i].from];
     out->c[DSB_C_TX_FRAMES] = n.tx_frames;
     out->c[DSB_C_TX_FAILED] = n.tx_failed + n.tx_bad_peer;
-    out->c[DSB_C_KERNEL_DROPS] = s->t->kernel_drops(s->t) + n.rx_ring_full + n.rx_no_peer;
+    /* frames from peers beyond the stand-in's table are still solved; their
+       replies are the tx_bad_peer ones, counted once, as failed sends */
+    out->c[DSB_C_KERNEL_DROPS] = s->t->kernel_drops(s->t) + n.rx_ring_full;
     out->c[DSB_C_NOT_FOR_US] = s->t->not_for_us;
     out->c[DSB_C_ABANDONED] = s->abandoned;
     for (int i = 0; i < DSB_WR_COUNT; i++) out->bad[i] = g.bad[i];
