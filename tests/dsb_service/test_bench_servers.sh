@@ -17,7 +17,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 
 "$ROOT/scripts/bench-servers" --dsb "$DSB" --dispatch cpu --grid small --ref int8:64:8:50 \
     --unloaded-requests 50 --unloaded-warmup 5 --warmup 10 --windows 1,2 --rates 200,400 \
-    --ceiling-rates 1k,2k --point-seconds 0.2 --min-requests 50 --max-requests 200 --drain 1 \
+    --ceiling-rates 1k,2k --point-seconds 0.2 --min-requests 50 --max-requests 200 --drain 5 \
     --out "$tmp/b.json" >"$tmp/tables.md" 2>"$tmp/err"
 rc=$?
 if [ "$rc" -eq 0 ]; then ok; else bad "driver exit $rc: $(tail -5 "$tmp/err")"; fi
@@ -69,7 +69,7 @@ sys.exit(1 if errs else 0)
 PY
 # a dispatcher that cannot start is recorded, the run goes on and exits 1
 "$ROOT/scripts/bench-servers" --dsb "$DSB" --dispatch nosuch,cpu --phases unloaded --settings int8:64:1:10 \
-    --unloaded-requests 20 --unloaded-warmup 0 --out "$tmp/c.json" >"$tmp/c.md" 2>"$tmp/c.err"
+    --unloaded-requests 20 --unloaded-warmup 0 --drain 5 --out "$tmp/c.json" >"$tmp/c.md" 2>"$tmp/c.err"
 rc=$?
 [ "$rc" -eq 1 ] && ok || bad "a dispatcher that does not start: exit $rc, want 1"
 python3 -c '
