@@ -277,27 +277,50 @@ static __device__ __forceinline__ void dsb_gpu_store_sign(const int FMT, unsigne
     }
 }
 
-static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a, const int FMT,
-                                                           const int P, const int SR,
-                                                           const int VAR)
-{
-    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-    uint64_t t_start = 0;
-    long long c_start = 0;
-    if (tid == 0) {
-        t_start = dsb_gpu_globaltimer();
-        c_start = clock64();
-    }
-    const uint32_t n = a.n, np = a.np, W = a.W, B = a.B, K = a.K, rb = a.row_bytes;
-    unsigned char *rows = dsb_smem;
-    unsigned char *minus = dsb_smem + a.off_minus;
-    int32_t *rowc = (int32_t *)(dsb_smem + a.off_rowconst);
-    unsigned char *signs = dsb_smem + a.off_signs;
-    int32_t *field = (int32_t *)(dsb_smem + a.off_field);
-    uint32_t *stage = (uint32_t *)(dsb_smem + a.off_s0 + DSB_GPU_STAGE_OFF);
-    unsigned long long *energy = (unsigned long long *)(dsb_smem + a.off_energy);
+/* The regions of the block's shared memory (Eq. 6, layout.h). */
+typedef struct {
+    unsigned char *rows, *minus, *signs;
+    int32_t *rowc, *field;
+    uint32_t *stage;              /* final spin words of every replica (in S_0) */
+    unsigned long long *energy;   /* 2E of every replica */
+} dsb_gpu_mem;
 
-    /* ---- load: model rows (L2 -> shared, padded stride), field, zeros ---- */
+static __device__ __forceinline__ dsb_gpu_mem dsb_gpu_mem_of(const dsb_gpu_args *a)
+{
+    dsb_gpu_mem M;
+    M.rows = dsb_smem;
+    M.minus = dsb_smem + a->off_minus;
+    M.rowc = (int32_t *)(dsb_smem + a->off_rowconst);
+    M.signs = dsb_smem + a->off_signs;
+    M.field = (int32_t *)(dsb_smem + a->off_field);
+    M.stage = (uint32_t *)(dsb_smem + a->off_s0 + DSB_GPU_STAGE_OFF);
+    M.energy = (unsigned long long *)(dsb_smem + a->off_energy);
+    return M;
+}
+
+/* Thread 0 stamps the solve's start (%globaltimer and SM cycles). */
+static __device__ __forceinline__ void dsb_gpu_clock_start(uint64_t *t_start, long long *c_start)
+{
+    *t_start = 0;
+    *c_start = 0;
+    if (threadIdx.x == 0) {
+        *t_start = dsb_gpu_globaltimer();
+        *c_start = clock64();
+    }
+}
+
+/* Loads the block's shared memory (Eq. 6): the model rows (L2 -> shared,
+ * padded stride), row constants, zero padding words of both sign buffers,
+ * field and energies.  Shared by both coupling engines. */
+static __device__ __forceinline__ void dsb_gpu_load_block(const dsb_gpu_args *ap, const int FMT,
+                                                          const dsb_gpu_mem *M)
+{
+    const dsb_gpu_args a = *ap;
+    unsigned char *rows = M->rows, *minus = M->minus, *signs = M->signs;
+    int32_t *rowc = M->rowc, *field = M->field;
+    unsigned long long *energy = M->energy;
+    const uint32_t tid = threadIdx.x;
+    const uint32_t n = a.n, np = a.np, W = a.W, B = a.B, rb = a.row_bytes;
     if (FMT == DSB_FMT_INT8) {
         const uint32_t cpr = np >> 4; /* 16-byte chunks per row (global stride n_p) */
         const uint4 *g = (const uint4 *)a.model;
@@ -330,6 +353,70 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
     for (uint32_t r = tid; r < np; r += DSB_GPU_THREADS)
         field[r] = (r < n && a.h) ? (int32_t)a.h[r] : 0;
     for (uint32_t b = tid; b < B; b += DSB_GPU_THREADS) energy[b] = 0ull;
+}
+
+/* Warp 0 picks the best replica (lowest 2E, lowest index on ties) and writes
+ * the reply: header, the staged spin words of that replica, and `seq` last
+ * behind a system-scope fence.  Call after a barrier that follows the last
+ * energy and stage writes. */
+static __device__ __forceinline__ void dsb_gpu_write_reply(const dsb_gpu_args *ap,
+                                                           const unsigned long long *energy,
+                                                           const uint32_t *stage,
+                                                           uint64_t t_start, long long c_start)
+{
+    const dsb_gpu_args a = *ap;
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint32_t B = a.B, W = a.W;
+    if (warp != 0) return;
+    int64_t be = INT64_MAX;
+    uint32_t bi = 0xffffffffu;
+    for (uint32_t b = lane; b < B; b += 32u) {
+        int64_t e = (int64_t)energy[b];
+        if (a.energy2) a.energy2[b] = e;
+        if (e < be) { /* b increases: the first minimum of this lane wins */
+            be = e;
+            bi = b;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        int64_t oe = __shfl_xor_sync(0xffffffffu, be, o);
+        uint32_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (oe < be || (oe == be && oi < bi)) {
+            be = oe;
+            bi = oi;
+        }
+    }
+    uint32_t *rs = DSB_GPU_REPLY_SPINS(a.reply);
+    for (uint32_t w = lane; w < W; w += 32u) rs[w] = stage[bi * W + w];
+    if (lane == 0) {
+        a.reply->best_energy2 = be;
+        a.reply->best_replica = bi;
+        a.reply->t_start = t_start;
+        a.reply->cycles = (uint64_t)(clock64() - c_start);
+        a.reply->t_end = dsb_gpu_globaltimer();
+    }
+    __threadfence_system();
+    __syncwarp();
+    if (lane == 0) *(volatile uint32_t *)&a.reply->seq = a.seq;
+}
+
+static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a, const int FMT,
+                                                           const int P, const int SR,
+                                                           const int VAR)
+{
+    const uint32_t tid = threadIdx.x, lane = tid & 31u;
+    uint64_t t_start;
+    long long c_start;
+    dsb_gpu_clock_start(&t_start, &c_start);
+    const uint32_t n = a.n, np = a.np, W = a.W, B = a.B, K = a.K, rb = a.row_bytes;
+    const dsb_gpu_mem M = dsb_gpu_mem_of(&a);
+    unsigned char *rows = M.rows, *minus = M.minus, *signs = M.signs;
+    int32_t *rowc = M.rowc, *field = M.field;
+    uint32_t *stage = M.stage;
+    unsigned long long *energy = M.energy;
+
+    dsb_gpu_load_block(&a, FMT, &M);
 
     /* ---- this thread's pairs: initial state and first signs ---- */
     dsb_gpu_walk wk;
@@ -434,40 +521,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
     }
     __syncthreads();
 
-    /* ---- best replica (lowest 2E, lowest index on ties) and the reply ---- */
-    if (warp == 0) {
-        int64_t be = INT64_MAX;
-        uint32_t bi = 0xffffffffu;
-        for (uint32_t b = lane; b < B; b += 32u) {
-            int64_t e = (int64_t)energy[b];
-            if (a.energy2) a.energy2[b] = e;
-            if (e < be) { /* b increases: the first minimum of this lane wins */
-                be = e;
-                bi = b;
-            }
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            int64_t oe = __shfl_xor_sync(0xffffffffu, be, o);
-            uint32_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            if (oe < be || (oe == be && oi < bi)) {
-                be = oe;
-                bi = oi;
-            }
-        }
-        uint32_t *rs = DSB_GPU_REPLY_SPINS(a.reply);
-        for (uint32_t w = lane; w < W; w += 32u) rs[w] = stage[bi * W + w];
-        if (lane == 0) {
-            a.reply->best_energy2 = be;
-            a.reply->best_replica = bi;
-            a.reply->t_start = t_start;
-            a.reply->cycles = (uint64_t)(clock64() - c_start);
-            a.reply->t_end = dsb_gpu_globaltimer();
-        }
-        __threadfence_system();
-        __syncwarp();
-        if (lane == 0) *(volatile uint32_t *)&a.reply->seq = a.seq;
-    }
+    dsb_gpu_write_reply(&a, energy, stage, t_start, c_start);
 }
 
 /* One kernel per (format, P, shared-row flag, variant). */
