@@ -223,6 +223,42 @@ PTX_DEV void ptx_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* Integer tensor-core products for the dSB coupling sums (seed 000, Prop. 1), exact in s32.
+ * Fragments (PTX ISA, mma.m16n8k32 / m16n8k128; g = lane / 4, t = lane % 4):
+ *   s8 A 16x32 row: a0 (row g, k 4t..4t+3), a1 (row g+8, same k), a2 (row g, k 16+4t..),
+ *                   a3 (row g+8, k 16+4t..);  B 32x8 col: b0 (col g, k 4t..), b1 (col g, k 16+4t..)
+ *   b1 A 16x128 row: a0 (row g, bits 32t..32t+31), a1 (row g+8, same bits);
+ *                    B 128x8 col: b0 (col g, bits 32t..32t+31)
+ *   D 16x8: d0, d1 (row g, cols 2t, 2t+1), d2, d3 (row g+8, cols 2t, 2t+1).
+ * Not volatile: pure functions of their operands, so the compiler may schedule them. */
+
+/* D += A(16x32, s8) * B(32x8, s8), s32 accumulate. */
+PTX_DEV void ptx_mma_s8_16832(int32_t *d, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* D += popc(A(16x128 bits) XOR B(128x8 bits)) per (row, col). */
+PTX_DEV void ptx_mma_b1_xor_168128(int32_t *d, uint32_t a0, uint32_t a1, uint32_t b0)
+{
+    asm("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc "
+        "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a0), "r"(a1), "r"(b0));
+}
+
+/* D += popc(A(16x128 bits) AND B(128x8 bits)) per (row, col). */
+PTX_DEV void ptx_mma_b1_and_168128(int32_t *d, uint32_t a0, uint32_t a1, uint32_t b0)
+{
+    asm("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc "
+        "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a0), "r"(a1), "r"(b0));
+}
+
 /* Element offset of (row, 16-byte chunk) in a 128-byte-row tile written by TMA with
  * CU_TENSOR_MAP_SWIZZLE_128B (tile base 1024-byte aligned): chunk ^= row % 8. */
 PTX_DEV uint32_t ptx_swz128(uint32_t row, uint32_t chunk)

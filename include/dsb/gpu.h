@@ -23,10 +23,31 @@ int dsb_gpu_available(cm_err *err);
  * request does not fit one block (B n_p > 4096). */
 size_t dsb_gpu_smem_bytes(dsb_format f, uint32_t n, uint32_t replicas);
 
+/* Which units compute the coupling sums J s of a step.  Both are exact
+ * integer arithmetic (Prop. 1), so both give the CPU reference's trajectory.
+ *   CUDA    DP4A / POPC on the CUDA cores, a thread's pairs along rows (Sec. IV-A)
+ *   TENSOR  integer mma (s8, or b1 xor/and-popc) on the tensor cores, for
+ *           requests of at most 32 tiles of 16 rows x 8 replicas
+ *           (n_p/16 * ceil(B/8) <= 32); other requests are refused
+ *   AUTO    CUDA for now: TENSOR becomes the default once it is measured on
+ *           the GPU (docs/perf/NOTES-gpusolver.md) */
+typedef enum { DSB_GPU_SUMS_AUTO = 0, DSB_GPU_SUMS_CUDA, DSB_GPU_SUMS_TENSOR, DSB_GPU_SUMS_COUNT } dsb_gpu_sums;
+const char *dsb_gpu_sums_name(int s);
+/* "auto", "cuda", "tensor"; -1 if unknown. */
+int dsb_gpu_sums_parse(const char *s);
+/* A comma-separated list of up to DSB_GPU_SUMS_COUNT of those into out[];
+ * returns how many, or -1 (empty item, unknown name, too many). */
+int dsb_gpu_sums_parse_list(const char *s, int *out);
+/* 1 when (format, n, B) fits one block and the tensor-core sums (at most 32
+ * tiles of 16 rows x 8 replicas), else 0. */
+int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas);
+
 /* Solves one request with one block; bit-exact with dsb_solve_cpu.  Fills r
- * (and r->x, r->y when allocated). */
+ * (and r->x, r->y when allocated).  dsb_solve_gpu is sums = AUTO. */
 int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_params *p, dsb_result *r,
                   cm_err *err);
+int dsb_solve_gpu_ex(const dsb_model *m, const int16_t *h, const dsb_params *p, int sums,
+                     dsb_result *r, cm_err *err);
 
 /* ---- benchmark and diagnostics (seed 000, Sec. VI-C, Table III) ----------- */
 
@@ -55,7 +76,8 @@ int dsb_gpu_variant_parse(const char *s);
 typedef struct {
     uint32_t requests;       /* timed requests per measurement (paper: 500) */
     uint32_t warmup;         /* untimed requests before each measurement */
-    int variant;             /* dsb_gpu_variant */
+    int variant;             /* dsb_gpu_variant (only with CUDA-core sums) */
+    int sums;                /* dsb_gpu_sums */
     double *solve_us;        /* in-kernel solve, %globaltimer (launch pass) */
     double *launch_us;       /* launch to completion, CUDA events */
     double *rt_us;           /* H2D(field) + launch + D2H(reply), host clock */
@@ -70,7 +92,8 @@ typedef struct {
     int regs;                /* registers per thread of the kernel used */
     size_t local_bytes;      /* local memory per thread (0: no spills) */
     uint32_t pairs_per_thread;
-    int row_mode;            /* 0 rows differ, 1 shared row in smem, 2 in registers */
+    int row_mode;            /* 0 rows differ, 1 shared row in smem, 2 in registers,
+                                3 tensor-core sums (pairs_per_thread = 4 x tiles per warp) */
     char device[128];
 } dsb_gpu_bench;
 

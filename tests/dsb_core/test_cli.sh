@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI behaviour of `dsb solve` and `dsb bench cpu`: bad flags and values exit
+# CLI behaviour of `dsb solve`, `dsb bench cpu` and `dsb bench solve`: bad flags and values exit
 # with status 2 and say what was expected; a good solve prints the fields.
 set -u
 DSB=$1
@@ -38,6 +38,8 @@ expect 1 "pm1" -- "$DSB" solve --gen ternary:n=64 --format pm1
 expect 1 "nonexistent" -- "$DSB" solve "$tmp/nonexistent.txt"
 expect 2 "field" -- "$DSB" solve --gen sk:n=16 --field 3
 expect 2 "unknown benchmark" -- "$DSB" bench nothing
+expect 2 "expected a list of up to three of auto, cuda, tensor" -- "$DSB" bench solve --sums fast
+expect 2 "only with CUDA-core sums" -- "$DSB" bench solve --sums tensor --variant no-sum
 
 expect 0 "best energy" -- "$DSB" solve --gen sk:n=64 --steps 50
 expect 0 "reached" -- "$DSB" solve --gen mattis:n=256 --steps 100

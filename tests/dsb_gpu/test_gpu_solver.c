@@ -2,7 +2,9 @@
  * (seed 000, Prop. 1, Sec. VII-A): final positions, momenta, spins, per-replica
  * energies and the best replica, for configurations across the three formats
  * (n not a multiple of 32, B = 1, B n_p = 4096, K = 1, shared and unshared
- * rows, zero and non-zero fields).  Instances are drawn here from the counter
+ * rows, zero and non-zero fields), each with the CUDA-core sums and, where the
+ * request has at most 32 tiles of 16 rows x 8 replicas, the tensor-core sums
+ * (B not a multiple of 8, several tile columns, idle warps, exactly 32 tiles).  Instances are drawn here from the counter
  * hash.  Label `gpu`: runs only on the lent GPU machine. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -55,11 +57,11 @@ static uint32_t f2u(float f)
 }
 
 /* Compares one configuration; prints the first mismatch of each kind. */
-static void run_config(const config *c)
+static void run_config(const config *c, int sums)
 {
     char tag[128];
-    snprintf(tag, sizeof tag, "%s n=%u B=%u K=%u%s", dsb_format_name(c->fmt), c->n, c->B, c->K,
-             c->with_field ? " h" : "");
+    snprintf(tag, sizeof tag, "%s n=%u B=%u K=%u%s %s", dsb_format_name(c->fmt), c->n, c->B, c->K,
+             c->with_field ? " h" : "", dsb_gpu_sums_name(sums));
     cm_err err = {{0}};
     int8_t *J = make_J(c->fmt, c->n, c->seed);
     int16_t *h = c->with_field ? make_h(c->n, c->seed) : NULL;
@@ -87,7 +89,7 @@ static void run_config(const config *c)
     for (uint32_t b = 0; b < c->B; b++) rg.energy2[b] = INT64_MIN;
     int ok_cpu = dsb_solve_cpu(&m, h, &p, 0, &rc, &err) == 0;
     CHECK(ok_cpu, "%s: cpu: %s", tag, err.msg);
-    int ok_gpu = dsb_solve_gpu(&m, h, &p, &rg, &err) == 0;
+    int ok_gpu = dsb_solve_gpu_ex(&m, h, &p, sums, &rg, &err) == 0;
     CHECK(ok_gpu, "%s: gpu: %s", tag, err.msg);
     if (ok_cpu && ok_gpu) {
         uint32_t W = dsb_words(c->n);
@@ -158,8 +160,27 @@ int main(void)
         {DSB_FMT_INT8, 77, 1, 1, 1, 1.0f, 0.0f, 13},     /* K = 1, B = 1 */
         {DSB_FMT_INT8, 32, 128, 40, 1, 1.0f, 0.0f, 14},  /* B n_p = 4096, B = 128 */
         {DSB_FMT_INT8, 320, 12, 25, 1, 0.7f, 0.0f, 15},  /* 15 pairs, > 48 KiB smem */
+        /* for the tensor-core sums: tiles of 16 rows x 8 replicas */
+        {DSB_FMT_INT8, 100, 5, 40, 1, 1.0f, 0.0f, 16},   /* B % 8 != 0, 8 tiles */
+        {DSB_FMT_INT8, 128, 32, 30, 1, 1.0f, 0.0f, 17},  /* 4 tile columns, 32 tiles */
+        {DSB_FMT_INT8, 256, 12, 20, 1, 1.0f, 0.0f, 18},  /* 2 columns, B % 8 != 0, 32 tiles */
+        {DSB_FMT_PM1, 256, 8, 60, 1, 1.0f, 0.0f, 19},    /* 16 tiles, 2 per warp */
+        {DSB_FMT_PM1, 160, 24, 30, 1, 1.0f, 0.0f, 20},   /* W = 5: a 4-word chunk half padding */
+        {DSB_FMT_TERNARY, 128, 8, 80, 1, 1.0f, 0.0f, 21},/* 8 tiles */
+        {DSB_FMT_TERNARY, 384, 5, 20, 1, 1.0f, 0.0f, 22},/* 24 tiles, 3 per warp, W = 12 */
     };
-    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) run_config(&cfgs[i]);
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        run_config(&cfgs[i], DSB_GPU_SUMS_CUDA);
+        if (dsb_gpu_tensor_fits(cfgs[i].fmt, cfgs[i].n, cfgs[i].B))
+            run_config(&cfgs[i], DSB_GPU_SUMS_TENSOR);
+    }
+    /* which configurations the tensor-core body must take (a change of the
+     * tile rule shows here, not as silently skipped runs) */
+    CHECK(dsb_gpu_tensor_fits(DSB_FMT_INT8, 128, 8), "int8 128/8: 8 tiles");
+    CHECK(dsb_gpu_tensor_fits(DSB_FMT_PM1, 512, 8), "pm1 512/8: 32 tiles");
+    CHECK(dsb_gpu_tensor_fits(DSB_FMT_INT8, 32, 128), "int8 32/128: 32 tiles");
+    CHECK(!dsb_gpu_tensor_fits(DSB_FMT_INT8, 320, 12), "int8 320/12: 40 tiles");
+    CHECK(!dsb_gpu_tensor_fits(DSB_FMT_PM1, 128, 32 + 1), "pm1 128/33 does not fit a block");
 
     /* a request that does not fit one block is refused with a clear message */
     {
@@ -174,6 +195,21 @@ int main(void)
         err.msg[0] = 0;
         CHECK(dsb_solve_gpu(&m, NULL, &p, &r, &err) != 0, "B n_p = 4224 accepted");
         CHECK(strstr(err.msg, "does not fit one block") != NULL, "message: '%s'", err.msg);
+        printf("refused as expected: %s\n", err.msg);
+        dsb_result_free(&r);
+        dsb_model_free(&m);
+        free(J);
+        /* tensor-core sums asked for more than 32 tiles: refused with the rule,
+         * not silently run on the CUDA cores */
+        J = make_J(DSB_FMT_PM1, 384, 98);
+        CHECK(dsb_model_pack(J, 384, DSB_FMT_PM1, &m, &err) == 0, "pack: %s", err.msg);
+        p.replicas = 10; /* 24 x 2 = 48 tiles; 3840 pairs fit one block */
+        dsb_result_init(&r, 384, 10, 0);
+        err.msg[0] = 0;
+        CHECK(dsb_solve_gpu_ex(&m, NULL, &p, DSB_GPU_SUMS_TENSOR, &r, &err) != 0,
+              "tensor-core sums with 48 tiles accepted");
+        CHECK(strstr(err.msg, "48 tiles") != NULL && strstr(err.msg, "--sums cuda") != NULL,
+              "message: '%s'", err.msg);
         printf("refused as expected: %s\n", err.msg);
         dsb_result_free(&r);
         dsb_model_free(&m);

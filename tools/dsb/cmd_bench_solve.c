@@ -9,7 +9,10 @@
  * each as the median over --requests requests; the launch and rt overheads as
  * the median of the per-request differences (x - solve of the same request),
  * the mapped overhead as median(mapped) - median(solve), because there the
- * kernel's own field reads over PCIe fall inside its timed interval.  Workloads of Sec. VI-B: SK (PM1),
+ * kernel's own field reads over PCIe fall inside its timed interval.  With
+ * --sums cuda,tensor every configuration runs on both coupling-sum engines,
+ * one after the other, and a last table gives the tensor / CUDA-core speed-up
+ * of the in-kernel solve.  Workloads of Sec. VI-B: SK (PM1),
  * 5% ternary (TERNARY), the int8 portfolio with 256 field vectors (INT8); model
  * seed 1000 + m, request i seed 7919 + i. */
 #define _POSIX_C_SOURCE 200809L
@@ -92,6 +95,9 @@ static void usage(FILE *o)
             "  --warmup N         untimed requests before each measurement (default 20)\n"
             "  --smem-limit BYTES admit configurations whose Eq. (6) size is at most this\n"
             "                     (default 48KiB, the paper's rule of Sec. IV-A; 0: device limit)\n"
+            "  --sums LIST        coupling-sum engines auto,cuda,tensor (default auto); each\n"
+            "                     configuration runs on each listed engine in turn (tensor only\n"
+            "                     where n_p/16 x ceil(B/8) <= 32)\n"
             "  --variant NAME     none|no-barrier|double-sum|no-sum|double-update (default none;\n"
             "                     the others give wrong answers and only time a stage)\n"
             "  --verify N         compare the best energy of the first N requests of each\n"
@@ -147,7 +153,7 @@ typedef struct {
         mapped_own;
     double paper;
     double cycles50, mhz;
-    int regs, row_mode;
+    int regs, row_mode, sums;
     size_t smem, local;
     uint32_t ppt;
     int verified, verify_ok;
@@ -172,6 +178,7 @@ int cmd_bench_solve(int argc, char **argv)
     uint32_t requests = 500, warmup = 20, verify = 1;
     uint64_t smem_limit = 48u * 1024u;
     int variant = DSB_GPU_VAR_NONE;
+    int sums_list[DSB_GPU_SUMS_COUNT] = {DSB_GPU_SUMS_AUTO}, nsums = 1;
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -230,6 +237,14 @@ int cmd_bench_solve(int argc, char **argv)
                         PROG, v);
                 return 2;
             }
+        } else if (arg_is(a, "--sums")) {
+            if ((nsums = dsb_gpu_sums_parse_list(v, sums_list)) < 0) {
+                fprintf(stderr,
+                        "%s: --sums: expected a list of up to three of auto, cuda, tensor, "
+                        "got '%s'\n",
+                        PROG, v);
+                return 2;
+            }
         } else if (arg_is(a, "--json")) {
             json_path = v;
         } else {
@@ -239,6 +254,13 @@ int cmd_bench_solve(int argc, char **argv)
     }
     if (verify > requests) verify = requests;
     if (variant != DSB_GPU_VAR_NONE) verify = 0;
+    for (int q = 0; q < nsums; q++)
+        if (sums_list[q] == DSB_GPU_SUMS_TENSOR && variant != DSB_GPU_VAR_NONE) {
+            fprintf(stderr, "%s: --variant %s: the timing variants exist only with CUDA-core "
+                            "sums (--sums cuda)\n",
+                    PROG, dsb_gpu_variant_name(variant));
+            return 2;
+        }
 
     cm_err err = {{0}};
     if (!dsb_gpu_available(&err)) {
@@ -252,7 +274,7 @@ int cmd_bench_solve(int argc, char **argv)
     }
 
     /* the admitted grid */
-    size_t maxrows = (size_t)nf * nn * nB * nK, nrows = 0;
+    size_t maxrows = (size_t)nf * nn * nB * nK * (size_t)nsums, nrows = 0;
     row_result *rows = cm_calloc(maxrows, sizeof *rows);
     for (int f = 0; f < nf; f++)
         for (int i = 0; i < nn; i++)
@@ -260,12 +282,18 @@ int cmd_bench_solve(int argc, char **argv)
                 size_t s = dsb_gpu_smem_bytes((dsb_format)fl[f], ns[i], Bs[j]);
                 if (s == 0 || (smem_limit && s > smem_limit)) continue;
                 if ((dsb_format)fl[f] == DSB_FMT_INT8 && ns[i] > DSB_INT8_MAX_N) continue;
-                for (int k = 0; k < nK; k++) {
-                    row_result *r = &rows[nrows++];
-                    r->f = (dsb_format)fl[f];
-                    r->n = ns[i];
-                    r->B = Bs[j];
-                    r->K = Ks[k];
+                for (int q = 0; q < nsums; q++) {
+                    if (sums_list[q] == DSB_GPU_SUMS_TENSOR &&
+                        !dsb_gpu_tensor_fits((dsb_format)fl[f], ns[i], Bs[j]))
+                        continue;
+                    for (int k = 0; k < nK; k++) {
+                        row_result *r = &rows[nrows++];
+                        r->f = (dsb_format)fl[f];
+                        r->n = ns[i];
+                        r->B = Bs[j];
+                        r->K = Ks[k];
+                        r->sums = sums_list[q];
+                    }
                 }
             }
     if (nrows == 0) {
@@ -324,11 +352,12 @@ int cmd_bench_solve(int argc, char **argv)
         p.replicas = r->B;
         p.steps = r->K;
         p.seed = 7919;
+        b.sums = r->sums;
         const int16_t *fields = in.fields ? in.fields : in.h;
         uint32_t n_fields = in.fields ? in.n_fields : 1u;
         if (dsb_gpu_bench_solve(&model, fields, n_fields, &p, &b, &err)) {
-            fprintf(stderr, "%s: %s n=%u B=%u K=%u: %s\n", PROG, dsb_format_name(r->f), r->n,
-                    r->B, r->K, err.msg);
+            fprintf(stderr, "%s: %s n=%u B=%u K=%u sums %s: %s\n", PROG, dsb_format_name(r->f),
+                    r->n, r->B, r->K, dsb_gpu_sums_name(r->sums), err.msg);
             failed = 1;
             break;
         }
@@ -364,10 +393,10 @@ int cmd_bench_solve(int argc, char **argv)
                 failed = 1;
             } else if (ref.best_energy2 != best[q]) {
                 fprintf(stderr,
-                        "%s: %s n=%u B=%u K=%u request %u: GPU 2E %" PRId64
+                        "%s: %s n=%u B=%u K=%u sums %s request %u: GPU 2E %" PRId64
                         " != CPU reference %" PRId64 "\n",
-                        PROG, dsb_format_name(r->f), r->n, r->B, r->K, q, best[q],
-                        ref.best_energy2);
+                        PROG, dsb_format_name(r->f), r->n, r->B, r->K,
+                        dsb_gpu_sums_name(r->sums), q, best[q], ref.best_energy2);
                 r->verify_ok = 0;
                 mismatch = 1;
             }
@@ -385,30 +414,31 @@ int cmd_bench_solve(int argc, char **argv)
     /* per configuration */
     printf("# %s, variant %s, %u requests, medians in us (paper: RTX PRO 6000, Table III)\n",
            b.device, dsb_gpu_variant_name(variant), requests);
-    printf("%-8s %4s %3s %4s %6s %4s %3s %2s | %9s %9s %8s %5s | %8s %8s %8s | %8s\n",
-           "format", "n", "B", "K", "smem", "regs", "ppt", "rm", "solve", "solve99", "paper",
-           "MHz", "launch-", "rt-", "mapped-", "ok");
+    printf("%-8s %4s %3s %4s %-6s %6s %4s %3s %2s | %9s %9s %8s %5s | %8s %8s %8s | %8s\n",
+           "format", "n", "B", "K", "sums", "smem", "regs", "ppt", "rm", "solve", "solve99",
+           "paper", "MHz", "launch-", "rt-", "mapped-", "ok");
     size_t done = 0;
     for (size_t ri = 0; ri < nrows; ri++) {
         const row_result *r = &rows[ri];
         if (r->regs == 0) continue;
         done++;
-        printf("%-8s %4u %3u %4u %6zu %4d %3u %2d | %9.1f %9.1f %8.1f %5.0f | %8.1f %8.1f %8.1f | "
-               "%8s\n",
-               dsb_format_name(r->f), r->n, r->B, r->K, r->smem, r->regs, r->ppt, r->row_mode,
+        printf("%-8s %4u %3u %4u %-6s %6zu %4d %3u %2d | %9.1f %9.1f %8.1f %5.0f | %8.1f %8.1f "
+               "%8.1f | %8s\n",
+               dsb_format_name(r->f), r->n, r->B, r->K, dsb_gpu_sums_name(r->sums), r->smem,
+               r->regs, r->ppt, r->row_mode,
                r->solve50, r->solve99, r->paper, r->mhz, r->launch_over, r->rt_over,
                r->mapped_over,
                r->verified ? (r->verify_ok ? "cpu=gpu" : "MISMATCH") : "-");
     }
 
     /* paper layout: one line per (format, n, B) */
-    printf("\n%-8s %4s %3s | %-40s | %-40s | %-18s %-18s %-18s\n", "format", "n", "B",
+    printf("\n%-8s %4s %3s %-6s | %-40s | %-40s | %-18s %-18s %-18s\n", "format", "n", "B", "sums",
            "solve p50 K=50/100/200/400 (us)", "paper", "launch-solve", "rt-solve",
            "mapped-solve");
     for (size_t ri = 0; ri < done;) {
         size_t rj = ri;
         while (rj < done && rows[rj].f == rows[ri].f && rows[rj].n == rows[ri].n &&
-               rows[rj].B == rows[ri].B)
+               rows[rj].B == rows[ri].B && rows[rj].sums == rows[ri].sums)
             rj++;
         char s1[128] = "", s2[128] = "";
         double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -426,12 +456,33 @@ int cmd_bench_solve(int argc, char **argv)
                 if (v[c] > hi[c]) hi[c] = v[c];
             }
         }
-        printf("%-8s %4u %3u | %-40s | %-40s |", dsb_format_name(rows[ri].f), rows[ri].n,
-               rows[ri].B, s1, s2);
+        printf("%-8s %4u %3u %-6s | %-40s | %-40s |", dsb_format_name(rows[ri].f), rows[ri].n,
+               rows[ri].B, dsb_gpu_sums_name(rows[ri].sums), s1, s2);
         for (int c = 0; c < 3; c++)
             printf(" %4.1f (%4.1f-%4.1f) ", bench_median(med[c], rj - ri), lo[c], hi[c]);
         printf("\n");
         ri = rj;
+    }
+
+    /* tensor / CUDA-core speed-up of the same configuration in this run */
+    int header = 0;
+    for (size_t ri = 0; ri < done; ri++) {
+        const row_result *t = &rows[ri];
+        if (t->sums != DSB_GPU_SUMS_TENSOR) continue;
+        for (size_t rk = 0; rk < done; rk++) {
+            const row_result *c = &rows[rk];
+            if (c->sums == DSB_GPU_SUMS_TENSOR || c->f != t->f || c->n != t->n || c->B != t->B ||
+                c->K != t->K)
+                continue;
+            if (!header) {
+                printf("\n%-8s %4s %3s %4s | %10s %10s %8s   (in-kernel solve p50, us; this run)\n",
+                       "format", "n", "B", "K", "cuda", "tensor", "speed-up");
+                header = 1;
+            }
+            printf("%-8s %4u %3u %4u | %10.1f %10.1f %7.2fx\n", dsb_format_name(t->f), t->n,
+                   t->B, t->K, c->solve50, t->solve50, c->solve50 / t->solve50);
+            break;
+        }
     }
 
     if (jf) {
@@ -459,6 +510,7 @@ int cmd_bench_solve(int argc, char **argv)
             json_kv_u64(&w, "local_bytes", r->local);
             json_kv_u64(&w, "pairs_per_thread", r->ppt);
             json_kv_i64(&w, "row_mode", r->row_mode);
+            json_kv_str(&w, "sums", dsb_gpu_sums_name(r->sums));
             json_kv_f64(&w, "solve_cycles_p50", r->cycles50);
             json_kv_f64(&w, "sm_clock_mhz", r->mhz);
             json_kv_f64(&w, "solve_us_p50", r->solve50);

@@ -1,5 +1,6 @@
 /* Parts of the GPU solver's API that need no CUDA: Eq. (6) and the names of
- * the timing variants (built with and without CUDA). */
+ * the timing variants and of the coupling-sum engines (built with and without CUDA). */
+#include <string.h>
 #include <strings.h>
 
 #include "dsb/gpu.h"
@@ -20,9 +21,46 @@ const char *dsb_gpu_variant_name(int v)
     return (v >= 0 && v < DSB_GPU_VAR_COUNT) ? variant_names[v] : "unknown";
 }
 
-int dsb_gpu_variant_parse(const char *s)
+/* Index of s in names[0..count), case-insensitive; -1 if absent. */
+static int parse_name(const char *const *names, int count, const char *s)
 {
-    for (int v = 0; v < DSB_GPU_VAR_COUNT; v++)
-        if (!strcasecmp(s, variant_names[v])) return v;
+    for (int v = 0; v < count; v++)
+        if (!strcasecmp(s, names[v])) return v;
     return -1;
+}
+
+int dsb_gpu_variant_parse(const char *s) { return parse_name(variant_names, DSB_GPU_VAR_COUNT, s); }
+
+int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas)
+{
+    dsb_gpu_layout L;
+    if (dsb_gpu_layout_make(f, n, replicas, &L)) return 0;
+    return dsb_gpu_tc_tiles(&L) != 0u;
+}
+
+static const char *const sums_names[DSB_GPU_SUMS_COUNT] = {"auto", "cuda", "tensor"};
+
+const char *dsb_gpu_sums_name(int s)
+{
+    return (s >= 0 && s < DSB_GPU_SUMS_COUNT) ? sums_names[s] : "unknown";
+}
+
+int dsb_gpu_sums_parse(const char *s) { return parse_name(sums_names, DSB_GPU_SUMS_COUNT, s); }
+
+int dsb_gpu_sums_parse_list(const char *s, int *out)
+{
+    int n = 0;
+    const char *p = s;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char tok[16];
+        if (len == 0 || len >= sizeof tok || n == DSB_GPU_SUMS_COUNT) return -1;
+        memcpy(tok, p, len);
+        tok[len] = 0;
+        if ((out[n] = dsb_gpu_sums_parse(tok)) < 0) return -1;
+        n++;
+        if (!e) return n;
+        p = e + 1;
+    }
 }

@@ -42,9 +42,36 @@ extern "C" int dsb_gpu_available(cm_err *err)
     return 1;
 }
 
-/* The kernel for a layout, or NULL with a message. */
-static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int variant, cm_err *err)
+/* Whether a request runs with tensor-core sums (1), CUDA-core sums (0), or
+ * cannot run as asked (-1, with a message). */
+int dsb_gpu_use_tensor(const dsb_gpu_layout *L, int sums, int variant, cm_err *err)
 {
+    if (sums < 0 || sums >= DSB_GPU_SUMS_COUNT)
+        return cm_fail(err, "coupling sums %d: expected auto, cuda or tensor", sums);
+    if (sums != DSB_GPU_SUMS_TENSOR) return 0; /* AUTO: CUDA cores until measured */
+    if (variant != DSB_GPU_VAR_NONE)
+        return cm_fail(err, "the timing variant %s exists only with CUDA-core sums (--sums cuda)",
+                       dsb_gpu_variant_name(variant));
+    if (!dsb_gpu_tc_tiles(L))
+        return cm_fail(err,
+                       "tensor-core sums: n_p=%u and B=%u make %u tiles of 16 rows x 8 replicas, "
+                       "at most %u fit (8 warps x %u); use --sums cuda",
+                       L->np, L->B, (L->np / 16u) * ((L->B + 7u) / 8u), 8u * DSB_GPU_TC_MAX_TILES,
+                       DSB_GPU_TC_MAX_TILES);
+    return 1;
+}
+
+/* The kernel for a layout, or NULL with a message. */
+static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int variant, int sums,
+                               cm_err *err)
+{
+    int tc = dsb_gpu_use_tensor(L, sums, variant, err);
+    if (tc < 0) return NULL;
+    if (tc) {
+        const void *k = dsb_gpu_kernel_tc((int)f, dsb_gpu_tc_tiles(L));
+        if (!k) cm_fail(err, "no tensor-core kernel for format %s", dsb_format_name(f));
+        return k;
+    }
     int sr = dsb_gpu_row_mode(f, L);
     const void *k = NULL;
     switch (f) {
@@ -75,8 +102,8 @@ static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int varian
 }
 
 /* Checks the request and prepares layout, kernel and its shared memory. */
-int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu_layout *L,
-                   const void **kernel, cm_err *err)
+int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, int sums,
+                    dsb_gpu_layout *L, const void **kernel, cm_err *err)
 {
     if (dsb_params_check(p, err)) return -1;
     if (m->format != DSB_FMT_PM1 && m->format != DSB_FMT_TERNARY && m->format != DSB_FMT_INT8)
@@ -111,7 +138,7 @@ int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gp
                        "(Eq. 6), the device allows %d per block; use fewer replicas or "
                        "--backend cpu",
                        dsb_format_name(m->format), m->n, p->replicas, L->total, optin);
-    if (!(*kernel = pick_kernel(m->format, L, variant, err))) return -1;
+    if (!(*kernel = pick_kernel(m->format, L, variant, sums, err))) return -1;
     e = cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)L->total);
     if (e != cudaSuccess)
@@ -153,12 +180,18 @@ cudaError_t dsb_gpu_launch_one(const void *kernel, dsb_gpu_args *a, size_t smem,
 extern "C" int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_params *p,
                              dsb_result *r, cm_err *err)
 {
+    return dsb_solve_gpu_ex(m, h, p, DSB_GPU_SUMS_AUTO, r, err);
+}
+
+extern "C" int dsb_solve_gpu_ex(const dsb_model *m, const int16_t *h, const dsb_params *p,
+                                int sums, dsb_result *r, cm_err *err)
+{
     dsb_gpu_layout L;
     const void *kernel = NULL;
     if (r->n != m->n || r->replicas != p->replicas)
         return cm_fail(err, "result buffers are for n=%u B=%u, the request is n=%u B=%u", r->n,
                        r->replicas, m->n, p->replicas);
-    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, &L, &kernel, err)) return -1;
+    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, sums, &L, &kernel, err)) return -1;
     double t0 = bench_now_s();
     const uint32_t n = m->n, B = p->replicas, W = L.W;
     const size_t reply_bytes = sizeof(dsb_gpu_reply) + 4u * W;
@@ -238,7 +271,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
      * effect before the context exists; later calls keep the default) */
     cudaSetDeviceFlags(cudaDeviceScheduleSpin);
     cudaGetLastError();
-    if (dsb_gpu_prepare(m, p, b->variant, &L, &kernel, err)) return -1;
+    if (dsb_gpu_prepare(m, p, b->variant, b->sums, &L, &kernel, err)) return -1;
     const uint32_t n = m->n, W = L.W, nf = fields ? n_fields : 1u;
     const size_t reply_bytes = sizeof(dsb_gpu_reply) + 4u * W;
     const size_t fbytes = n * sizeof(int16_t);
@@ -257,8 +290,9 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         b->regs = fa.numRegs;
         b->local_bytes = fa.localSizeBytes;
         b->smem_bytes = L.total;
-        b->pairs_per_thread = L.ppt;
-        b->row_mode = dsb_gpu_row_mode(m->format, &L);
+        const int tc = dsb_gpu_use_tensor(&L, b->sums, b->variant, NULL) == 1;
+        b->pairs_per_thread = tc ? 4u * dsb_gpu_tc_tiles(&L) : L.ppt;
+        b->row_mode = tc ? 3 : dsb_gpu_row_mode(m->format, &L);
         CK(cudaGetDevice(&dev), "cudaGetDevice");
         CK(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
         snprintf(b->device, sizeof b->device, "%.100s, %d SMs", prop.name, prop.multiProcessorCount);

@@ -8,9 +8,13 @@
 #include "kernel.h"
 
 /* Checks the request (params, format, one-block fit, device, shared memory)
- * and prepares its layout and kernel (dynamic shared memory raised). */
-int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, dsb_gpu_layout *L,
-                    const void **kernel, cm_err *err);
+ * and prepares its layout and kernel (dynamic shared memory raised) for the
+ * timing variant and the coupling-sum engine (dsb_gpu_sums). */
+int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, int sums,
+                    dsb_gpu_layout *L, const void **kernel, cm_err *err);
+/* 1: the request runs with tensor-core sums, 0: CUDA-core sums, -1: it cannot
+ * run as asked (err says why). */
+int dsb_gpu_use_tensor(const dsb_gpu_layout *L, int sums, int variant, cm_err *err);
 /* The kernel arguments of a request on the device copy `dmodel` of m. */
 void dsb_gpu_fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
                        const dsb_gpu_layout *L, const unsigned char *dmodel);

@@ -53,6 +53,9 @@ extern "C" {
 DSB_GPU_DECL(pm1)
 DSB_GPU_DECL(ternary)
 DSB_GPU_DECL(int8)
+/* Tensor-core kernel (solver_tc.cuh) of a format with 1..4 tiles per warp
+ * (dsb_gpu_tc_tiles); NULL otherwise. */
+const void *dsb_gpu_kernel_tc(int format, uint32_t tiles_per_warp);
 #ifdef __cplusplus
 }
 #endif

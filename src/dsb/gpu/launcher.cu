@@ -168,7 +168,7 @@ static const prepared *prepare_cached(dsb_gpu_launcher *l, const dsb_model *m,
     pr.format = m->format;
     pr.n = m->n;
     pr.B = p->replicas;
-    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, &pr.L, &pr.kernel, err)) return NULL;
+    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, DSB_GPU_SUMS_AUTO, &pr.L, &pr.kernel, err)) return NULL;
     uint32_t at = l->nprep < PREPARED ? l->nprep++ : (l->next_prep++ % PREPARED);
     l->prep[at] = pr;
     return &l->prep[at];

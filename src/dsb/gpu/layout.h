@@ -112,4 +112,105 @@ DSB_HD static inline int dsb_gpu_row_mode(dsb_format f, const dsb_gpu_layout *L)
     return nch <= maxc ? 2 : 1;
 }
 
+/* Tensor-core coupling sums (solver_tc.cuh): the n_p x B result of a step
+ * in tiles of 16 rows x 8 replicas, dealt to the 8 warps of the block; a
+ * lane steps 4 pairs per tile.  Tiles per warp for a layout, 1..4, or 0 when
+ * the request has more than 32 tiles (then only the CUDA-core body runs). */
+#define DSB_GPU_TC_MAX_TILES 4u
+DSB_HD static inline uint32_t dsb_gpu_tc_tiles_of(uint32_t np, uint32_t B)
+{
+    uint32_t tiles = (np / 16u) * ((B + 7u) / 8u);
+    uint32_t per_warp = (tiles + 7u) / 8u;
+    return per_warp <= DSB_GPU_TC_MAX_TILES ? per_warp : 0u;
+}
+DSB_HD static inline uint32_t dsb_gpu_tc_tiles(const dsb_gpu_layout *L)
+{
+    return dsb_gpu_tc_tiles_of(L->np, L->B);
+}
+
+/* The pairs of a lane: tile q = warp + 8 j is (mt, nt) = (q mod mtiles,
+ * q div mtiles); its pair c = 0..3 sits where the mma accumulator fragment
+ * puts element c (g = lane / 4, t = lane % 4): row 16 mt + g + 8 (c / 2),
+ * replica 8 nt + 2 t + c mod 2. */
+DSB_HD static inline void dsb_gpu_tc_tile(uint32_t mtiles, uint32_t warp, uint32_t j,
+                                          uint32_t *mt, uint32_t *nt)
+{
+    uint32_t q = warp + 8u * j;
+    *nt = q / mtiles;
+    *mt = q - *nt * mtiles;
+}
+DSB_HD static inline uint32_t dsb_gpu_tc_row(uint32_t mt, uint32_t lane, uint32_t c)
+{
+    return 16u * mt + (lane >> 2) + 8u * (c >> 1);
+}
+DSB_HD static inline uint32_t dsb_gpu_tc_replica(uint32_t nt, uint32_t lane, uint32_t c)
+{
+    return 8u * nt + 2u * (lane & 3u) + (c & 1u);
+}
+
+/* Where a lane's mma operands lie in the Eq. 6 layout (g = lane / 4,
+ * t = lane % 4; the fragment layouts are listed in include/common/ptx.cuh).
+ * A register i for tile row mt and k step ks, as a byte offset from the
+ * coupling rows (or the TERNARY minus plane):
+ *   INT8 (s8, i = 0..3): row 16 mt + g + 8 (i mod 2), bytes 32 ks + 4 t + 16 (i / 2)
+ *   bits (b1, i = 0..1): row 16 mt + g + 8 i, word 4 ks + t */
+DSB_HD static inline uint32_t dsb_gpu_tc_a_off(int int8, uint32_t rb, uint32_t mt, uint32_t lane,
+                                               uint32_t ks, uint32_t i)
+{
+    uint32_t g = lane >> 2, t = lane & 3u;
+    if (int8) return (16u * mt + g + 8u * (i & 1u)) * rb + 32u * ks + 4u * t + 16u * (i >> 1);
+    return (16u * mt + g + 8u * i) * rb + 4u * (4u * ks + t);
+}
+/* B register i, as a byte offset from a sign buffer; the B column of a lane
+ * is replica bq = min(8 nt + g, B - 1) (columns past B read a copy of the
+ * last replica and are discarded):
+ *   INT8 (i = 0..1): bytes 32 ks + 4 t + 16 i of sign row bq;  bits (i = 0): word 4 ks + t */
+DSB_HD static inline uint32_t dsb_gpu_tc_bcol(uint32_t nt, uint32_t lane, uint32_t B)
+{
+    uint32_t b = 8u * nt + (lane >> 2);
+    return b < B ? b : B - 1u;
+}
+DSB_HD static inline uint32_t dsb_gpu_tc_b_off(int int8, uint32_t rb, uint32_t bq, uint32_t lane,
+                                               uint32_t ks, uint32_t i)
+{
+    uint32_t t = lane & 3u;
+    if (int8) return bq * rb + 32u * ks + 4u * t + 16u * i;
+    return bq * rb + 4u * (4u * ks + t);
+}
+/* k steps of a step's product: INT8 n_p / 32 (32 bytes), bits ceil(W / 4)
+ * (4 words; the padding words of rows and sign rows are zero). */
+DSB_HD static inline uint32_t dsb_gpu_tc_ksteps(int int8, uint32_t np, uint32_t W)
+{
+    return int8 ? np / 32u : (W + 3u) / 4u;
+}
+/* The coupling sum without the row-level term from the two accumulators:
+ * INT8 and PM1 keep even and odd k steps in p and q (two chains); TERNARY
+ * the plus-plane (p) and minus-plane (q) AND-popcounts (Prop. 1). */
+DSB_HD static inline int32_t dsb_gpu_tc_combine(dsb_format f, int32_t p, int32_t q)
+{
+    if (f == DSB_FMT_PM1) return -2 * (p + q); /* n - 2 popc(J xor s) less the n */
+    if (f == DSB_FMT_TERNARY) return 2 * (p - q);
+    return p + q;
+}
+
+/* Eight bits of v at positions t, t + 4, ..., t + 28 packed into bits 0..7:
+ * the lanes 4 g + t (g = 0..7) of a ballot. */
+DSB_HD static inline uint32_t dsb_gpu_tc_gather8(uint32_t v, uint32_t t)
+{
+    uint32_t x = (v >> t) & 0x11111111u;
+    x = (x | (x >> 3)) & 0x03030303u;
+    x = (x | (x >> 6)) & 0x000F000Fu;
+    return (x | (x >> 12)) & 0xFFu;
+}
+
+/* From the ballots v[c] of the spin bits of every lane's pair c, the 16 bits
+ * (rows 16 mt .. 16 mt + 15, bit i = row 16 mt + i) of replica 8 nt + lane,
+ * for lanes 0..7.  Those bits are half (mt mod 2) of spin word mt / 2, i.e.
+ * the 16-bit unit at byte offset 2 mt of the replica's sign row. */
+DSB_HD static inline uint32_t dsb_gpu_tc_half(const uint32_t *v, uint32_t lane)
+{
+    uint32_t odd = lane & 1u, t = (lane >> 1) & 3u;
+    return dsb_gpu_tc_gather8(v[odd], t) | (dsb_gpu_tc_gather8(v[2u + odd], t) << 8);
+}
+
 #endif

@@ -15,6 +15,13 @@ int dsb_solve_gpu(const dsb_model *m, const int16_t *h, const dsb_params *p, dsb
                         "configure time); use --backend cpu");
 }
 
+int dsb_solve_gpu_ex(const dsb_model *m, const int16_t *h, const dsb_params *p, int sums,
+                     dsb_result *r, cm_err *err)
+{
+    (void)sums;
+    return dsb_solve_gpu(m, h, p, r, err);
+}
+
 int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, uint32_t n_fields,
                         const dsb_params *p, dsb_gpu_bench *b, cm_err *err)
 {
