@@ -66,6 +66,9 @@ typedef struct {
     uint32_t poll_ns;     /* a block reads the host-mapped flags at most this often
                              (default 500000 = 0.5 ms) */
     uint32_t max_steps;   /* larger K is answered TOO_LARGE (default 100000) */
+    int sums;             /* dsb_gpu_sums: the workers' coupling-sum engine (default
+                             auto); tensor applies to requests of at most 32 tiles
+                             of 16 rows x 8 replicas, the others use the CUDA cores */
 } dsb_pipe_config;
 
 void dsb_pipe_config_default(dsb_pipe_config *c);

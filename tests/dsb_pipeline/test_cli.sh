@@ -22,6 +22,8 @@ expect 2 "at least 2000" --requests 10
 expect 2 "multiple of 128" --smem 1000
 expect 2 "unknown option" --bogus 1
 expect 2 "expected a value" --K
+expect 2 "expected a list of up to three of auto, cuda, tensor" --sums fast
+expect 2 "expected a list of up to three of auto, cuda, tensor" --sums cuda,tensor,auto,cuda
 expect 0 "usage" --help
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,7 +3,8 @@
  * once, every reply's energy recomputed from its spins on the CPU
  * (dsb_energy2), a sample equal to the CPU reference bit for bit; error
  * replies; drops counted when the ring is overfilled on purpose, with
- * sent = answered + dropped.  Usage: test_pipeline_gpu [requests]. */
+ * sent = answered + dropped.  Usage: test_pipeline_gpu [requests [sums]], sums
+ * the workers' coupling-sum engine (auto, cuda, tensor; dsb/gpu.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "../check.h"
 #include "common/bench.h"
+#include "dsb/gpu.h"
 #include "dsb/instances.h"
 #include "dsb/model.h"
 #include "dsb/pipeline.h"
@@ -323,12 +325,15 @@ out:
     free(lat);
 }
 
+static int g_sums = DSB_GPU_SUMS_AUTO;
+
 static void run_placement(dsb_pipe_placement pl, const suite *s, uint32_t requests)
 {
     const char *what = dsb_pipe_placement_name(pl);
     dsb_pipe_config c;
     dsb_pipe_config_default(&c);
     c.placement = pl;
+    c.sums = g_sums;
     dsb_pipe *p;
     cm_err err;
     if (dsb_pipe_create(&c, &p, &err)) {
@@ -382,6 +387,12 @@ int main(int argc, char **argv)
         }
         requests = (uint32_t)v;
     }
+    if (argc > 2 && (g_sums = dsb_gpu_sums_parse(argv[2])) < 0) {
+        fprintf(stderr, "usage: test_pipeline_gpu [requests [auto|cuda|tensor]], got '%s'\n",
+                argv[2]);
+        return 2;
+    }
+    printf("coupling sums: %s\n", dsb_gpu_sums_name(g_sums));
     { /* without a built pipeline or a device there is nothing to test: skip (77) */
         dsb_pipe_config c;
         dsb_pipe_config_default(&c);

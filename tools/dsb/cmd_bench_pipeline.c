@@ -23,6 +23,7 @@
 #include "common/args.h"
 #include "common/bench.h"
 #include "common/json.h"
+#include "dsb/gpu.h"
 #include "dsb/instances.h"
 #include "dsb/model.h"
 #include "dsb/pipeline.h"
@@ -125,6 +126,7 @@ static void workload_free(workload *w)
 typedef struct {
     config c;
     dsb_pipe_placement pl;
+    int sums; /* dsb_gpu_sums of the workers */
     uint32_t workers;
     double t_solve_us, bound_k, kreqs, p50_us, p99_us, cpu_us_per_req, seconds;
     /* GPU placement: solve time under load (median, mean), the bound N_w / mean,
@@ -271,10 +273,13 @@ static void usage(FILE *f)
             "                          [--placement gpu|host|both] [--requests N (0: ~0.3 s)]\n"
             "                          [--table4] [--unloaded 200] [--smem BYTES] [--reserve 1]\n"
             "                          [--workers N (0: all that fit)] [--seed 1] [--dt 1]\n"
-            "                          [--json FILE]\n"
+            "                          [--sums auto|cuda|tensor[,..]] [--json FILE]\n"
             "  --table4 runs the paper's 24 configurations (formats x n x K at B = 8).\n"
             "  --workers 132 on a 132-SM GPU runs one worker per SM (the block scheduler\n"
-            "  spreads the blocks over the SMs first): the solves do not share an SM.\n");
+            "  spreads the blocks over the SMs first): the solves do not share an SM.\n"
+            "  --sums cuda,tensor runs everything once per coupling-sum engine (tensor: the\n"
+            "  requests of at most 32 tiles of 16 rows x 8 replicas; the others on the CUDA\n"
+            "  cores either way).\n");
 }
 
 int cmd_bench_pipeline(int argc, char **argv)
@@ -286,6 +291,7 @@ int cmd_bench_pipeline(int argc, char **argv)
     double dt = 1.0;
     int table4 = 0, want_gpu = 1, want_host = 0;
     const char *json_path = NULL;
+    int sums_list[DSB_GPU_SUMS_COUNT] = {DSB_GPU_SUMS_AUTO}, nsums = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -345,6 +351,14 @@ int cmd_bench_pipeline(int argc, char **argv)
             if (arg_u64(PROG, "--seed", v, 0, UINT64_MAX, &seed)) return 2;
         } else if (arg_is(a, "--dt")) {
             if (arg_f64(PROG, "--dt", v, 1e-6, 100.0, &dt)) return 2;
+        } else if (arg_is(a, "--sums")) {
+            if ((nsums = dsb_gpu_sums_parse_list(v, sums_list)) < 0) {
+                fprintf(stderr,
+                        "%s: --sums: expected a list of up to three of auto, cuda, tensor, "
+                        "got '%s'\n",
+                        PROG, v);
+                return 2;
+            }
         } else if (arg_is(a, "--json")) {
             json_path = v;
         } else {
@@ -378,18 +392,20 @@ int cmd_bench_pipeline(int argc, char **argv)
     int npl = 0;
     if (want_gpu) pls[npl++] = DSB_PIPE_GPU;
     if (want_host) pls[npl++] = DSB_PIPE_HOST;
-    result *res = cm_calloc((size_t)ncfg * npl, sizeof *res);
+    result *res = cm_calloc((size_t)ncfg * npl * (size_t)nsums, sizeof *res);
     uint32_t nres = 0;
     int status = 0;
     char device[256] = "";
     uint32_t bps = 0, sms = 0;
     int regs = -1, local = -1;
     bench_progress_t prog;
-    bench_progress_start(&prog, "pipeline configurations", (uint64_t)ncfg * npl);
-    for (int k = 0; k < npl && !status; k++) {
+    bench_progress_start(&prog, "pipeline configurations", (uint64_t)ncfg * npl * nsums);
+    for (int ks = 0; ks < npl * nsums && !status; ks++) {
+        const int k = ks % npl, sv = sums_list[ks / npl];
         dsb_pipe_config pc;
         dsb_pipe_config_default(&pc);
         pc.placement = pls[k];
+        pc.sums = sv;
         pc.smem_bytes = (uint32_t)smem;
         pc.reserve = reserve;
         pc.max_workers = max_workers;
@@ -412,6 +428,7 @@ int cmd_bench_pipeline(int argc, char **argv)
                 break;
             }
             r->pl = pls[k];
+            r->sums = sv;
             if (!r->ok) {
                 fprintf(stderr, "%s: %s %s n=%u K=%u: %llu of %llu requests answered\n", PROG,
                         dsb_pipe_placement_name(r->pl), dsb_format_name(r->c.f), r->c.n, r->c.K,
@@ -428,8 +445,8 @@ int cmd_bench_pipeline(int argc, char **argv)
     printf("# dsb bench pipeline: %s, %u SMs x %u workers/SM, S = %u B, worker %d registers, "
            "%d B local/thread\n",
            device, sms, bps, (unsigned)smem, regs, local);
-    printf("%-5s %-8s %4s %3s %4s %4s %9s %9s %9s %6s %9s %9s %7s %7s | %9s %9s | %9s %9s %7s "
-           "%8s\n", "place", "format", "n", "B", "K", "N_w", "tsolve_us", "bound_k", "kreq/s",
+    printf("%-5s %-6s %-8s %4s %3s %4s %4s %9s %9s %9s %6s %9s %9s %7s %7s | %9s %9s | %9s %9s "
+           "%7s %8s\n", "place", "sums", "format", "n", "B", "K", "N_w", "tsolve_us", "bound_k", "kreq/s",
            "%bound", "p50_us", "p99_us", "drops", "cpu_us", "paper_k", "paper_p99", "tsl_mean",
            "bound_l_k", "%bnd_l", "out_us");
     for (uint32_t i = 0; i < nres; i++) {
@@ -437,9 +454,9 @@ int cmd_bench_pipeline(int argc, char **argv)
         const paper_row *pr = paper_find(r->c.f, r->c.n, r->c.B, r->c.K);
         double pk = pr ? (r->pl == DSB_PIPE_GPU ? pr->gpu_k : pr->host_k) : NAN;
         double pp = pr ? (r->pl == DSB_PIPE_GPU ? pr->gpu_p99 : pr->host_p99) : NAN;
-        printf("%-5s %-8s %4u %3u %4u %4u %9.1f %9.0f %9.0f %5.1f%% %9.1f %9.1f %7llu %7.2f | %9.0f "
-               "%9.1f | %9.1f %9.0f %6.1f%% %8.2f\n",
-               dsb_pipe_placement_name(r->pl), dsb_format_name(r->c.f), r->c.n, r->c.B, r->c.K,
+        printf("%-5s %-6s %-8s %4u %3u %4u %4u %9.1f %9.0f %9.0f %5.1f%% %9.1f %9.1f %7llu %7.2f | "
+               "%9.0f %9.1f | %9.1f %9.0f %6.1f%% %8.2f\n",
+               dsb_pipe_placement_name(r->pl), dsb_gpu_sums_name(r->sums), dsb_format_name(r->c.f), r->c.n, r->c.B, r->c.K,
                r->workers, r->t_solve_us, r->bound_k, r->kreqs, 100.0 * r->kreqs / r->bound_k,
                r->p50_us, r->p99_us, (unsigned long long)r->dropped,
                r->pl == DSB_PIPE_HOST ? r->cpu_us_per_req : 0.0, pk, pp, r->tl_mean_us, r->bound_l_k,
@@ -466,6 +483,7 @@ int cmd_bench_pipeline(int argc, char **argv)
             const paper_row *pr = paper_find(r->c.f, r->c.n, r->c.B, r->c.K);
             json_obj_begin(&w);
             json_kv_str(&w, "placement", dsb_pipe_placement_name(r->pl));
+            json_kv_str(&w, "sums", dsb_gpu_sums_name(r->sums));
             json_kv_str(&w, "format", dsb_format_name(r->c.f));
             json_kv_u64(&w, "n", r->c.n);
             json_kv_u64(&w, "B", r->c.B);

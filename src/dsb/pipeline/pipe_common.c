@@ -2,6 +2,7 @@
  * CUDA): names, configuration defaults and checks, the SOLVE frame builder. */
 #include <string.h>
 
+#include "dsb/gpu.h"
 #include "dsb/pipeline.h"
 #include "dsb/resident.h"
 #include "dsb/wire.h"
@@ -49,6 +50,10 @@ int dsb_pipe_config_check(const dsb_pipe_config *c, cm_err *err)
                        c->poll_ns);
     if (c->max_steps == 0)
         return cm_fail(err, "dsb pipeline: max_steps 0: expected at least 1");
+    if (c->sums < 0 || c->sums >= DSB_GPU_SUMS_COUNT)
+        return cm_fail(err, "dsb pipeline: coupling sums %d: expected auto (0), cuda (1) or "
+                            "tensor (2)",
+                       c->sums);
     if (c->reserve > 64u)
         return cm_fail(err, "dsb pipeline: reserve %u block slots: expected at most 64",
                        c->reserve);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "common/bench.h"
+#include "dsb/gpu.h"
 #include "dsb/pipeline.h"
 #include "dsb/wire.h"
 #include "layout.h"
@@ -229,6 +230,7 @@ int dsb_pipe_create(const dsb_pipe_config *cfg, dsb_pipe **out, cm_err *err)
     p->d.host_rings = cfg->placement == DSB_PIPE_HOST;
     p->d.poll_ns = cfg->poll_ns;
     p->d.max_steps = cfg->max_steps;
+    p->d.tensor_sums = cfg->sums == DSB_GPU_SUMS_TENSOR; /* auto: CUDA cores until measured */
     if (!rc && (e = cudaDeviceSynchronize())) rc = cu_fail(err, "set-up", e);
     if (!rc) rc = calibrate_clock(p, err);
     if (!rc) rc = preload_gen(p, err);

@@ -1,9 +1,11 @@
 /* The persistent worker kernel and the GPU generator/consumer block of the
  * dsb pipeline (seed 000, Sec. V; see include/dsb/pipeline.h and ring.h).
  *
- * The solve itself is dsb_gpu_block_solve from src/dsb/gpu/solver_body.cuh,
- * the same force-inlined body as the one-request kernels: here it is wrapped
- * once per (format, pairs per thread P, shared-row flag) in a __noinline__
+ * The solve itself is dsb_gpu_block_solve from src/dsb/gpu/solver_body.cuh
+ * (or dsb_gpu_block_solve_tc from solver_tc.cuh, the tensor-core sums, when
+ * the pipeline was created with them), the same force-inlined bodies as the
+ * one-request kernels: here each is wrapped once per (format, pairs per
+ * thread P, shared-row flag) or (format, tiles per warp) in a __noinline__
  * device function, and the worker dispatches to the wrapper that matches the
  * request it took, so one resident worker serves any mix of formats and
  * sizes.
@@ -20,7 +22,7 @@
 #include "ring.h"
 /* models may be rewritten under the running workers (see solver_body.cuh) */
 #define DSB_GPU_MODEL_LOAD(p) __ldcg(p)
-#include "solver_body.cuh"
+#include "solver_tc.cuh"
 
 #define PIPE_C DSB_PIPE_RING
 #define PIPE_MASK (DSB_PIPE_RING - 1u)
@@ -112,8 +114,22 @@ PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 0)
 PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 1)
 PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 2)
 
-/* kind = ((format - 1) * 16 + (P - 1)) * 3 + row mode */
-#define PIPE_KIND(F, P, SR) ((((F) - 1) * 16 + ((P) - 1)) * 3 + (SR))
+/* Tensor-core sums: one wrapper per (format, tiles per warp T). */
+#define PIPE_WRAP_TC(TAG, FMT, T)                                                         \
+    static __device__ __noinline__ void pipe_solve_##TAG##_tc##T(const dsb_gpu_args *a)    \
+    {                                                                                     \
+        dsb_gpu_block_solve_tc(*a, FMT, T);                                               \
+    }
+#define PIPE_EACH_T(X, TAG, FMT) X(TAG, FMT, 1) X(TAG, FMT, 2) X(TAG, FMT, 3) X(TAG, FMT, 4)
+PIPE_EACH_T(PIPE_WRAP_TC, pm1, DSB_FMT_PM1)
+PIPE_EACH_T(PIPE_WRAP_TC, ter, DSB_FMT_TERNARY)
+PIPE_EACH_T(PIPE_WRAP_TC, i8, DSB_FMT_INT8)
+
+/* kind = ((format - 1) * 16 + (P - 1)) * 4 + row mode; the tensor-core
+ * wrappers are row mode 3 with P = T */
+#define PIPE_KIND(F, P, SR) ((((F) - 1) * 16 + ((P) - 1)) * 4 + (SR))
+#define PIPE_CASE_TC(TAG, F, T)                                                           \
+    case PIPE_KIND(F, T, 3): pipe_solve_##TAG##_tc##T(a); return 1;
 #define PIPE_CASE(TAG, F, P, SR)                                                          \
     case PIPE_KIND(F, P, SR): pipe_solve_##TAG##_##P##_##SR(a); return 1;
 
@@ -129,6 +145,9 @@ static __device__ __forceinline__ int pipe_dispatch(uint32_t kind, const dsb_gpu
         PIPE_EACH_P(PIPE_CASE, i8, 3, 0)
         PIPE_EACH_P(PIPE_CASE, i8, 3, 1)
         PIPE_EACH_P(PIPE_CASE, i8, 3, 2)
+        PIPE_EACH_T(PIPE_CASE_TC, pm1, 1)
+        PIPE_EACH_T(PIPE_CASE_TC, ter, 2)
+        PIPE_EACH_T(PIPE_CASE_TC, i8, 3)
     default: return 0;
     }
 }
@@ -233,7 +252,8 @@ static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area,
             a->x = 0;
             a->y = 0;
             a->reply = (dsb_gpu_reply *)(area + AREA_REPLY);
-            st->kind = PIPE_KIND(m.format, L.ppt, L.samerow);
+            const uint32_t tc = d->tensor_sums ? dsb_gpu_tc_tiles_of(m.np, q->replicas) : 0u;
+            st->kind = tc ? PIPE_KIND(m.format, tc, 3) : PIPE_KIND(m.format, L.ppt, L.samerow);
         }
     }
     st->status = status;
