@@ -38,6 +38,10 @@ int dsb_gpu_sums_parse(const char *s);
 /* A comma-separated list of up to DSB_GPU_SUMS_COUNT of those into out[];
  * returns how many, or -1 (empty item, unknown name, too many). */
 int dsb_gpu_sums_parse_list(const char *s, int *out);
+/* 1 when sums asks for the tensor cores wherever a request fits them:
+ * TENSOR, or AUTO once DSB_GPU_AUTO_TENSOR is 1 (the one place to flip). */
+#define DSB_GPU_AUTO_TENSOR 0
+int dsb_gpu_sums_prefer_tensor(int sums);
 /* 1 when (format, n, B) fits one block and the tensor-core sums (at most 32
  * tiles of 16 rows x 8 replicas), else 0. */
 int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas);
@@ -120,8 +124,10 @@ typedef struct {
     cm_err err;
 } dsb_gpu_done;
 
-int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models, dsb_gpu_launcher **out,
-                            cm_err *err);
+/* sums (dsb_gpu_sums): TENSOR solves the requests that fit the tensor-core
+ * sums with them and the others on the CUDA cores. */
+int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models, int sums,
+                            dsb_gpu_launcher **out, cm_err *err);
 void dsb_gpu_launcher_destroy(dsb_gpu_launcher *l); /* waits for requests in flight */
 /* Streams without a request in flight. */
 uint32_t dsb_gpu_launcher_idle(const dsb_gpu_launcher *l);

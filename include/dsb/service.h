@@ -85,6 +85,7 @@ typedef struct {
     uint32_t queue_cap;  /* default 4096 */
     uint32_t max_steps;  /* default 100000 */
     uint32_t max_models; /* device copies kept, default 64 */
+    int sums;            /* dsb_gpu_sums (default auto) */
 } dsb_launch_dispatch_config;
 
 int dsb_dispatch_launch_create(const dsb_launch_dispatch_config *c, dsb_reply_fn fn, void *ctx,
@@ -139,6 +140,7 @@ typedef struct {
     uint32_t queue_cap;  /* default 4096 */
     uint32_t max_steps;  /* default 100000 */
     uint32_t smem_bytes; /* S of every worker; 0 = the pipeline's default (48 KiB) */
+    int sums;            /* dsb_gpu_sums of the workers (default auto) */
 } dsb_proxy_dispatch_config;
 
 int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn fn, void *ctx,

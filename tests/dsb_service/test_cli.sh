@@ -27,6 +27,8 @@ expect 0 "usage: dsb serve" -- "$DSB" serve --help
 expect 0 "usage: dsb client" -- "$DSB" client --help
 expect 2 "expected udp or packet" -- "$DSB" serve --transport tcp
 expect 2 "expected cpu, launch, proxy or gpu" -- "$DSB" serve --dispatch fpga
+expect 2 "--sums: expected auto, cuda or tensor" -- "$DSB" serve --dispatch gpu --sums fast
+expect 2 "applies to the GPU dispatchers" -- "$DSB" serve --sums tensor
 expect 2 "--port: expected" -- "$DSB" serve --port 70000
 expect 2 "--workers: expected" -- "$DSB" serve --workers 0
 expect 2 "--batch: expected" -- "$DSB" serve --batch 65

@@ -12,6 +12,7 @@
 #include "common/args.h"
 #include "common/bench.h"
 #include "common/json.h"
+#include "dsb/gpu.h"
 #include "dsb/service.h"
 
 static const char *P = "dsb serve";
@@ -38,6 +39,9 @@ static void usage(FILE *o)
             "                          workers, a NIC stand-in on the host, Sec. V-C)\n"
             "  --tx-batch N            gpu: replies per doorbell, 1..32 (default 32; 1 = one\n"
             "                          send and completion per reply, Sec. VII-F)\n"
+            "  --sums auto|cuda|tensor launch, proxy, gpu: the solver's coupling sums (default\n"
+            "                          auto = cuda; tensor: the tensor cores for requests of\n"
+            "                          at most 32 tiles of 16 rows x 8 replicas)\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
             "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
             "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
@@ -63,6 +67,7 @@ static void counters_json(dsb_server *srv, const dsb_counters *c, const dsb_serv
     json_kv_str(&w, "tool", "dsb serve");
     json_kv_str(&w, "transport", cfg->transport.kind ? cfg->transport.kind : "udp");
     json_kv_str(&w, "dispatch", cfg->dispatch ? cfg->dispatch : "cpu");
+    json_kv_str(&w, "sums", dsb_gpu_sums_name(cfg->launch.sums));
     json_kv_f64(&w, "seconds", secs);
     bench_json_machine(&w);
     json_key(&w, "counters");
@@ -110,7 +115,7 @@ int cmd_serve(int argc, char **argv)
     cfg.dispatch = "cpu";
     dsb_resident_config_default(&cfg.gpu);
     double duration = 0;
-    int stats = 0, json = 0, max_wait_set = 0;
+    int stats = 0, json = 0, max_wait_set = 0, sums_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -135,6 +140,14 @@ int cmd_serve(int argc, char **argv)
                 cfg.dispatch = v;
             } else if (arg_is(a, "--tx-batch")) {
                 if (arg_u32(P, "--tx-batch", v, 1, DSB_NIC_TX_BATCH, &cfg.gpu.tx_batch)) return 2;
+            } else if (arg_is(a, "--sums")) {
+                int sv = dsb_gpu_sums_parse(v);
+                if (sv < 0) {
+                    fprintf(stderr, "%s: --sums: expected auto, cuda or tensor, got '%s'\n", P, v);
+                    return 2;
+                }
+                cfg.launch.sums = cfg.proxy.sums = cfg.gpu.pipe.sums = sv;
+                sums_set = 1;
             } else if (arg_is(a, "--streams")) {
                 if (arg_u32(P, "--streams", v, 1, 64, &cfg.launch.streams)) return 2;
             } else if (arg_is(a, "--workers")) {
@@ -169,6 +182,11 @@ int cmd_serve(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if (sums_set && !strcmp(cfg.dispatch, "cpu")) {
+        fprintf(stderr, "%s: --sums: applies to the GPU dispatchers (launch, proxy, gpu), not to "
+                        "--dispatch cpu\n", P);
+        return 2;
     }
     if (!max_wait_set) cfg.cpu.max_wait_ns = 500000000ull;
     cm_err err;

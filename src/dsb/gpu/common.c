@@ -31,6 +31,11 @@ static int parse_name(const char *const *names, int count, const char *s)
 
 int dsb_gpu_variant_parse(const char *s) { return parse_name(variant_names, DSB_GPU_VAR_COUNT, s); }
 
+int dsb_gpu_sums_prefer_tensor(int sums)
+{
+    return sums == DSB_GPU_SUMS_TENSOR || (sums == DSB_GPU_SUMS_AUTO && DSB_GPU_AUTO_TENSOR);
+}
+
 int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas)
 {
     dsb_gpu_layout L;

@@ -43,12 +43,16 @@ extern "C" int dsb_gpu_available(cm_err *err)
 }
 
 /* Whether a request runs with tensor-core sums (1), CUDA-core sums (0), or
- * cannot run as asked (-1, with a message). */
+ * cannot run as asked (-1, with a message): AUTO takes the tensor cores where
+ * the request fits them once DSB_GPU_AUTO_TENSOR is set; an explicit TENSOR
+ * that does not fit is refused, so a benchmark never measures the other
+ * engine unawares. */
 int dsb_gpu_use_tensor(const dsb_gpu_layout *L, int sums, int variant, cm_err *err)
 {
     if (sums < 0 || sums >= DSB_GPU_SUMS_COUNT)
         return cm_fail(err, "coupling sums %d: expected auto, cuda or tensor", sums);
-    if (sums != DSB_GPU_SUMS_TENSOR) return 0; /* AUTO: CUDA cores until measured */
+    if (!dsb_gpu_sums_prefer_tensor(sums)) return 0;
+    if (sums == DSB_GPU_SUMS_AUTO) return variant == DSB_GPU_VAR_NONE && dsb_gpu_tc_tiles(L) != 0u;
     if (variant != DSB_GPU_VAR_NONE)
         return cm_fail(err, "the timing variant %s exists only with CUDA-core sums (--sums cuda)",
                        dsb_gpu_variant_name(variant));

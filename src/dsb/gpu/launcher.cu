@@ -43,6 +43,7 @@ typedef struct {
 
 struct dsb_gpu_launcher {
     uint32_t nstreams, max_models;
+    int sums; /* dsb_gpu_sums */
     stream_slot s[MAX_STREAMS];
     model_entry *models;
     prepared prep[PREPARED];
@@ -78,10 +79,13 @@ extern "C" void dsb_gpu_launcher_destroy(dsb_gpu_launcher *l)
     free(l);
 }
 
-extern "C" int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models,
+extern "C" int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models, int sums,
                                        dsb_gpu_launcher **out, cm_err *err)
 {
     *out = NULL;
+    if (sums < 0 || sums >= DSB_GPU_SUMS_COUNT)
+        return cm_fail(err, "launch dispatcher: coupling sums %d: expected auto, cuda or tensor",
+                       sums);
     if (streams < 1 || streams > MAX_STREAMS)
         return cm_fail(err, "launch dispatcher: %u streams: expected 1..%u", streams, MAX_STREAMS);
     if (max_models < 1 || max_models > 1024)
@@ -90,6 +94,7 @@ extern "C" int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models,
     dsb_gpu_launcher *l = (dsb_gpu_launcher *)cm_calloc(1, sizeof *l);
     l->nstreams = streams;
     l->max_models = max_models;
+    l->sums = sums;
     l->models = (model_entry *)cm_calloc(max_models, sizeof *l->models);
     for (uint32_t i = 0; i < streams; i++) {
         stream_slot *s = &l->s[i];
@@ -168,7 +173,11 @@ static const prepared *prepare_cached(dsb_gpu_launcher *l, const dsb_model *m,
     pr.format = m->format;
     pr.n = m->n;
     pr.B = p->replicas;
-    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, DSB_GPU_SUMS_AUTO, &pr.L, &pr.kernel, err)) return NULL;
+    /* tensor-core sums where the request fits them, the CUDA cores otherwise */
+    int sums = l->sums;
+    if (sums == DSB_GPU_SUMS_TENSOR && !dsb_gpu_tensor_fits(m->format, m->n, p->replicas))
+        sums = DSB_GPU_SUMS_CUDA;
+    if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, sums, &pr.L, &pr.kernel, err)) return NULL;
     uint32_t at = l->nprep < PREPARED ? l->nprep++ : (l->next_prep++ % PREPARED);
     l->prep[at] = pr;
     return &l->prep[at];

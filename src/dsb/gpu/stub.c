@@ -30,10 +30,10 @@ int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, uint32_t n_fi
                         "configure time)");
 }
 
-int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models, dsb_gpu_launcher **out,
-                            cm_err *err)
+int dsb_gpu_launcher_create(uint32_t streams, uint32_t max_models, int sums,
+                            dsb_gpu_launcher **out, cm_err *err)
 {
-    (void)streams, (void)max_models;
+    (void)streams, (void)max_models, (void)sums;
     *out = NULL;
     return cm_fail(err, "--dispatch launch: the GPU backend was not built (nvcc was not found at "
                         "configure time)");

@@ -129,7 +129,7 @@ int dsb_dispatch_launch_create(const dsb_launch_dispatch_config *c, dsb_reply_fn
         return cm_fail(err, "launch dispatcher: %u streams: expected at most %u", c->streams,
                        LAUNCH_MAX_STREAMS);
     }
-    if (dsb_gpu_launcher_create(d->cfg.streams, d->cfg.max_models, &d->gl, err) != 0) {
+    if (dsb_gpu_launcher_create(d->cfg.streams, d->cfg.max_models, d->cfg.sums, &d->gl, err) != 0) {
         free(d);
         return -1;
     }
