@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cuda_check.h"
 #include "common/error.h"
 #include "dak/gemm.h"
 #include "dak/tiered.h"
@@ -31,15 +32,7 @@ static int passed, failed;
         }                                                                             \
     } while (0)
 
-#define CU(call)                                                                      \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess) {                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,             \
-                    cudaGetErrorString(e_));                                          \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#define CU(call) CM_CUDA_OR_EXIT(call)
 
 static float bf2f(uint16_t x)
 {

@@ -18,6 +18,7 @@
 #ifdef DAK_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "common/cuda_check.h"
 #include "dak/gemm.h"
 #include "dak/tiered.h"
 #endif
@@ -186,15 +187,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
 
 #ifdef DAK_HAVE_CUDA
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "dak bench: %s:%d: %s: %s\n", __FILE__, __LINE__, #x,              \
-                    cudaGetErrorString(e_));                                                   \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+#define CK(x) CM_CUDA_OR_EXIT(x)
 #define DK(x)                                                                                  \
     do {                                                                                       \
         if ((x)) {                                                                             \

@@ -21,16 +21,9 @@ extern "C" {
 #include "common/error.h"
 #include "dak/planner.h"
 }
+#include "common/cuda_check.h"
 
-#define CK(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess) {                                                         \
-            cm_fail(err, "dak profile: %s: %s (%s:%d)", #call, cudaGetErrorString(e_),    \
-                    __FILE__, __LINE__);                                                 \
-            goto fail;                                                                   \
-        }                                                                                \
-    } while (0)
+#define CK(call) CM_CUDA_TRY(err, "dak profile", call)
 
 #define CB(call)                                                                         \
     do {                                                                                 \

@@ -17,15 +17,9 @@ extern "C" {
 }
 #include "kernel.h"
 #include "host_internal.cuh"
+#include "common/cuda_check.h"
 
-#define CK(call, what)                                                                   \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess) {                                                         \
-            cm_fail(err, "%s: %s (%s)", what, cudaGetErrorString(e_), #call);            \
-            goto fail;                                                                   \
-        }                                                                                \
-    } while (0)
+#define CK(call, what) CM_CUDA_TRY(err, what, call)
 
 extern "C" int dsb_gpu_available(cm_err *err)
 {
