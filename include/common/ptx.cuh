@@ -241,16 +241,8 @@ PTX_DEV void ptx_mma_s8_16832(int32_t *d, const uint32_t *a, uint32_t b0, uint32
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* D += popc(A(16x128 bits) XOR B(128x8 bits)) per (row, col). */
-PTX_DEV void ptx_mma_b1_xor_168128(int32_t *d, uint32_t a0, uint32_t a1, uint32_t b0)
-{
-    asm("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc "
-        "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a0), "r"(a1), "r"(b0));
-}
-
-/* D += popc(A(16x128 bits) AND B(128x8 bits)) per (row, col). */
+/* D += popc(A(16x128 bits) AND B(128x8 bits)) per (row, col).  (sm_90 has no
+ * native .xor.popc: ptxas lowers it to two of these behind a call.) */
 PTX_DEV void ptx_mma_b1_and_168128(int32_t *d, uint32_t a0, uint32_t a1, uint32_t b0)
 {
     asm("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc "

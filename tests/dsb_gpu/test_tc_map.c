@@ -127,7 +127,7 @@ static void frag_c(uint32_t lane, uint32_t i, uint32_t *row, uint32_t *col)
 }
 
 /* D += A B for one warp: a[lane][4], b[lane][2] as the registers the lanes
- * hold; op 0: s8 products, 1: b1 xor-popc, 2: b1 and-popc. */
+ * hold; op 0: s8 products, 2: b1 and-popc (the two instructions the kernel uses). */
 static void emulate_mma(int op, uint32_t a[32][4], uint32_t b[32][2], int32_t d[32][4])
 {
     int32_t A[16][128], Bm[128][8];
@@ -157,8 +157,7 @@ static void emulate_mma(int op, uint32_t a[32][4], uint32_t b[32][2], int32_t d[
             frag_c(lane, i, &r, &c);
             int32_t acc = 0;
             for (uint32_t k = 0; k < K; k++)
-                acc += op == 0 ? A[r][k] * Bm[k][c]
-                       : op == 1 ? (A[r][k] ^ Bm[k][c]) : (A[r][k] & Bm[k][c]);
+                acc += op == 0 ? A[r][k] * Bm[k][c] : (A[r][k] & Bm[k][c]);
             d[lane][i] += acc;
         }
 }
@@ -224,12 +223,21 @@ static void check_sums(dsb_format f, uint32_t n, uint32_t B, uint64_t seed)
                     for (uint32_t i = 0; i < (i8 ? 2u : 1u); i++)
                         bb[lane][i] = ld32(sg + dsb_gpu_tc_b_off(i8, rb, bq, lane, ks, i));
                 }
-                /* the kernel's chains: INT8 / PM1 even k steps in p, odd in q; TERNARY planes */
+                /* the kernel's accumulators: INT8 even k steps in p, odd in q; PM1
+                 * popc(J and not s) in p, popc(not J and s) in q; TERNARY the planes */
                 if (f == DSB_FMT_TERNARY) {
                     emulate_mma(2, a, bb, p);
                     emulate_mma(2, am, bb, q);
+                } else if (f == DSB_FMT_PM1) {
+                    uint32_t na[32][4], nb[32][2];
+                    for (uint32_t lane = 0; lane < 32u; lane++) {
+                        for (uint32_t i = 0; i < 4u; i++) na[lane][i] = ~a[lane][i];
+                        for (uint32_t i = 0; i < 2u; i++) nb[lane][i] = ~bb[lane][i];
+                    }
+                    emulate_mma(2, a, nb, p);
+                    emulate_mma(2, na, bb, q);
                 } else {
-                    emulate_mma(i8 ? 0 : 1, a, bb, (ks & 1u) ? q : p);
+                    emulate_mma(0, a, bb, (ks & 1u) ? q : p);
                 }
             }
             for (uint32_t lane = 0; lane < 32u; lane++)

@@ -184,8 +184,9 @@ DSB_HD static inline uint32_t dsb_gpu_tc_ksteps(int int8, uint32_t np, uint32_t 
     return int8 ? np / 32u : (W + 3u) / 4u;
 }
 /* The coupling sum without the row-level term from the two accumulators:
- * INT8 and PM1 keep even and odd k steps in p and q (two chains); TERNARY
- * the plus-plane (p) and minus-plane (q) AND-popcounts (Prop. 1). */
+ * INT8 keeps even and odd k steps in p and q (two chains); PM1 popc(J and
+ * not s) in p and popc(not J and s) in q, whose sum is popc(J xor s);
+ * TERNARY the plus-plane (p) and minus-plane (q) AND-popcounts (Prop. 1). */
 DSB_HD static inline int32_t dsb_gpu_tc_combine(dsb_format f, int32_t p, int32_t q)
 {
     if (f == DSB_FMT_PM1) return -2 * (p + q); /* n - 2 popc(J xor s) less the n */

@@ -15,8 +15,9 @@
  * Per format (A rows and S columns are read straight from the Eq. 6 layout;
  * its odd 16-byte row strides make the fragment loads conflict-free):
  *   INT8     m16n8k32 s8: the +-1 sign bytes are S; a = J s.
- *   PM1      m16n8k128 b1 xor.popc on the bit rows and sign words:
- *            a = n - 2 popc(J_i xor s) + s_i (the row term as on the CUDA cores).
+ *   PM1      two m16n8k128 b1 and.popc: popc(J_i xor s) = popc(J_i and not s)
+ *            + popc(not J_i and s); a = n - 2 popc(J_i xor s) + s_i (the row term
+ *            as on the CUDA cores).
  *   TERNARY  two m16n8k128 b1 and.popc (plus and minus planes):
  *            a = 2 (popc(P_i and s) - popc(M_i and s)) - (|P_i| - |M_i|).
  * The padding words of rows and sign rows are zero (dsb_gpu_load_block), so
@@ -98,8 +99,13 @@ static __device__ __forceinline__ void dsb_tc_tile_sums(const int FMT, const uns
         for (uint32_t ks = 0; ks < nks; ks++) {
             const uint32_t b0 = B_(ks, 0);
             if (FMT == DSB_FMT_PM1) {
-                if (ks & 1u) ptx_mma_b1_xor_168128(q, A_(rows, ks, 0), A_(rows, ks, 1), b0);
-                else ptx_mma_b1_xor_168128(p, A_(rows, ks, 0), A_(rows, ks, 1), b0);
+                /* popc(J xor s) = popc(J and not s) + popc(not J and s): sm_90 has no
+                 * native b1 xor mma (ptxas lowers .xor.popc to these two AND-popc
+                 * BMMAs behind a subroutine call), so they are written out here.
+                 * Padding bits are 0 in J and in s, so neither term counts them. */
+                const uint32_t a0 = A_(rows, ks, 0), a1 = A_(rows, ks, 1);
+                ptx_mma_b1_and_168128(p, a0, a1, ~b0);
+                ptx_mma_b1_and_168128(q, ~a0, ~a1, b0);
             } else {
                 ptx_mma_b1_and_168128(p, A_(rows, ks, 0), A_(rows, ks, 1), b0);
                 ptx_mma_b1_and_168128(q, A_(minus, ks, 0), A_(minus, ks, 1), b0);
