@@ -38,6 +38,8 @@ expect 1 "pm1" -- "$DSB" solve --gen ternary:n=64 --format pm1
 expect 1 "nonexistent" -- "$DSB" solve "$tmp/nonexistent.txt"
 expect 2 "field" -- "$DSB" solve --gen sk:n=16 --field 3
 expect 2 "unknown benchmark" -- "$DSB" bench nothing
+expect 2 "applies to --backend gpu only" -- "$DSB" solve --gen sk:n=16 --sums tensor
+expect 2 "--sums: expected auto, cuda or tensor" -- "$DSB" solve --gen sk:n=16 --backend gpu --sums x
 expect 2 "expected a list of up to three of auto, cuda, tensor" -- "$DSB" bench solve --sums fast
 expect 2 "only with CUDA-core sums" -- "$DSB" bench solve --sums tensor --variant no-sum
 

@@ -9,6 +9,7 @@
 #include "common/args.h"
 #include "common/json.h"
 #include "dsb/core.h"
+#include "dsb/gpu.h"
 #include "dsb/instances.h"
 #include "dsb/solve.h"
 
@@ -29,6 +30,9 @@ static void usage(FILE *o)
             "  --field I            portfolio: use field vector I of the pool (default 0)\n"
             "  --format F           auto|pm1|ternary|int8 (default auto: narrowest that fits)\n"
             "  --backend cpu|gpu    (default cpu)\n"
+            "  --sums auto|cuda|tensor  gpu: the coupling sums' engine (default auto = cuda;\n"
+            "                       tensor: integer mma, same answers, at most 32 tiles of\n"
+            "                       16 rows x 8 replicas)\n"
             "  --threads N          cpu threads (default: all cores)\n"
             "  --json               print one JSON object instead of text\n"
             "  --spins-out FILE     write the best spins, one +1/-1 per line\n");
@@ -42,7 +46,7 @@ int cmd_solve(int argc, char **argv)
     dsb_format fmt = DSB_FMT_AUTO;
     dsb_backend backend = DSB_BACKEND_CPU;
     uint32_t threads = 0, field = 0;
-    int json = 0;
+    int json = 0, sums = DSB_GPU_SUMS_AUTO, sums_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         double d;
@@ -77,6 +81,12 @@ int cmd_solve(int argc, char **argv)
                             P, v);
                     return 2;
                 }
+            } else if (arg_is(a, "--sums")) {
+                if ((sums = dsb_gpu_sums_parse(v)) < 0) {
+                    fprintf(stderr, "%s: --sums: expected auto, cuda or tensor, got '%s'\n", P, v);
+                    return 2;
+                }
+                sums_set = 1;
             } else if (arg_is(a, "--backend")) {
                 if (!strcmp(v, "cpu")) backend = DSB_BACKEND_CPU;
                 else if (!strcmp(v, "gpu")) backend = DSB_BACKEND_GPU;
@@ -94,6 +104,10 @@ int cmd_solve(int argc, char **argv)
             fprintf(stderr, "%s: expected one FILE, got a second one '%s'\n", P, a);
             return 2;
         }
+    }
+    if (sums_set && backend != DSB_BACKEND_GPU) {
+        fprintf(stderr, "%s: --sums: applies to --backend gpu only\n", P);
+        return 2;
     }
     if (!!file == !!gen) {
         fprintf(stderr, "%s: expected exactly one of FILE or --gen SPEC\n", P);
@@ -126,7 +140,7 @@ int cmd_solve(int argc, char **argv)
     dsb_result res;
     dsb_result_init(&res, inst.n, prm.replicas, 0);
     int rc = backend == DSB_BACKEND_CPU ? dsb_solve_cpu(&model, h, &prm, (int)threads, &res, &err)
-                                        : dsb_solve(backend, &model, h, &prm, &res, &err);
+                                        : dsb_solve_gpu_ex(&model, h, &prm, sums, &res, &err);
     if (rc) {
         fprintf(stderr, "%s: %s\n", P, err.msg);
     } else {
