@@ -26,4 +26,15 @@ const char *arg_value(const char *prog, int argc, char **argv, int *i);
 /* True when argv[i] is `flag` or starts with `flag=`. */
 int arg_is(const char *arg, const char *flag);
 
+/* A tool's subcommands: `prog NAME [options]` runs NAME's run(argc - 1,
+ * argv + 1).  No NAME: usage on stderr, 2; --help / -h / help: usage on
+ * stdout, 0; an unknown NAME: "<prog>: unknown command 'X'" and usage on
+ * stderr, 2. */
+typedef struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *help;
+} arg_command;
+int arg_dispatch(const char *prog, const arg_command *cmds, int ncmds, int argc, char **argv);
+
 #endif

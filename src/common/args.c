@@ -112,3 +112,26 @@ int arg_bytes(const char *prog, const char *flag, const char *value, uint64_t *o
     }
     return bad(prog, flag, what, value);
 }
+
+static void dispatch_usage(FILE *o, const char *prog, const arg_command *cmds, int n)
+{
+    fprintf(o, "usage: %s COMMAND [options]   (%s COMMAND --help for its options)\n\n", prog, prog);
+    for (int i = 0; i < n; i++) fprintf(o, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+}
+
+int arg_dispatch(const char *prog, const arg_command *cmds, int ncmds, int argc, char **argv)
+{
+    if (argc < 2) {
+        dispatch_usage(stderr, prog, cmds, ncmds);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        dispatch_usage(stdout, prog, cmds, ncmds);
+        return 0;
+    }
+    for (int i = 0; i < ncmds; i++)
+        if (!strcmp(argv[1], cmds[i].name)) return cmds[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[1]);
+    dispatch_usage(stderr, prog, cmds, ncmds);
+    return 2;
+}

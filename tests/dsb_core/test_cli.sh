@@ -37,7 +37,9 @@ expect 2 "gen" -- "$DSB" solve --gen warp:n=16
 expect 1 "pm1" -- "$DSB" solve --gen ternary:n=64 --format pm1
 expect 1 "nonexistent" -- "$DSB" solve "$tmp/nonexistent.txt"
 expect 2 "field" -- "$DSB" solve --gen sk:n=16 --field 3
-expect 2 "unknown benchmark" -- "$DSB" bench nothing
+expect 2 "dsb bench: unknown command 'nothing'" -- "$DSB" bench nothing
+expect 2 "usage: dsb bench COMMAND" -- "$DSB" bench
+expect 0 "pipeline" -- "$DSB" bench --help
 expect 2 "applies to --backend gpu only" -- "$DSB" solve --gen sk:n=16 --sums tensor
 expect 2 "--sums: expected auto, cuda or tensor" -- "$DSB" solve --gen sk:n=16 --backend gpu --sums x
 expect 2 "expected a list of up to three of auto, cuda, tensor" -- "$DSB" bench solve --sums fast
