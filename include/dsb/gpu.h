@@ -35,9 +35,10 @@ typedef enum { DSB_GPU_SUMS_AUTO = 0, DSB_GPU_SUMS_CUDA, DSB_GPU_SUMS_TENSOR, DS
 const char *dsb_gpu_sums_name(int s);
 /* "auto", "cuda", "tensor"; -1 if unknown. */
 int dsb_gpu_sums_parse(const char *s);
-/* A comma-separated list of up to DSB_GPU_SUMS_COUNT of those into out[];
- * returns how many, or -1 (empty item, unknown name, too many). */
-int dsb_gpu_sums_parse_list(const char *s, int *out);
+/* The value of a command-line flag: a comma-separated list of up to
+ * DSB_GPU_SUMS_COUNT of those into out[]; returns how many, or -1 after
+ * "<prog>: <flag>: expected a list of ..." on stderr (common/args.h style). */
+int dsb_gpu_sums_arg(const char *prog, const char *flag, const char *value, int *out);
 /* 1 when sums asks for the tensor cores wherever a request fits them:
  * TENSOR, or AUTO once DSB_GPU_AUTO_TENSOR is 1 (the one place to flip). */
 #define DSB_GPU_AUTO_TENSOR 0

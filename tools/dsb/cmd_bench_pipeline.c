@@ -352,13 +352,7 @@ int cmd_bench_pipeline(int argc, char **argv)
         } else if (arg_is(a, "--dt")) {
             if (arg_f64(PROG, "--dt", v, 1e-6, 100.0, &dt)) return 2;
         } else if (arg_is(a, "--sums")) {
-            if ((nsums = dsb_gpu_sums_parse_list(v, sums_list)) < 0) {
-                fprintf(stderr,
-                        "%s: --sums: expected a list of up to three of auto, cuda, tensor, "
-                        "got '%s'\n",
-                        PROG, v);
-                return 2;
-            }
+            if ((nsums = dsb_gpu_sums_arg(PROG, "--sums", v, sums_list)) < 0) return 2;
         } else if (arg_is(a, "--json")) {
             json_path = v;
         } else {

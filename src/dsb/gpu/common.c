@@ -1,5 +1,6 @@
 /* Parts of the GPU solver's API that need no CUDA: Eq. (6) and the names of
  * the timing variants and of the coupling-sum engines (built with and without CUDA). */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -52,20 +53,23 @@ const char *dsb_gpu_sums_name(int s)
 
 int dsb_gpu_sums_parse(const char *s) { return parse_name(sums_names, DSB_GPU_SUMS_COUNT, s); }
 
-int dsb_gpu_sums_parse_list(const char *s, int *out)
+int dsb_gpu_sums_arg(const char *prog, const char *flag, const char *value, int *out)
 {
     int n = 0;
-    const char *p = s;
+    const char *p = value;
     for (;;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         char tok[16];
-        if (len == 0 || len >= sizeof tok || n == DSB_GPU_SUMS_COUNT) return -1;
+        if (len == 0 || len >= sizeof tok || n == DSB_GPU_SUMS_COUNT) break;
         memcpy(tok, p, len);
         tok[len] = 0;
-        if ((out[n] = dsb_gpu_sums_parse(tok)) < 0) return -1;
+        if ((out[n] = dsb_gpu_sums_parse(tok)) < 0) break;
         n++;
         if (!e) return n;
         p = e + 1;
     }
+    fprintf(stderr, "%s: %s: expected a list of up to three of auto, cuda, tensor, got '%s'\n",
+            prog, flag, value);
+    return -1;
 }
