@@ -155,14 +155,7 @@ void dsb_gpu_fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
     a->np = L->np;
     a->B = p->replicas;
     a->K = p->steps;
-    a->row_bytes = L->row_bytes;
-    a->off_minus = L->off_minus;
-    a->off_rowconst = L->off_rowconst;
-    a->off_signs = L->off_signs;
-    a->off_field = L->off_field;
-    a->off_s0 = L->off_s0;
-    a->off_energy = L->off_energy;
-    a->sign_buf_bytes = L->sign_buf_bytes;
+    DSB_GPU_COPY_OFFSETS(a, L);
     a->xi = dsb_effective_xi(m, p);
     a->dt = p->dt;
     a->seed = p->seed;

@@ -47,6 +47,21 @@ typedef struct {
     size_t total;         /* S of Eq. (6) */
 } dsb_gpu_layout;
 
+/* Copies the Eq. 6 strides and offsets the solver body reads between any two
+ * structs that carry them under these names (dsb_gpu_layout, the pipeline's
+ * per-(model, B) layout row, the kernel arguments): one list of fields. */
+#define DSB_GPU_COPY_OFFSETS(dst, src)                                                    \
+    do {                                                                                  \
+        (dst)->row_bytes = (src)->row_bytes;                                              \
+        (dst)->off_minus = (src)->off_minus;                                              \
+        (dst)->off_rowconst = (src)->off_rowconst;                                        \
+        (dst)->off_signs = (src)->off_signs;                                              \
+        (dst)->off_field = (src)->off_field;                                              \
+        (dst)->off_s0 = (src)->off_s0;                                                    \
+        (dst)->off_energy = (src)->off_energy;                                            \
+        (dst)->sign_buf_bytes = (src)->sign_buf_bytes;                                    \
+    } while (0)
+
 /* Smallest mult * odd >= v (mult = 4 words or 16 bytes). */
 DSB_HD static inline uint32_t dsb_gpu_odd_stride(uint32_t v, uint32_t mult)
 {

@@ -67,14 +67,7 @@ DSB_HD static inline uint32_t dsb_pipe_layout_row(dsb_format format, uint32_t n,
         if (maxB + 1u != B || dsb_gpu_layout_make(format, n, B, &L) || L.total > area_off) continue;
         o->ppt = L.ppt;
         o->samerow = (uint32_t)dsb_gpu_row_mode(format, &L);
-        o->row_bytes = L.row_bytes;
-        o->off_minus = L.off_minus;
-        o->off_rowconst = L.off_rowconst;
-        o->off_signs = L.off_signs;
-        o->off_field = L.off_field;
-        o->off_s0 = L.off_s0;
-        o->off_energy = L.off_energy;
-        o->sign_buf_bytes = L.sign_buf_bytes;
+        DSB_GPU_COPY_OFFSETS(o, &L);
         o->total = (uint32_t)L.total;
         maxB = B;
     }

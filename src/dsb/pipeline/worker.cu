@@ -235,14 +235,7 @@ static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area,
             a->np = m.np;
             a->B = q->replicas;
             a->K = q->steps;
-            a->row_bytes = L.row_bytes;
-            a->off_minus = L.off_minus;
-            a->off_rowconst = L.off_rowconst;
-            a->off_signs = L.off_signs;
-            a->off_field = L.off_field;
-            a->off_s0 = L.off_s0;
-            a->off_energy = L.off_energy;
-            a->sign_buf_bytes = L.sign_buf_bytes;
+            DSB_GPU_COPY_OFFSETS(a, &L);
             a->seq = st->ticket;
             a->xi = q->xi != 0.0f ? q->xi : m.xi_default;
             a->dt = q->dt;
