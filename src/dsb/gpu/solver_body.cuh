@@ -254,12 +254,14 @@ static __device__ __forceinline__ void dsb_gpu_coupling(const int FMT, const int
     }
 }
 
-/* Row-level term of the coupling sum of row r (see the file comment). */
+/* Row-level term of the coupling sum of a row (see the file comment): PM1
+ * n + s_i, TERNARY minus the row constant (read only for TERNARY), INT8 none.
+ * Both coupling engines add it to their sums. */
 static __device__ __forceinline__ int32_t dsb_gpu_row_term(const int FMT, uint32_t n, float x,
-                                                           const int32_t *rowc, uint32_t r)
+                                                           int32_t row_const)
 {
     if (FMT == DSB_FMT_PM1) return dsb_pm1_row_sum(0, 0, 0u, n, dsb_sign(x));
-    if (FMT == DSB_FMT_TERNARY) return dsb_ternary_row_sum(0, 0, rowc[r], 0, 0u);
+    if (FMT == DSB_FMT_TERNARY) return dsb_ternary_row_sum(0, 0, row_const, 0, 0u);
     return 0;
 }
 
@@ -472,9 +474,8 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
             if (j > 0) dsb_gpu_walk_next(&wk, &r, &b);
             const int act = j < P - 1 || last_active;
             int32_t h_i = SR ? fld0 : field[r];
-            int32_t rt = (SR && FMT == DSB_FMT_TERNARY)
-                             ? dsb_ternary_row_sum(0, 0, rc0, 0, 0u)
-                             : dsb_gpu_row_term(FMT, n, x[j], rowc, r);
+            int32_t rt = dsb_gpu_row_term(FMT, n, x[j],
+                                          FMT == DSB_FMT_TERNARY ? (SR ? rc0 : rowc[r]) : 0);
             int32_t ai = acc[j] + rt + h_i;
             /* branch-free: every pair steps, padding rows and inactive pairs
              * keep their (zero) state through a select */
@@ -502,8 +503,10 @@ static __device__ __forceinline__ void dsb_gpu_block_solve(const dsb_gpu_args a,
             int64_t e = 0;
             if (r < n) {
                 int32_t s_i = dsb_sign(x[j]);
-                e = dsb_energy2_term(s_i, acc[j] + dsb_gpu_row_term(FMT, n, x[j], rowc, r),
-                                     field[r]);
+                e = dsb_energy2_term(
+                    s_i,
+                    acc[j] + dsb_gpu_row_term(FMT, n, x[j], FMT == DSB_FMT_TERNARY ? rowc[r] : 0),
+                    field[r]);
             }
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) e += __shfl_xor_sync(0xffffffffu, e, o);

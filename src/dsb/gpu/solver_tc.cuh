@@ -118,16 +118,6 @@ static __device__ __forceinline__ void dsb_tc_tile_sums(const int FMT, const uns
     for (int c = 0; c < 4; c++) d[c] = dsb_gpu_tc_combine((dsb_format)FMT, p[c], q[c]);
 }
 
-/* Row-level term of a pair's coupling sum (PM1: n + s_i; TERNARY: the row
- * constant, kept in a register; INT8: none), as dsb_gpu_row_term. */
-static __device__ __forceinline__ int32_t dsb_tc_row_term(const int FMT, uint32_t n, float x,
-                                                          int32_t rowc)
-{
-    if (FMT == DSB_FMT_PM1) return dsb_pm1_row_sum(0, 0, 0u, n, dsb_sign(x));
-    if (FMT == DSB_FMT_TERNARY) return dsb_ternary_row_sum(0, 0, rowc, 0, 0u);
-    return 0;
-}
-
 /* The solve with T tiles per warp (a literal at each call site). */
 static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args a, const int FMT,
                                                               const int T)
@@ -192,7 +182,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
             for (int c = 0; c < 4; c++) {
                 const int i = 4 * j + c;
                 const int h = 2 * j + (c >> 1);
-                const int32_t ai = s[c] + dsb_tc_row_term(FMT, n, x[i], rcn[h]) + fl[h];
+                const int32_t ai = s[c] + dsb_gpu_row_term(FMT, n, x[i], rcn[h]) + fl[h];
                 float xn = x[i], yn = y[i];
                 dsb_step(&xn, &yn, ai, damping, xi, dt);
                 const int on = (live >> i) & 1u;
@@ -219,7 +209,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
             e[c] = 0;
             if ((live >> i) & 1u)
                 e[c] = dsb_energy2_term(dsb_sign(x[i]),
-                                        s[c] + dsb_tc_row_term(FMT, n, x[i], rcn[h]), fl[h]);
+                                        s[c] + dsb_gpu_row_term(FMT, n, x[i], rcn[h]), fl[h]);
         }
         /* replicas 2t (pairs 0, 2) and 2t + 1 (pairs 1, 3), summed over g */
         int64_t e0 = e[0] + e[2], e1 = e[1] + e[3];
