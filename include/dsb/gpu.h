@@ -29,8 +29,10 @@ size_t dsb_gpu_smem_bytes(dsb_format f, uint32_t n, uint32_t replicas);
  *   TENSOR  integer mma (s8, or b1 xor/and-popc) on the tensor cores, for
  *           requests of at most 32 tiles of 16 rows x 8 replicas
  *           (n_p/16 * ceil(B/8) <= 32); other requests are refused
- *   AUTO    CUDA for now: TENSOR becomes the default once it is measured on
- *           the GPU (docs/perf/NOTES-gpusolver.md) */
+ *   AUTO    per request, the engine the H200 measured faster for its format and
+ *           size (dsb_gpu_tc_pick, src/dsb/gpu/layout.h): the tensor cores for
+ *           INT8 and TERNARY from n_p = 128 and for PM1 where the CUDA cores
+ *           cannot keep a thread's row in registers, else the CUDA cores */
 typedef enum { DSB_GPU_SUMS_AUTO = 0, DSB_GPU_SUMS_CUDA, DSB_GPU_SUMS_TENSOR, DSB_GPU_SUMS_COUNT } dsb_gpu_sums;
 const char *dsb_gpu_sums_name(int s);
 /* "auto", "cuda", "tensor"; -1 if unknown. */
@@ -39,10 +41,11 @@ int dsb_gpu_sums_parse(const char *s);
  * DSB_GPU_SUMS_COUNT of those into out[]; returns how many, or -1 after
  * "<prog>: <flag>: expected a list of ..." on stderr (common/args.h style). */
 int dsb_gpu_sums_arg(const char *prog, const char *flag, const char *value, int *out);
-/* 1 when sums asks for the tensor cores wherever a request fits them:
- * TENSOR, or AUTO once DSB_GPU_AUTO_TENSOR is 1 (the one place to flip). */
-#define DSB_GPU_AUTO_TENSOR 0
-int dsb_gpu_sums_prefer_tensor(int sums);
+/* The engine a server runs a request on for the choice sums: TENSOR where
+ * asked and the request fits the tensor cores (else CUDA), AUTO's rule, or
+ * CUDA; returns DSB_GPU_SUMS_CUDA or DSB_GPU_SUMS_TENSOR (CUDA for a request
+ * that fits no block). */
+int dsb_gpu_sums_for(int sums, dsb_format f, uint32_t n, uint32_t replicas);
 /* 1 when (format, n, B) fits one block and the tensor-core sums (at most 32
  * tiles of 16 rows x 8 replicas), else 0. */
 int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas);

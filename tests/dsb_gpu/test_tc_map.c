@@ -287,6 +287,43 @@ int main(void)
     CHECK_EQ_I64(dsb_gpu_tc_tiles_of(384, 10), 0, "n_p 384, B 10: 48 tiles");
     CHECK_EQ_I64(dsb_gpu_tc_tiles_of(32, 128), 4, "n_p 32, B 128: 32 tiles");
     CHECK_EQ_I64(dsb_gpu_tc_tiles_of(32, 129), 0, "n_p 32, B 129: 34 tiles");
+    /* AUTO's engine: the H200's faster one at B = 8 (docs/perf/table3.md,
+     * "Coupling engines"; 1 = tensor cores) and the fixed choices */
+    static const struct {
+        dsb_format f;
+        uint32_t n, B;
+        int tensor;
+        const char *why;
+    } engine[] = {
+        {DSB_FMT_INT8, 64, 8, 0, "int8 n 64: tensor 0.75x"},
+        {DSB_FMT_INT8, 128, 8, 1, "int8 n 128: tensor 1.08x, 1.53x loaded"},
+        {DSB_FMT_INT8, 192, 8, 1, "int8 n 192: tensor 2.6x"},
+        {DSB_FMT_INT8, 256, 8, 1, "int8 n 256: tensor 1.7x"},
+        {DSB_FMT_PM1, 64, 8, 0, "pm1 n 64: tensor 0.85x"},
+        {DSB_FMT_PM1, 128, 8, 0, "pm1 n 128: tensor 0.75x loaded"},
+        {DSB_FMT_PM1, 192, 8, 1, "pm1 n 192: tensor 1.6x"},
+        {DSB_FMT_PM1, 256, 8, 0, "pm1 n 256: tensor 0.97x"},
+        {DSB_FMT_PM1, 512, 8, 1, "pm1 n 512: tensor 2.4x"},
+        {DSB_FMT_TERNARY, 64, 8, 1, "ternary n 64: tensor 1.05x alone, 0.97-1.15x loaded"},
+        {DSB_FMT_TERNARY, 128, 8, 1, "ternary n 128: tensor 1.35x"},
+        {DSB_FMT_TERNARY, 256, 8, 1, "ternary n 256: tensor 1.55x"},
+        {DSB_FMT_TERNARY, 512, 8, 1, "ternary n 512: tensor 4x"},
+        {DSB_FMT_INT8, 384, 10, 0, "48 tiles do not fit the tensor-core body"},
+    };
+    for (size_t i = 0; i < sizeof engine / sizeof engine[0]; i++) {
+        dsb_gpu_layout L;
+        if (dsb_gpu_layout_make(engine[i].f, engine[i].n, engine[i].B, &L)) {
+            CHECK(0, "%s: no layout", engine[i].why);
+            continue;
+        }
+        CHECK_EQ_I64(dsb_gpu_tc_pick(engine[i].f, &L, DSB_GPU_SUMS_AUTO) != 0u, engine[i].tensor,
+                     engine[i].why);
+        CHECK_EQ_I64(dsb_gpu_tc_pick(engine[i].f, &L, DSB_GPU_SUMS_CUDA), 0, "cuda never");
+        CHECK_EQ_I64(dsb_gpu_tc_pick(engine[i].f, &L, DSB_GPU_SUMS_TENSOR), dsb_gpu_tc_tiles(&L),
+                     "tensor wherever it fits");
+        CHECK_EQ_I64(dsb_gpu_sums_for(DSB_GPU_SUMS_AUTO, engine[i].f, engine[i].n, engine[i].B),
+                     engine[i].tensor ? DSB_GPU_SUMS_TENSOR : DSB_GPU_SUMS_CUDA, engine[i].why);
+    }
     /* every admitted shape of a grid of n and B */
     static const uint32_t ns[] = {1, 31, 32, 33, 64, 100, 128, 160, 192, 200, 256, 384, 512};
     static const uint32_t Bs[] = {1, 2, 3, 5, 7, 8, 9, 12, 16, 24, 32, 33, 64, 128};

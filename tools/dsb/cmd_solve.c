@@ -30,9 +30,10 @@ static void usage(FILE *o)
             "  --field I            portfolio: use field vector I of the pool (default 0)\n"
             "  --format F           auto|pm1|ternary|int8 (default auto: narrowest that fits)\n"
             "  --backend cpu|gpu    (default cpu)\n"
-            "  --sums auto|cuda|tensor  gpu: the coupling sums' engine (default auto = cuda;\n"
-            "                       tensor: integer mma, same answers, at most 32 tiles of\n"
-            "                       16 rows x 8 replicas)\n"
+            "  --sums auto|cuda|tensor  gpu: the coupling sums' engine, same answers (default\n"
+            "                       auto: the one measured faster for the format and size;\n"
+            "                       tensor: integer mma, at most 32 tiles of 16 rows x 8\n"
+            "                       replicas)\n"
             "  --threads N          cpu threads (default: all cores)\n"
             "  --json               print one JSON object instead of text\n"
             "  --spins-out FILE     write the best spins, one +1/-1 per line\n");

@@ -173,12 +173,9 @@ static const prepared *prepare_cached(dsb_gpu_launcher *l, const dsb_model *m,
     pr.format = m->format;
     pr.n = m->n;
     pr.B = p->replicas;
-    /* a server's rule, as the pipeline workers': the tensor cores where asked
-     * (dsb_gpu_sums_prefer_tensor) and the request fits them, else the CUDA cores */
-    const int sums = dsb_gpu_sums_prefer_tensor(l->sums) &&
-                             dsb_gpu_tensor_fits(m->format, m->n, p->replicas)
-                         ? DSB_GPU_SUMS_TENSOR
-                         : DSB_GPU_SUMS_CUDA;
+    /* a server's rule, as the pipeline workers' (dsb_gpu_tc_pick): the tensor
+     * cores where asked and the request fits them, AUTO's per-request choice */
+    const int sums = dsb_gpu_sums_for(l->sums, m->format, m->n, p->replicas);
     if (dsb_gpu_prepare(m, p, DSB_GPU_VAR_NONE, sums, &pr.L, &pr.kernel, err)) return NULL;
     uint32_t at = l->nprep < PREPARED ? l->nprep++ : (l->next_prep++ % PREPARED);
     l->prep[at] = pr;

@@ -28,6 +28,7 @@
 
 #include "dsb/core.h"
 #include "dsb/model.h"
+#include "dsb/gpu.h"
 
 #define DSB_GPU_THREADS 256u     /* T: threads per request block */
 #define DSB_GPU_MAX_PAIRS 16u    /* P: (replica,row) pairs per thread */
@@ -141,6 +142,34 @@ DSB_HD static inline uint32_t dsb_gpu_tc_tiles_of(uint32_t np, uint32_t B)
 DSB_HD static inline uint32_t dsb_gpu_tc_tiles(const dsb_gpu_layout *L)
 {
     return dsb_gpu_tc_tiles_of(L->np, L->B);
+}
+
+/* The engine of one request for a dsb_gpu_sums choice: tiles per warp of the
+ * tensor-core body, or 0 for the CUDA-core body.  TENSOR takes the tensor
+ * cores wherever the request fits them; CUDA never.  AUTO follows what the
+ * H200 measured (docs/perf/table3.md, "Coupling engines", B = 8, n 64..512;
+ * the tensor-core solves also run at 1800 MHz instead of 1980):
+ *  - INT8 from n_p = 128: a pair costs n/4 DP4A on the CUDA cores, 1.08-2.7x
+ *    alone and 1.06-1.5x in the loaded pipeline.  Below, four tiles leave
+ *    half the warps idle and the latency-bound step loses (0.75x at n = 64).
+ *  - PM1 only where a CUDA-core thread cannot keep its row in registers (row
+ *    mode 2 needs n_p | 256 and W <= 8): that body is a few XOR-POPC per pair,
+ *    while b1 mma (BMMA, and-popc) is slow on sm_90, and two co-resident
+ *    solves halve each other's rate (pipeline, n_p 128 and 256: 0.75-0.97x).
+ *    Without row mode 2 (n 192, 512): 1.6-2.4x.
+ *  - TERNARY always: two bit planes per pair on the CUDA cores; 1.04-4.1x. */
+DSB_HD static inline uint32_t dsb_gpu_tc_pick_of(dsb_format f, uint32_t np, uint32_t B,
+                                                  int row_mode, int sums)
+{
+    if (sums == DSB_GPU_SUMS_TENSOR) return dsb_gpu_tc_tiles_of(np, B);
+    if (sums != DSB_GPU_SUMS_AUTO) return 0u;
+    if (f == DSB_FMT_INT8 && np < 128u) return 0u;
+    if (f == DSB_FMT_PM1 && row_mode == 2) return 0u;
+    return dsb_gpu_tc_tiles_of(np, B);
+}
+DSB_HD static inline uint32_t dsb_gpu_tc_pick(dsb_format f, const dsb_gpu_layout *L, int sums)
+{
+    return dsb_gpu_tc_pick_of(f, L->np, L->B, dsb_gpu_row_mode(f, L), sums);
 }
 
 /* The pairs of a lane: tile q = warp + 8 j is (mt, nt) = (q mod mtiles,

@@ -230,7 +230,7 @@ int dsb_pipe_create(const dsb_pipe_config *cfg, dsb_pipe **out, cm_err *err)
     p->d.host_rings = cfg->placement == DSB_PIPE_HOST;
     p->d.poll_ns = cfg->poll_ns;
     p->d.max_steps = cfg->max_steps;
-    p->d.tensor_sums = (uint32_t)dsb_gpu_sums_prefer_tensor(cfg->sums);
+    p->d.sums = (uint32_t)cfg->sums;
     if (!rc && (e = cudaDeviceSynchronize())) rc = cu_fail(err, "set-up", e);
     if (!rc) rc = calibrate_clock(p, err);
     if (!rc) rc = preload_gen(p, err);

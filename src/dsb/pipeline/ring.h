@@ -105,7 +105,7 @@ typedef struct {
     uint32_t host_rings;             /* 1: rings in host-mapped memory */
     uint32_t poll_ns;
     uint32_t max_steps;
-    uint32_t tensor_sums;            /* 1: solve with the tensor-core body where it fits */
+    uint32_t sums;                   /* dsb_gpu_sums: engine per request (dsb_gpu_tc_pick) */
 } dsb_pipe_dev;
 
 /* The generator / consumer block (GPU placement). */
