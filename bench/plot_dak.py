@@ -21,6 +21,7 @@ def main():
     sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
     series = [("bound_GBs", "bound", "--", "k"), ("split_GBs", "split (DAK)", "o-", "tab:blue"),
               ("split_mc_GBs", "split+multicast", "s-", "tab:orange"),
+              ("split_panel_GBs", "split, panel host rows", "P-", "tab:olive"),
               ("split_2d_GBs", "split, 2-D TMA", "d:", "tab:cyan"),
               ("cublas0_GBs", "cuBLAS all-HBM", ":", "tab:gray"),
               ("prefetch_GBs", "prefetch", "x-", "tab:green"), ("overlap_GBs", "prefetch overlap", "+-", "tab:red"),
@@ -72,9 +73,10 @@ def main():
     amp = d.get("amplification") or []
     if amp:
         ax = axes[1]
-        for cl in sorted({r["cluster"] for r in amp}):
-            rows = sorted([r for r in amp if r["cluster"] == cl], key=lambda r: r["N"])
-            ax.plot([r["N"] for r in rows], [r["amplification"] for r in rows], "o-", label=f"cluster {cl}")
+        for path, cl in sorted({(r.get("path", "tiled"), r["cluster"]) for r in amp}):
+            rows = sorted([r for r in amp if r.get("path", "tiled") == path and r["cluster"] == cl],
+                          key=lambda r: r["N"])
+            ax.plot([r["N"] for r in rows], [r["amplification"] for r in rows], "o-", label=f"{path}, cluster {cl}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_xlabel("N")

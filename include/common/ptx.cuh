@@ -295,4 +295,14 @@ PTX_DEV uint32_t ptx_atom_acq_rel_gpu_add_u32(uint32_t *p, uint32_t v)
     return old;
 }
 
+/* ---- split-K accumulation (appended for the split GEMM's panel path) ------------------ */
+
+/* Fire-and-forget add of four fp32 values into 16 contiguous, 16-byte aligned bytes of global
+ * memory, performed at L2 (relaxed, GPU scope; sm_90). */
+PTX_DEV void ptx_red_add_v4_f32(float *p, float a, float b, float c, float d)
+{
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d)
+                 : "memory");
+}
+
 #endif

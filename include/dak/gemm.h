@@ -27,6 +27,29 @@
  * range, waits for the others' partials (run 10); otherwise the last contributor to
  * arrive sums them.  Every element of C is written exactly once.
  *
+ * Panel path (opts.panel, gemm_panel.cu; issue #7, read amplification): the tiled path
+ * above re-fetches every host tile once per group of 64 x cluster columns (8x at N = 4096
+ * with cluster 8).  With `panel` the host tile rows go instead through an A-stationary
+ * kernel: a cluster loads one host *panel* (64 rows x 64 pblocks columns, 64 KiB by default)
+ * once, each member issuing 1/cluster of every piece (kstep blocks) by .multicast::cluster,
+ * into one of two panel buffers (the next panel streams in while this one is used); then
+ * each member walks its column tiles (rank, rank + cluster, ...), streams B (piece by piece,
+ * from HBM by 3-D TMA) through a small ring, computes the 64 x 64 partial over the panel
+ * with the same mma.sync consumers, and adds it into an fp32 accumulator by
+ * red.global.add.v4.f32 (split-K over panels: the host rows of C, or for bf16 C an fp32
+ * workspace converted afterwards, are zeroed first).  Units (tile row, panel) are split in
+ * contiguous ranges over the clusters, so a tile row's panels mostly follow each other in
+ * one cluster and its 64 x N accumulator stays in L2.  Host bytes = A's host bytes (1.00x)
+ * for every N.  The HBM tile rows keep the tiled kernel, launched on the caller's stream
+ * while the panel kernel runs on a second stream (fork/join by events; both grids fit the
+ * SMs together, so they run side by side; cost: two events and a memset).
+ * Prediction (before any measurement; A 7168^2 all in host memory, 128 panel CTAs, link
+ * ~42 GB/s): N = 1024: 1.00x, ~2.55 ms (2.5-2.7; tiled, cluster 8: 2.00x, 4.82 ms);
+ * N = 4096: 1.00x, ~2.8 ms (2.6-3.3; tiled: 8.00x, 19.2 ms).  The link (2.45 ms) should
+ * dominate; the math (421 GFLOP at the ~210 TFLOP/s these mma.sync consumers reached at
+ * N = 512: ~2.0 ms), B re-read once per tile row (6.6 GB at N = 4096, L2/HBM) and the fp32
+ * reductions (1.6 GB into L2) overlap it but leave less slack at N = 4096.
+ *
  * All functions return 0 or -1 with a message in err.  Without CUDA every
  * entry point fails with "not built". */
 #ifndef DAK_GEMM_H
@@ -76,6 +99,14 @@ typedef struct {
     int diag_times;     /* diagnostic: every CTA records %globaltimer stamps (dak_gemm_times) */
     uint32_t dyn;       /* diagnostic (slower in run 10b): HBM tier in dynamic units (N <= 64, cluster 1): 0 off, 1 auto unit size,
                            >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
+    uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
+                           0 off, 1 on, 2 auto (on when the tiled path would fetch a host tile more than once,
+                           i.e. more than 64 x cluster columns, and neither pdl nor a_tma2d is set).  Needs packed A,
+                           no pdl.  With it, host_ctas and window apply to the panel kernel, cluster to the HBM rows */
+    uint32_t panel_cluster; /* CTAs sharing each panel: 0 auto (8), 1, 2, 4, 8 or 16 (16 is non-portable: checked
+                               at prepare, refused with a message where the device does not allow it) */
+    uint32_t panel_blocks;  /* 64-column blocks per panel: 0 auto (8: 64 KiB, double-buffered), else 1..16 and a
+                               multiple of the piece (kstep 2 when K/64 is even, else 1) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A. */
@@ -93,6 +124,22 @@ typedef struct {
     double balance;    /* mean work per CTA / largest work per CTA (1 = even) */
 } dak_tier_plan;
 
+/* The panel kernel's plan (host tile rows, A-stationary; opts.panel). */
+typedef struct {
+    int on;             /* 1: the host tile rows go through the panel kernel (the tiled host tier is empty) */
+    uint32_t cluster;   /* CTAs per cluster: column tiles split over them, every panel piece multicast */
+    uint32_t kstep;     /* 64-column blocks per piece: one multicast copy share per member, one B ring slot */
+    uint32_t pblocks;   /* 64-column blocks per panel (the last panel of a tile row may be shorter) */
+    uint32_t npanels;   /* panels per tile row: ceil(K/64 / pblocks) */
+    uint32_t units;     /* host tile rows x npanels (split in contiguous ranges over the clusters) */
+    uint32_t ctas;      /* CTAs (a multiple of cluster) */
+    uint32_t bstages;   /* B ring slots (kstep x bn_box x 128 bytes each) */
+    uint32_t window;    /* in-flight host copies (piece shares of kstep x 8 KiB / cluster) per SM */
+    uint32_t smem_bytes; /* dynamic shared memory of the panel kernel */
+    uint64_t ws_bytes;  /* fp32 accumulator for bf16 C: rows_host x N x 4 (0 for fp32 C: C itself) */
+    double balance;     /* mean units per cluster / most units per cluster */
+} dak_panel_plan;
+
 typedef struct {
     uint32_t M, N, K, rows_host;
     uint32_t kstep;    /* 64-column blocks of A per ring slot (stage): 4, 2 or 1 */
@@ -106,7 +153,8 @@ typedef struct {
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
     uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
-    dak_tier_plan host, hbm;
+    dak_tier_plan host, hbm; /* host is empty (ctas 0) when the panel path takes the host rows */
+    dak_panel_plan panel;
 } dak_gemm_plan;
 
 /* Pure C (CPU-testable): the launch plan for a shape on a GPU with sm_count SMs and
@@ -116,7 +164,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
                        dak_gemm_plan *p, cm_err *err);
 
-/* Host bytes of A the plan moves over the interconnect (read amplification numerator). */
+/* Host bytes of A the plan moves over the interconnect (read amplification numerator):
+ * rows_host x K x 2 x column groups on the tiled path, rows_host x K x 2 on the panel path. */
 uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p);
 
 /* ---- device side ---------------------------------------------------------- */
@@ -135,7 +184,11 @@ typedef struct dak_gemm_launch dak_gemm_launch;
 int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
                      uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err);
 const dak_gemm_plan *dak_gemm_launch_plan(const dak_gemm_launch *l);
-/* Enqueues the kernel on `stream` (a cudaStream_t; NULL for the default stream). */
+/* Enqueues the kernel on `stream` (a cudaStream_t; NULL for the default stream).  With the
+ * panel path: a zeroing memset of the accumulator, the panel kernel on a second stream
+ * forked from and joined back into `stream` (by events; directly on `stream` when there
+ * are no HBM rows), the tiled kernel for the HBM rows on `stream`, and for bf16 C a
+ * conversion kernel. */
 int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err);
 void dak_gemm_launch_free(dak_gemm_launch *l);
 /* Host bytes the kernel's copies requested since the launch was prepared (counted on the GPU). */

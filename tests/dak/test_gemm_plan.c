@@ -206,6 +206,117 @@ static void test_plan_errors(void)
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) != 0);
 }
 
+/* Panel path (A-stationary host rows, issue #7): host bytes = A's host bytes for every N,
+ * shapes of the panel, CTAs beside the HBM tier, auto mode, bad options. */
+static void test_plan_panel(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    const uint64_t abytes = 7168ull * 7168 * 2;
+    static const uint32_t ns[] = {100, 256, 512, 1000, 1024, 2048, 4096};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        dak_gemm_opts_default(&o);
+        o.panel = 1;
+        CHECK(dak_gemm_plan_make(7168, ns[i], 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
+        CHECK(p.panel.on == 1 && p.host.ctas == 0 && p.hbm.ctas == 0);
+        CHECK(dak_gemm_plan_host_bytes(&p) == abytes); /* 1.00x at every N */
+        CHECK(p.panel.ctas % p.panel.cluster == 0 && p.panel.ctas <= 132 && p.panel.ctas > 0);
+        CHECK(p.panel.smem_bytes <= SMEM && p.panel.bstages >= 2);
+        /* the tiled path with cluster 8 for comparison: ceil(N / 512) fetches */
+        o.panel = 0, o.cluster = 8;
+        CHECK(dak_gemm_plan_make(7168, ns[i], 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
+        CHECK(p.panel.on == 0 && dak_gemm_plan_host_bytes(&p) == abytes * ((ns[i] + 511) / 512));
+    }
+    /* N = 4096, r = 100 %: cluster 8 over 64 column tiles; panels of 8 blocks (512 columns),
+     * piece 2 blocks, 112 / 8 = 14 panels per tile row, 112 x 14 = 1568 units; shared memory
+     * 19456 fixed + 2 x 64 KiB + 5 x 16 KiB B slots = 232448 exactly; all 132 SMs rounded down
+     * to 16 clusters (128 CTAs), 98 units each; window 1 MiB / (128 x 2 KiB) = 4 (of 8) */
+    dak_gemm_opts_default(&o);
+    o.panel = 1;
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.panel.cluster == 8 && p.panel.kstep == 2 && p.panel.pblocks == 8 && p.panel.npanels == 14);
+    CHECK(p.panel.units == 1568 && p.panel.bstages == 5 && p.panel.smem_bytes == 232448u);
+    CHECK(p.panel.ctas == 128 && p.panel.window == 4 && fabs(p.panel.balance - 1.0) < 1e-12);
+    CHECK(p.panel.ws_bytes == 0);
+    /* bf16 C: an fp32 accumulator of rows_host x N */
+    o.out_bf16 = 1;
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 &&
+          p.panel.ws_bytes == 7168ull * 4096 * 4);
+    o.out_bf16 = 0;
+    /* r = 50 %: 66 host SMs -> 64 (8 clusters) beside 68 HBM CTAs; host bytes = the host half */
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 3584, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.panel.on && p.panel.ctas == 64 && p.host.ctas == 0 && p.hbm.ctas == 68 && p.hbm.mtiles == 56);
+    CHECK(p.panel.units == 56 * 14 && dak_gemm_plan_host_bytes(&p) == abytes / 2);
+    CHECK(p.panel.ctas + p.hbm.ctas <= 132);
+    /* window 1 MiB / (64 x 2 KiB) = 8; asked 3 -> 3; 9 > 2 panels x 4 pieces -> refused */
+    CHECK(p.panel.window == 8);
+    o.window = 3;
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 3584, &o, 132, SMEM, &p, &e) == 0 && p.panel.window == 3);
+    o.window = 9;
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 3584, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "window") &&
+          strstr(e.msg, "panel"));
+    o.window = 0;
+    /* 16 host SMs asked: 2 clusters of 8 */
+    o.host_ctas = 16;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.ctas == 16 &&
+          p.hbm.ctas == 116 && p.panel.units == 10 * 14);
+    o.host_ctas = 0;
+    /* cluster 16 asked (allowed by the plan; the device check is at prepare): 8 clusters,
+     * copies of 1 KiB, window 1 MiB / (128 x 1 KiB) = 8 */
+    o.panel_cluster = 16;
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && p.panel.cluster == 16 &&
+          p.panel.ctas == 128 && p.panel.window == 8);
+    /* N = 100: 2 column tiles, the cluster shrinks to 2; K = 192: one panel of 3 blocks, piece 1 */
+    o.panel_cluster = 0;
+    CHECK(dak_gemm_plan_make(256, 100, 192, 256, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.panel.cluster == 2 && p.panel.pblocks == 3 && p.panel.kstep == 1 && p.panel.npanels == 1 &&
+          p.panel.units == 4 && p.panel.ctas == 8 && dak_gemm_plan_host_bytes(&p) == 256ull * 192 * 2);
+    /* panels of 3 blocks on K = 1024 (16 blocks): piece 1, 6 panels (the last of 1 block) */
+    o.panel_blocks = 3;
+    CHECK(dak_gemm_plan_make(512, 1000, 1024, 512, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.panel.pblocks == 3 && p.panel.kstep == 1 && p.panel.npanels == 6 && p.panel.units == 48);
+    /* 16 clusters (all 132 SMs rounded down), 3 units each */
+    CHECK(p.panel.cluster == 8 && p.panel.ctas == 128 && dak_gemm_plan_host_bytes(&p) == 512ull * 1024 * 2);
+    /* 16 blocks: 2 x 128 KiB panels do not fit in 227 KiB */
+    o.panel_blocks = 16;
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel of 16"));
+    o.panel_blocks = 0;
+    /* no host rows: nothing for the panel path */
+    CHECK(dak_gemm_plan_make(7168, 4096, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 0 &&
+          dak_gemm_plan_host_bytes(&p) == 0);
+
+    /* auto: on only where the tiled path would re-fetch host tiles */
+    dak_gemm_opts_default(&o);
+    o.panel = 2, o.cluster = 8;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 0);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 1);
+    o.cluster = 1;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 0);
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 1);
+    o.pdl = 1; /* auto steps aside for pdl */
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 0);
+
+    /* bad options, each with a message naming it */
+    dak_gemm_opts_default(&o);
+    o.panel = 3;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel 3"));
+    o.panel = 1, o.panel_cluster = 3;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel cluster 3"));
+    o.panel_cluster = 32;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel cluster"));
+    o.panel_cluster = 0, o.panel_blocks = 17;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel blocks 17"));
+    o.panel_blocks = 0, o.pdl = 1;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "pdl"));
+    o.pdl = 0, o.a_tma2d = 1;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "packed"));
+    o.a_tma2d = 0;
+    /* HBM CTAs asked leave too few SMs for the panel clusters */
+    o.hbm_ctas = 130, o.host_ctas = 2;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "exceed"));
+}
+
 int main(void)
 {
     test_ratio();
@@ -213,6 +324,7 @@ int main(void)
     test_plan_wave();
     test_plan_multicast();
     test_plan_errors();
+    test_plan_panel();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

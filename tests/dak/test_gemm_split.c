@@ -6,8 +6,13 @@
  * wave alignment off, a congestion window, the 2-D tensor-copy path on row-major
  * A, kstep 1, the older [n][block] B layout in shared memory, a launch without
  * the cluster attribute, a B box of 8 rows, and a check of the fp32 reference
- * itself against a CPU dot product.
- * Usage: test_gemm_split [--quick]   (quick: the smallest shape only) */
+ * itself against a CPU dot product.  The panel path (host rows through the A-stationary
+ * kernel, issue #7): N = 100..4096 on small shapes (several panels per tile row, a short
+ * last panel, pieces of 1 and 2 blocks), r = 100 % and 50 %, fp32 and bf16 C, clusters 1-16,
+ * window 1, repeated launches, and 7168^2 at N = 1024; the host bytes counted on the GPU
+ * must equal the plan's (= A's host bytes).
+ * Usage: test_gemm_split [--quick | --panel]   (quick: the smallest shape and the panel
+ * tests on small shapes; panel: the panel tests only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -78,11 +83,198 @@ static double rel_err_bf16(const uint16_t *C, const float *R, size_t n, size_t *
     return sqrt(d / (r > 0 ? r : 1));
 }
 
+/* ---- panel path ---- */
+
+typedef struct {
+    uint32_t M, K, nmax;
+    uint16_t *Ad, *Adp, *Ahp, *B;
+    float *C, *R, *hr, *hc;
+} pshape;
+
+static int pshape_init(pshape *s, uint32_t M, uint32_t K, uint32_t nmax, uint64_t seed, cm_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->M = M, s->K = K, s->nmax = nmax;
+    size_t ab = (size_t)M * K * 2;
+    CU(cudaMalloc((void **)&s->Ad, ab));
+    CU(cudaMalloc((void **)&s->Adp, ab));
+    CU(cudaHostAlloc((void **)&s->Ahp, ab, cudaHostAllocMapped | cudaHostAllocPortable));
+    CU(cudaMalloc((void **)&s->B, (size_t)K * nmax * 2));
+    CU(cudaMalloc((void **)&s->C, (size_t)M * nmax * 4));
+    CU(cudaMalloc((void **)&s->R, (size_t)M * nmax * 4));
+    s->hr = malloc((size_t)M * nmax * 4);
+    s->hc = malloc((size_t)M * nmax * 4);
+    if (dak_fill_random_bf16(s->Ad, (size_t)M * K, seed, NULL, err) ||
+        dak_fill_random_bf16(s->B, (size_t)K * nmax, seed + 1, NULL, err) || dak_pack_rowmajor(s->Ad, s->Adp, M, K, err))
+        return -1;
+    CU(cudaMemcpy(s->Ahp, s->Adp, ab, cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+static void pshape_free(pshape *s)
+{
+    cudaFree(s->Ad), cudaFree(s->Adp), cudaFreeHost(s->Ahp), cudaFree(s->B), cudaFree(s->C), cudaFree(s->R);
+    free(s->hr), free(s->hc);
+}
+
+/* The fp32 reference for N columns (B's first N columns) into s->hr. */
+static int pshape_ref(pshape *s, uint32_t N, cm_err *err)
+{
+    if (dak_ref_gemm(s->Ad, s->B, s->R, s->M, N, s->K, NULL, err)) return -1;
+    CU(cudaMemcpy(s->hr, s->R, (size_t)s->M * N * 4, cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+/* One panel-path check: `runs` launches of one prepared launch, C poisoned first; relative
+ * error against the reference, host bytes counted = runs x plan = runs x A's host bytes. */
+static void panel_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const dak_gemm_opts *o, int runs,
+                       const char *what)
+{
+    cm_err err;
+    uint32_t rows;
+    dak_tiered A;
+    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, &rows, &err) ||
+        dak_tiered_view(&A, s->M, s->K, rows, s->Ahp, s->Adp, 1, &err)) {
+        CHECK(0, "%s: %s", what, err.msg);
+        return;
+    }
+    if (dak_fill_u32(s->C, (size_t)s->M * N, 0x7fc00000u, NULL, &err)) {
+        CHECK(0, "%s: %s", what, err.msg);
+        return;
+    }
+    dak_gemm_launch *l = NULL;
+    int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
+    if (rc && o->panel_cluster == 16 && strstr(err.msg, "panel cluster")) {
+        printf("  %s: cluster 16 refused here (%s): skipped\n", what, err.msg);
+        return;
+    }
+    for (int i = 0; i < runs && !rc; i++) rc = dak_gemm_run(l, NULL, &err);
+    if (!rc) {
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+    }
+    CHECK(rc == 0, "%s %ux%u N %u r %g: %s", what, s->M, s->K, N, ratio, err.msg);
+    if (rc) {
+        dak_gemm_launch_free(l);
+        return;
+    }
+    const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+    uint64_t hb = 0;
+    CHECK(dak_gemm_host_bytes(l, &hb, &err) == 0, "%s", err.msg);
+    const uint64_t want = (uint64_t)rows * s->K * 2;
+    CHECK(p->panel.on == (rows > 0), "%s: panel path %s", what, p->panel.on ? "on" : "off");
+    CHECK(dak_gemm_plan_host_bytes(p) == want, "%s: plan host bytes %llu, A's host bytes %llu", what,
+          (unsigned long long)dak_gemm_plan_host_bytes(p), (unsigned long long)want);
+    CHECK(hb == (uint64_t)runs * dak_gemm_plan_host_bytes(p), "%s %ux%u N %u r %g: device host bytes %llu, plan %d x %llu",
+          what, s->M, s->K, N, ratio, (unsigned long long)hb, runs, (unsigned long long)dak_gemm_plan_host_bytes(p));
+    size_t bad;
+    double e;
+    if (o->out_bf16) {
+        uint16_t *c16 = (uint16_t *)s->hc;
+        CU(cudaMemcpy(c16, s->C, (size_t)s->M * N * 2, cudaMemcpyDeviceToHost));
+        e = rel_err_bf16(c16, s->hr, (size_t)s->M * N, &bad);
+    } else {
+        CU(cudaMemcpy(s->hc, s->C, (size_t)s->M * N * 4, cudaMemcpyDeviceToHost));
+        e = rel_err(s->hc, s->hr, (size_t)s->M * N, &bad);
+    }
+    CHECK(e <= 1e-2, "%s %ux%u N %u r %g: rel err %g, %zu unwritten", what, s->M, s->K, N, ratio, e, bad);
+    printf("  panel %-14s %5ux%-5u N %4u r %5.1f%% cluster %2u panel %2u blocks x %u panels, %u CTAs + %u HBM: rel err %.2e, "
+           "host bytes %.3fx A's\n",
+           what, s->M, s->K, N, 100.0 * rows / s->M, p->panel.cluster, p->panel.pblocks, p->panel.npanels, p->panel.ctas,
+           p->hbm.ctas, e, want ? (double)hb / runs / want : 0.0);
+    dak_gemm_launch_free(l);
+}
+
+static int test_panel(dak_gemm_ctx *ctx, int full)
+{
+    cm_err err;
+    /* 512 x 1024: 16 blocks, 2 panels of 8 (pieces of 2 blocks); 512 x 960: 15 blocks, panels of
+     * 8 + 7 (pieces of 1) */
+    static const uint32_t shp[2][2] = {{512, 1024}, {512, 960}};
+    static const uint32_t ns[4] = {100, 512, 1000, 4096};
+    for (int si = 0; si < 2; si++) {
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 4096, 0x9a0e1 + si, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return -1;
+        }
+        for (int ni = 0; ni < 4; ni++) {
+            uint32_t N = ns[ni];
+            if (pshape_ref(&s, N, &err)) {
+                fprintf(stderr, "%s\n", err.msg);
+                return -1;
+            }
+            for (int v = 0; v < 4; v++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.panel = 1;
+                o.out_bf16 = v & 1;
+                panel_case(ctx, &s, N, v < 2 ? 1.0 : 0.5, &o, 1, o.out_bf16 ? "bf16" : "fp32");
+            }
+            if (si == 0 && N == 1000) {
+                static const uint32_t cls[4] = {1, 2, 4, 16};
+                for (int ci = 0; ci < 4; ci++) {
+                    dak_gemm_opts o;
+                    dak_gemm_opts_default(&o);
+                    o.panel = 1, o.panel_cluster = cls[ci];
+                    char w[32];
+                    snprintf(w, sizeof w, "cluster %u", cls[ci]);
+                    panel_case(ctx, &s, N, 1.0, &o, 1, w);
+                }
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.panel = 1, o.window = 1, o.host_ctas = 8;
+                panel_case(ctx, &s, N, 1.0, &o, 1, "window 1");
+                o.window = 0, o.host_ctas = 0, o.panel_blocks = 3; /* 6 panels, the last of 1 block */
+                panel_case(ctx, &s, N, 0.5, &o, 1, "3-block panels");
+                o.panel_blocks = 0, o.cluster = 8; /* HBM rows with multicast beside the panel kernel */
+                panel_case(ctx, &s, N, 0.5, &o, 3, "3 runs, hbm mc");
+                o.out_bf16 = 1;
+                panel_case(ctx, &s, N, 0.5, &o, 3, "3 runs bf16");
+                o.out_bf16 = 0, o.cluster = 1, o.panel = 2; /* auto: on at N = 1000, cluster 1 */
+                panel_case(ctx, &s, N, 1.0, &o, 1, "auto");
+            }
+        }
+        pshape_free(&s);
+    }
+    if (full) {
+        pshape s;
+        if (pshape_init(&s, 7168, 7168, 1024, 0x9a0f0, &err) || pshape_ref(&s, 1024, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return -1;
+        }
+        for (int v = 0; v < 3; v++) {
+            dak_gemm_opts o;
+            dak_gemm_opts_default(&o);
+            o.panel = 1, o.out_bf16 = v == 2;
+            panel_case(ctx, &s, 1024, v == 1 ? 0.5 : 1.0, &o, 1, v == 2 ? "7168 bf16" : "7168 fp32");
+        }
+        pshape_free(&s);
+    }
+    /* bad options through prepare: explicit panel with row-major A's 2-D path, and with pdl */
+    {
+        dak_tiered A;
+        if (dak_tiered_create(&A, 128, 64, 0.5, &err) == 0) {
+            dak_gemm_opts o;
+            dak_gemm_opts_default(&o);
+            o.panel = 1, o.pdl = 1;
+            CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 256, &o, &err) != 0 && strstr(err.msg, "pdl"), "%s", err.msg);
+            o.pdl = 0, o.panel_blocks = 20;
+            CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 256, &o, &err) != 0 && strstr(err.msg, "panel blocks"), "%s",
+                  err.msg);
+            dak_tiered_destroy(&A);
+        }
+    }
+    fprintf(stderr, "panel tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
-    if (argc > 1 && !quick) {
-        fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+    int panel_only = argc > 1 && !strcmp(argv[1], "--panel");
+    if (argc > 1 && !quick && !panel_only) {
+        fprintf(stderr, "usage: %s [--quick | --panel]\n", argv[0]);
         return 2;
     }
     cm_err err;
@@ -92,6 +284,7 @@ int main(int argc, char **argv)
         printf("0 passed, 1 failed\n");
         return 1;
     }
+    if (test_panel(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
     /* 20: narrow tiles with 3 n8 tiles; 40: one wide tile whose second column half has 1 n8
        tile; 100: a full wide tile and a 36-column one */
@@ -99,7 +292,7 @@ int main(int argc, char **argv)
     static const double ratios[11] = {0, .005, .01, .02, .05, .1, .2, .4, .6, .8, 1};
     const uint32_t NMAX = 1024;
     uint64_t seed = 0x5eed;
-    int nshapes = quick ? 1 : 3;
+    int nshapes = panel_only ? 0 : quick ? 1 : 3;
     for (int si = 0; si < nshapes; si++) {
         uint32_t M = shapes[si][0], K = shapes[si][1];
         uint16_t *Ad, *Ah, *Adp, *Ahp, *B;

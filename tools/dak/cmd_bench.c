@@ -602,8 +602,8 @@ static int run(const bench_cfg *c)
             json_arr_begin(&w);
             printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
                    abytes / 1e6);
-            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
-                   "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
+            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "split-mc",
+                   "panel", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
         }
         for (int ni = 0; ni < c->nn && c->sec_sweep; ni++) {
             uint32_t N = c->ns[ni];
@@ -637,6 +637,12 @@ static int run(const bench_cfg *c)
                 if (N >= 128 && c->cluster > 1) {
                     go.cluster = c->cluster;
                     t_mc = time_split(ctx, &A, B, C, N, &go, c->reps, &plan_mc, NULL);
+                }
+                double t_pn = NAN; /* host rows through the A-stationary panel kernel */
+                if (N >= 128 && rows > 0) {
+                    go.cluster = 1, go.panel = 1;
+                    t_pn = time_split(ctx, &A, B, C, N, &go, c->reps, NULL, NULL);
+                    go.panel = 0;
                 }
                 double t_2d = NAN;
                 if (N <= 64) {
@@ -677,8 +683,8 @@ static int run(const bench_cfg *c)
                     }
                 }
                 double eb = gbs(abytes, t_split);
-                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
-                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf),
+                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
+                       100 * eb / bound, gbs(abytes, t_mc), gbs(abytes, t_pn), gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf),
                        gbs(abytes, t_ov), gbs(abytes, t_nv), gbs(abytes, t_um));
                 fflush(stdout);
                 json_obj_begin(&w);
@@ -692,6 +698,7 @@ static int run(const bench_cfg *c)
                 kv_num(&w, "split_ms", t_split);
                 kv_num(&w, "split_GBs", eb);
                 kv_num(&w, "split_mc_GBs", gbs(abytes, t_mc));
+                kv_num(&w, "split_panel_GBs", gbs(abytes, t_pn));
                 kv_num(&w, "split_2d_GBs", gbs(abytes, t_2d));
                 kv_num(&w, "split_dyn_GBs", gbs(abytes, t_dyn));
                 kv_num(&w, "cublas0_GBs", gbs(abytes, t_cublas));
@@ -714,32 +721,48 @@ static int run(const bench_cfg *c)
         /* ---- read amplification (Table 1), first shape, r = 100% ---- */
         if (c->sec_amp && si == 0) {
             static const uint32_t an[] = {256, 512, 1024, 2048, 4096};
-            printf("\n# read amplification: A %ux%u all in host memory (%.1f MB), %u host SMs\n", M, K, abytes / 1e6,
-                   c->host_sms);
-            printf("%5s %8s %10s %10s %10s %10s\n", "N", "cluster", "host MB", "amplif", "ms", "EB GB/s");
+            printf("\n# read amplification: A %ux%u all in host memory (%.1f MB), %u host SMs (0 = auto); tiled path\n"
+                   "# without multicast (cluster 1), with cluster %u multicast, and the A-stationary panel path\n",
+                   M, K, abytes / 1e6, c->host_sms, c->cluster);
+            printf("%5s %6s %8s %10s %10s %10s %10s %10s\n", "N", "path", "cluster", "host MB", "amplif", "plan", "ms",
+                   "EB GB/s");
             json_key(&w, "amplification");
             json_arr_begin(&w);
             dak_tiered A;
             DK(dak_tiered_view(&A, M, K, M, Ahp, Adp, 1, &err));
             for (size_t i = 0; i < sizeof an / sizeof an[0]; i++)
-                for (uint32_t cl = 1; cl <= 8; cl *= 8) {
+                for (int mode = 0; mode < 3; mode++) { /* interleaved: no multicast, multicast, panel */
                     dak_gemm_opts go;
                     dak_gemm_opts_default(&go);
-                    go.host_ctas = c->host_sms, go.window = c->window, go.cluster = cl;
+                    go.host_ctas = c->host_sms, go.window = c->window;
+                    go.cluster = mode == 1 ? c->cluster : 1;
+                    go.panel = mode == 2;
                     uint64_t hb = 0;
                     dak_gemm_plan plan;
+                    memset(&plan, 0, sizeof plan);
                     double ms = time_split(ctx, &A, B, C, an[i], &go, 3, &plan, &hb);
-                    printf("%5u %8u %10.1f %10.2f %10.2f %10.1f\n", an[i], plan.cluster, hb / 1e6, (double)hb / abytes, ms,
-                           gbs(abytes, ms));
+                    const char *path = mode == 2 ? "panel" : "tiled";
+                    uint32_t cl = mode == 2 ? plan.panel.cluster : plan.cluster;
+                    double pa = (double)dak_gemm_plan_host_bytes(&plan) / abytes;
+                    printf("%5u %6s %8u %10.1f %10.2f %10.2f %10.2f %10.1f\n", an[i], path, cl, hb / 1e6,
+                           (double)hb / abytes, pa, ms, gbs(abytes, ms));
                     fflush(stdout);
                     json_obj_begin(&w);
                     json_kv_u64(&w, "N", an[i]);
-                    json_kv_u64(&w, "cluster", plan.cluster);
+                    json_kv_str(&w, "path", path);
+                    json_kv_u64(&w, "cluster", cl);
                     json_kv_u64(&w, "host_bytes", hb);
                     json_kv_f64(&w, "amplification", (double)hb / abytes);
-                    json_kv_f64(&w, "plan_amplification", (double)dak_gemm_plan_host_bytes(&plan) / abytes);
+                    json_kv_f64(&w, "plan_amplification", pa);
                     kv_num(&w, "ms", ms);
                     kv_num(&w, "GBs", gbs(abytes, ms));
+                    json_kv_u64(&w, "host_ctas", mode == 2 ? plan.panel.ctas : plan.host.ctas);
+                    json_kv_u64(&w, "window", mode == 2 ? plan.panel.window : plan.host.window);
+                    if (mode == 2) {
+                        json_kv_u64(&w, "panel_blocks", plan.panel.pblocks);
+                        json_kv_u64(&w, "panel_kstep", plan.panel.kstep);
+                        json_kv_u64(&w, "panel_bstages", plan.panel.bstages);
+                    }
                     json_obj_end(&w);
                 }
             json_arr_end(&w);

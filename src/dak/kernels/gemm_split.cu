@@ -9,13 +9,13 @@
 
 #include "common/ptx.cuh"
 #include "dak/gemm.h"
+#include "gemm_tile.cuh"
 #include "internal.h"
 
 #define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
 #define NTHREADS (32u * (NCW + 2u)) /* + the producer warp and the fix-up warp (dynamic units) */
 #define DYN_END 0xffffffffu    /* ring-slot / fix-up-queue tag: no more units */
 #define DYN_Q 4u               /* fix-up queue depth */
-#define A_BYTES 8192u          /* 64 rows x 64 bf16 */
 
 typedef struct {
     uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, stages, bn_box;
@@ -52,6 +52,7 @@ struct dak_gemm_launch {
     unsigned long long *times; /* diag_times: per-CTA stamps */
     int plain_launch; /* diagnostic: no cluster attribute when the cluster is 1 CTA */
     int pdl;
+    dak_panel *panel; /* host rows through the panel kernel (gemm_panel.cu), or NULL */
 };
 
 /* One run of consecutive K chunks of one output tile that a CTA computes. */
@@ -166,100 +167,6 @@ static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][
         }
 }
 
-/* One ring slot of a narrow column tile (at most 4 valid n8 tiles): this warp's 16 rows
- * (arow addresses them) times the K half `kh` of every 64-column block, the two k16 steps
- * into separate accumulators so that their mma chains overlap.  N <= 8 (one n8 tile):
- * every fragment of the slot is loaded before the first mma, so that the ldmatrix
- * latencies overlap too, and one x4 gives both k16 steps of B (no padded columns).
- * B row of (column n, block bk) in the slot: n * rn + bk * rk. */
-static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
-                                                      uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
-                                                      uint32_t nn)
-{
-    const uint32_t lane = threadIdx.x & 31u;
-    if (nn == 1) {
-        uint32_t af[4][2][4], bf[4][2][2];
-#pragma unroll
-        for (uint32_t bk = 0; bk < 4; bk++) {
-            if (bk >= kstep) continue;
-            const uint32_t aB = aS + bk * A_BYTES;
-#pragma unroll
-            for (uint32_t h = 0; h < 2; h++)
-                ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[bk][h][0],
-                                &af[bk][h][1], &af[bk][h][2], &af[bk][h][3]);
-            ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, 4u * kh + (lane >> 3)), &bf[bk][0][0],
-                            &bf[bk][0][1], &bf[bk][1][0], &bf[bk][1][1]);
-        }
-#pragma unroll
-        for (uint32_t bk = 0; bk < 4; bk++) {
-            if (bk >= kstep) continue;
-#pragma unroll
-            for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], af[bk][h], bf[bk][h][0], bf[bk][h][1]);
-        }
-        return;
-    }
-#pragma unroll 1
-    for (uint32_t bk = 0; bk < kstep; bk++) {
-        const uint32_t aB = aS + bk * A_BYTES;
-        uint32_t af[2][4], bf[2][4][2];
-#pragma unroll
-        for (uint32_t h = 0; h < 2; h++) {
-            ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[h][0], &af[h][1],
-                            &af[h][2], &af[h][3]);
-#pragma unroll
-            for (uint32_t pj = 0; pj < 2; pj++) {
-                if (2u * pj >= nn) continue;
-                uint32_t n = 2u * pj * 8u + (lane & 7u) + ((lane >> 4) << 3);
-                uint32_t ch = (2u * kh + h) * 2u + ((lane >> 3) & 1u);
-                ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[h][2 * pj][0], &bf[h][2 * pj][1],
-                                &bf[h][2 * pj + 1][0], &bf[h][2 * pj + 1][1]);
-            }
-        }
-#pragma unroll
-        for (uint32_t h = 0; h < 2; h++)
-#pragma unroll
-            for (uint32_t nj = 0; nj < 4; nj++)
-                if (nj < nn) ptx_mma_bf16_16816(acc[h][nj], af[h], bf[h][nj][0], bf[h][nj][1]);
-    }
-}
-
-/* One ring slot of a wide column tile: this warp's 32 rows (arow addresses the first 16)
- * times n8 tiles nb0..nb0+nn-1 times the K half `kh` of every block: per k16 step two A
- * and up to two B fragments feed up to 8 independent mma.  Each A fragment is read by two
- * warps and each B fragment by two (16 rows x 32 columns per warp read B four times). */
-static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
-                                                    uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
-                                                    uint32_t nb0, uint32_t nn)
-{
-    const uint32_t lane = threadIdx.x & 31u;
-#pragma unroll 1
-    for (uint32_t bk = 0; bk < kstep; bk++) {
-        const uint32_t aB = aS + bk * A_BYTES;
-#pragma unroll
-        for (uint32_t h = 0; h < 2; h++) {
-            const uint32_t k16 = 2u * kh + h;
-            uint32_t af[2][4], bf[4][2];
-#pragma unroll
-            for (uint32_t mi = 0; mi < 2; mi++)
-                ptx_ldmatrix_x4(aB + ptx_swz128(arow + 16u * mi, k16 * 2u + (lane >> 4)), &af[mi][0], &af[mi][1],
-                                &af[mi][2], &af[mi][3]);
-#pragma unroll
-            for (uint32_t pj = 0; pj < 2; pj++) {
-                if (2u * pj >= nn) continue;
-                uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
-                uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
-                ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[2 * pj][0], &bf[2 * pj][1],
-                                &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
-            }
-#pragma unroll
-            for (uint32_t mi = 0; mi < 2; mi++)
-#pragma unroll
-                for (uint32_t nj = 0; nj < 4; nj++)
-                    if (nj < nn) ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
-        }
-    }
-}
-
 /* The A copies of one ring slot: the stage's kstep blocks are contiguous in the packed
  * layout (one bulk copy, a 1/c share per cluster member), else kstep 2-D tensor copies. */
 static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorMap *ta, uint32_t dst0,
@@ -329,10 +236,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             }
         ptx_fence_mbar_init();
     }
-    if (c > 1)
-        ptx_cluster_sync();
-    else
-        __syncthreads();
+    dak_group_sync(c);
 
     if (warp == NCW) {
         /* ---- producer: one lane issues every copy ---- */
@@ -512,13 +416,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             /* one column tile (N <= 64): both K halves reduce straight into the tile's
              * accumulator, no hand-over; the unit goes to the fix-up warp's queue */
             const uint32_t P = p.dyn_p, kcn = p.kchunks;
-            const uint32_t nv8 = p.N >= 64u ? 8u : (p.N + 7u) / 8u;
-            const bool wide = nv8 > 4u;
-            const uint32_t MI = wide ? 2u : 1u;
-            const uint32_t row16 = wide ? (q & 1u) * 32u : q * 16u;
-            const uint32_t nb0 = wide ? (q >> 1) * 4u : 0u;
-            const uint32_t nn = wide ? (nv8 - nb0 < 4u ? nv8 - nb0 : 4u) : nv8;
-            const uint32_t arow = row16 + (lane & 15u);
+            const dak_warp_tile wt = dak_warp_tile_of((int)p.N, q, lane);
+            const uint32_t MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
+            const uint32_t arow = wt.arow;
+            const bool wide = wt.wide;
             uint32_t fj = 0, fph = 0;
             for (;;) {
                 ptx_mbar_wait(bar_full + 8u * s, ph);
@@ -526,12 +427,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 if (u == DYN_END) break;
                 const uint32_t mt = u / P, k = u % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
                 float acc[2][4][4];
-#pragma unroll
-                for (uint32_t a = 0; a < 2; a++)
-#pragma unroll
-                    for (uint32_t b = 0; b < 4; b++)
-#pragma unroll
-                        for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
+                dak_acc_zero(acc);
                 for (uint32_t kc = kb; kc < ke; kc++) {
                     ptx_mbar_wait(bar_full + 8u * s, ph);
                     if (ts && ctid == 0) {
@@ -572,21 +468,12 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         seg_begin(&p, tier, cid, ncl, &si);
         while (seg_next(&p, tier, cid, ncl, &si, &g)) {
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
-            const int nvalid = (int)p.N - (int)(nt * 64u);
-            const uint32_t nv8 = nvalid <= 0 ? 0u : (nvalid >= 64 ? 8u : (uint32_t)(nvalid + 7) / 8u);
-            const bool wide = nv8 > 4u; /* uniform over the CTA */
-            const uint32_t MI = wide ? 2u : 1u;
-            const uint32_t row16 = wide ? (q & 1u) * 32u : q * 16u; /* first row of this warp */
-            const uint32_t nb0 = wide ? (q >> 1) * 4u : 0u;
-            const uint32_t nn = wide ? (nv8 - nb0 < 4u ? nv8 - nb0 : 4u) : nv8; /* n8 tiles of this warp */
-            const uint32_t arow = row16 + (lane & 15u);
+            const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane);
+            const uint32_t nv8 = wt.nv8, MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
+            const uint32_t arow = wt.arow;
+            const bool wide = wt.wide; /* uniform over the CTA */
             float acc[2][4][4]; /* narrow: [k16 parity][nj]; wide: [mi][nj] */
-#pragma unroll
-            for (uint32_t a = 0; a < 2; a++)
-#pragma unroll
-                for (uint32_t b = 0; b < 4; b++)
-#pragma unroll
-                    for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
+            dak_acc_zero(acc);
 
             for (uint32_t kc = g.kb; kc < g.ke; kc++) {
                 ptx_mbar_wait(bar_full + 8u * s, ph);
@@ -721,12 +608,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 __threadfence();
                 if (!kh) {
                     float sum[2][4][4];
-#pragma unroll
-                    for (uint32_t a = 0; a < 2; a++)
-#pragma unroll
-                        for (uint32_t b = 0; b < 4; b++)
-#pragma unroll
-                            for (uint32_t e = 0; e < 4; e++) sum[a][b][e] = 0.f;
+                    dak_acc_zero(sum);
                     for (uint32_t j = 0; j < ks_n; j++) {
                         const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
 #pragma unroll
@@ -815,6 +697,7 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
     if (c->ctr) cudaFree(c->ctr);
     if (c->flush) cudaFree(c->flush);
     if (c->accw) cudaFree(c->accw);
+    if (c->pws) cudaFree(c->pws);
     if (c->dynctr) cudaFree(c->dynctr);
     cublasDestroy(c->blas);
     cudaStreamDestroy(c->copy_stream);
@@ -828,7 +711,7 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
 
 extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
 
-static int encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
+int dak_encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
                      const cuuint64_t strides[2], const cuuint32_t box[3], cm_err *err)
 {
     cuuint32_t es[3] = {1, 1, 1};
@@ -917,7 +800,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
         cuuint32_t bx[3] = {64, p->bn_box, p->kstep};
         cm_err e2;
-        if (encode_3d(ctx, &l->tb, B, d, st, bx, &e2)) {
+        if (dak_encode_3d(ctx, &l->tb, B, d, st, bx, &e2)) {
             static int told;
             if (!told++) fprintf(stderr, "dak gemm: note: %s; B kept as [n][block][64]\n", e2.msg);
             b_perm = 0;
@@ -928,7 +811,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
     if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
         encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
-        (!b_perm && encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err))) {
+        (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err))) {
         cudaFree(l->hb);
         free(l);
         return -1;
@@ -1000,16 +883,30 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->ctr = ctx->ctr;
     k->host_bytes = l->hb;
     l->smem = p->smem_bytes;
+    if (p->panel.on && dak_panel_prepare(ctx, A, B, C, p, o, l->hb, &l->panel, err)) {
+        dak_gemm_launch_free(l);
+        return -1;
+    }
     *out = l;
     return 0;
 }
 
 extern "C" const dak_gemm_plan *dak_gemm_launch_plan(const dak_gemm_launch *l) { return &l->plan; }
 
+static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err *err);
+
 extern "C" int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err)
 {
     uint32_t grid = l->plan.host.ctas + l->plan.hbm.ctas;
-    if (grid == 0) return cm_fail(err, "gemm: empty plan");
+    if (grid == 0 && !l->panel) return cm_fail(err, "gemm: empty plan");
+    if (l->panel && dak_panel_begin(l->panel, (cudaStream_t)stream, err)) return -1;
+    if (grid && launch_tiled(l, grid, stream, err)) return -1;
+    if (l->panel && dak_panel_end(l->panel, (cudaStream_t)stream, err)) return -1;
+    return 0;
+}
+
+static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err *err)
+{
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid, 1, 1);
     cfg.blockDim = dim3(NTHREADS, 1, 1);
@@ -1070,6 +967,7 @@ extern "C" void dak_gemm_launch_free(dak_gemm_launch *l)
     if (!l) return;
     if (l->hb) cudaFree(l->hb);
     if (l->times) cudaFree(l->times);
+    dak_panel_free(l->panel);
     free(l);
 }
 

@@ -9,6 +9,8 @@
 extern "C" {
 #include "common/error.h"
 }
+#include "dak/gemm.h"
+#include "dak/tiered.h"
 
 typedef CUresult (*dak_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                   const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -28,6 +30,8 @@ struct dak_gemm_ctx {
     float *accw; /* dynamic units: per-tile accumulators, kept zero between launches */
     size_t accw_bytes;
     unsigned *dynctr; /* dynamic units: grab counter, kept zero between launches */
+    float *pws; /* panel path: fp32 accumulator for bf16 C */
+    size_t pws_bytes;
     void *flush; /* L2 flush buffer */
     size_t flush_bytes;
     cudaStream_t copy_stream;
@@ -42,5 +46,23 @@ struct dak_gemm_ctx {
             return cm_fail((err), "%s:%d: %s: %s", __FILE__, __LINE__, #call,                  \
                            cudaGetErrorString(e_));                                            \
     } while (0)
+
+/* cuTensorMapEncodeTiled of a 3-D bf16 map (128-byte swizzle), message in err on failure
+ * (gemm_split.cu). */
+int dak_encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
+                  const cuuint64_t strides[2], const cuuint32_t box[3], cm_err *err);
+
+/* ---- the panel path (gemm_panel.cu), driven by dak_gemm_prepare / run / free ---- */
+typedef struct dak_panel dak_panel;
+/* Tensor map, workspace, second stream and kernel parameters for p's host rows; the kernel
+ * adds its host bytes to *hb.  Shrinks p->panel.ctas to the clusters that fit at once. */
+extern "C" int dak_panel_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                                 dak_gemm_plan *p, const dak_gemm_opts *o, unsigned long long *hb,
+                                 dak_panel **out, cm_err *err);
+/* Before the tiled kernel on `stream`: zero the accumulator, fork, launch the panel kernel. */
+extern "C" int dak_panel_begin(dak_panel *d, cudaStream_t stream, cm_err *err);
+/* After it: join; bf16 C converted from the workspace. */
+extern "C" int dak_panel_end(dak_panel *d, cudaStream_t stream, cm_err *err);
+extern "C" void dak_panel_free(dak_panel *d);
 
 #endif

@@ -2,6 +2,7 @@
  * tier split from a ratio, ring depth, CTAs per tier, K split and wave alignment. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dak/gemm.h"
 #include "dak/tiered.h"
@@ -16,6 +17,14 @@
  * 2 SMs x 8 copies (128 KiB) already saturate the PCIe link. */
 #define HOST_INFLIGHT_BYTES (1u << 20)
 #define HOST_MIN_CTAS 4u
+/* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
+ * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
+ * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
+#define PANEL_FIXED (1024u + 1024u + 64u * 68u * 4u)
+#define PANEL_MAX_BLOCKS 16u
+#define PANEL_MAX_BSTAGES 8u
+#define PANEL_AUTO_BLOCKS 8u  /* 64 KiB panels: two of them and a 5-slot B ring fit in 227 KiB */
+#define PANEL_AUTO_CLUSTER 8u
 
 int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint32_t *rows_host,
                               cm_err *err)
@@ -53,6 +62,9 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_nofixup = 0;
     o->diag_times = 0;
     o->dyn = 0;
+    o->panel = 0;
+    o->panel_cluster = 0;
+    o->panel_blocks = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -96,6 +108,40 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
     t->ctas = cl * c;
 }
 
+/* The panel kernel's shape (cluster, piece, panel width, B ring) for p's N and K; the CTAs,
+ * units per cluster and window are filled in once the host SMs are known. */
+static int panel_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kblocks, size_t smem_bytes, cm_err *err)
+{
+    dak_panel_plan *q = &p->panel;
+    uint32_t c = o->panel_cluster ? o->panel_cluster : PANEL_AUTO_CLUSTER;
+    while (c > 1 && c / 2 >= p->ntiles) c /= 2; /* members without a column tile would only load */
+    uint32_t pb = o->panel_blocks ? o->panel_blocks : PANEL_AUTO_BLOCKS;
+    if (pb > kblocks) pb = kblocks;
+    uint32_t ks = kblocks % 2u == 0 && pb % 2u == 0 ? 2u : 1u;
+    size_t bslot = (size_t)ks * p->bn_box * 128u;
+    uint32_t bst = 0;
+    for (;;) {
+        size_t used = PANEL_FIXED + 2ull * pb * (TILE * TILE * 2u);
+        bst = smem_bytes > used ? (uint32_t)((smem_bytes - used) / bslot) : 0;
+        if (bst >= 2 || o->panel_blocks || pb <= ks) break;
+        pb -= ks; /* auto: a narrower panel */
+    }
+    if (bst < 2)
+        return cm_fail(err, "gemm: panel of %u blocks (2 x %u KiB) leaves room for %u B ring slots in %zu bytes of "
+                            "shared memory, need 2",
+                       pb, pb * 8u, bst, smem_bytes);
+    if (bst > PANEL_MAX_BSTAGES) bst = PANEL_MAX_BSTAGES;
+    q->on = 1;
+    q->cluster = c;
+    q->kstep = ks;
+    q->pblocks = pb;
+    q->npanels = ceil_div(kblocks, pb);
+    q->units = (p->rows_host / TILE) * q->npanels;
+    q->bstages = bst;
+    q->smem_bytes = (uint32_t)(PANEL_FIXED + 2ull * pb * (TILE * TILE * 2u) + bst * bslot);
+    return 0;
+}
+
 int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
                        dak_gemm_plan *p, cm_err *err)
@@ -120,6 +166,18 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->kstep && (K / TILE) % o->kstep)
         return cm_fail(err, "gemm: kstep %u does not divide the %u column blocks of K = %u", o->kstep,
                        K / TILE, K);
+    if (o->panel > 2)
+        return cm_fail(err, "gemm: panel %u must be 0 (off), 1 (on) or 2 (auto)", o->panel);
+    if (o->panel_cluster && o->panel_cluster != 1 && o->panel_cluster != 2 && o->panel_cluster != 4 &&
+        o->panel_cluster != 8 && o->panel_cluster != 16)
+        return cm_fail(err, "gemm: panel cluster %u must be 0 (auto), 1, 2, 4, 8 or 16", o->panel_cluster);
+    if (o->panel_blocks > PANEL_MAX_BLOCKS)
+        return cm_fail(err, "gemm: panel blocks %u must be 0 (auto) or 1..%u (64-column blocks per panel)",
+                       o->panel_blocks, PANEL_MAX_BLOCKS);
+    if (o->panel == 1 && o->pdl)
+        return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
+    if (o->panel == 1 && o->a_tma2d)
+        return cm_fail(err, "gemm: the panel path (panel 1) needs packed A (1-D bulk copies); set a_tma2d 0");
 
     p->M = M, p->N = N, p->K = K, p->rows_host = rows_host;
     p->ntiles = ceil_div(N, TILE);
@@ -164,6 +222,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->smem_bytes = fixed + fit * kstep * (TILE * TILE * 2 + p->bn_box * 128);
 
     uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
+    /* the panel path: on when asked, or (auto) when the tiled path would fetch each host tile
+     * more than once (more than one column group) */
+    memset(&p->panel, 0, sizeof p->panel);
+    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1));
+    uint32_t ch = c; /* cluster of the CTAs that read host rows */
+    if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
+    if (pon) ch = p->panel.cluster;
     uint32_t host_avail = 0;
     if (mt_h && o->host_ctas) {
         host_avail = o->host_ctas;
@@ -172,15 +237,39 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         uint32_t share = (uint32_t)((double)sm_count * rows_host / M + 0.5);
         host_avail = share > HOST_MIN_CTAS ? share : HOST_MIN_CTAS;
         if (mt_g && host_avail + c > sm_count) host_avail = sm_count - c;
-        host_avail -= host_avail % c;
+        host_avail -= host_avail % ch;
     }
     if (host_avail > sm_count) host_avail = sm_count;
-    if (mt_h && host_avail < c) host_avail = c;
+    if (mt_h && host_avail < ch) host_avail = ch;
     uint32_t hbm_avail = mt_g ? (o->hbm_ctas ? o->hbm_ctas : sm_count - host_avail) : 0;
     if (mt_g && hbm_avail < c)
         return cm_fail(err, "gemm: %u SMs left for HBM tile rows, cluster needs %u", hbm_avail, c);
-    plan_tier(mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, &p->host);
+    if (pon && host_avail > sm_count - (mt_g ? hbm_avail : 0))
+        return cm_fail(err, "gemm: panel CTAs %u + HBM CTAs %u exceed the %u SMs (both kernels run side by side)",
+                       host_avail, hbm_avail, sm_count);
+    plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, &p->host);
     plan_tier(mt_g, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, &p->hbm);
+    if (pon) {
+        dak_panel_plan *q = &p->panel;
+        uint32_t ncl = host_avail / q->cluster;
+        if (ncl > q->units) ncl = q->units;
+        q->ctas = ncl * q->cluster;
+        uint32_t most = ceil_div(q->units, ncl);
+        q->balance = ((double)q->units / ncl) / most;
+        uint32_t npc = q->pblocks / q->kstep, wmax = 2u * npc;
+        uint32_t per = q->kstep * (TILE * TILE * 2u) / q->cluster; /* bytes of one copy (a member's share) */
+        uint32_t w = HOST_INFLIGHT_BYTES / (q->ctas * per);
+        if (w < 1) w = 1;
+        if (w > wmax) w = wmax;
+        if (o->window > wmax)
+            return cm_fail(err, "gemm: window %u exceeds the %u panel pieces that can be in flight (2 panels x %u)",
+                           o->window, wmax, npc);
+        q->window = o->window ? o->window : w;
+        if (o->out_bf16) q->ws_bytes = (uint64_t)rows_host * N * 4u;
+        if (q->ws_bytes > WS_CAP_BYTES)
+            return cm_fail(err, "gemm: panel accumulator of %llu bytes exceeds %llu (N %u too large)",
+                           (unsigned long long)q->ws_bytes, (unsigned long long)WS_CAP_BYTES, N);
+    }
     uint32_t wauto = 0;
     if (p->host.ctas) {
         uint32_t per = (uint32_t)(TILE * TILE * 2 * kstep / c); /* bytes one host copy moves */
@@ -190,7 +279,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     }
     p->host.window = p->host.ctas ? (o->window ? (o->window < fit ? o->window : fit) : wauto) : 0;
     p->hbm.window = p->hbm.ctas ? fit : 0;
-    if (o->window > fit && mt_h)
+    if (o->window > fit && mt_h && !pon)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, fit);
 
     /* Dynamic units (HBM tier, one column tile, no cluster): units of 2 ring slots for narrow
@@ -214,6 +303,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
 uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p)
 {
+    /* panel path: every host panel is fetched once by one cluster (split across its members) */
+    if (p->panel.on) return (uint64_t)p->rows_host * p->K * 2ull;
     /* each cluster fetches every host A tile of its items once (split across its members) */
     return (uint64_t)p->rows_host * p->K * 2ull * p->ngroups;
 }

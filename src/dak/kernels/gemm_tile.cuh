@@ -1,0 +1,157 @@
+/* The split GEMM's tensor-core consumers (mma.sync bf16 on ldmatrix fragments), shared by
+ * the tiled kernel (gemm_split.cu) and the panel kernel (gemm_panel.cu).  A: kstep blocks of
+ * 64 rows x 64 columns (8 KiB, 128-byte swizzle) from aS; B row of (column n, block bk):
+ * n * rn + bk * rk (128-byte rows, swizzled).  Include only from .cu files. */
+#ifndef DAK_GEMM_TILE_CUH
+#define DAK_GEMM_TILE_CUH
+
+#include <stdint.h>
+
+#include "common/ptx.cuh"
+
+#define A_BYTES 8192u          /* 64 rows x 64 bf16 */
+
+/* A consumer warp's share of one 64-column tile whose first `nvalid` columns are real
+ * (<= 0: none).  Narrow tiles (at most 4 valid n8 groups): warp q takes rows 16q..16q+15
+ * and every n8 group; wide tiles: rows 32 (q mod 2).. and n8 groups 4 (q div 2)..  The
+ * K half kh of every block is split between warps w and w + 4 either way. */
+typedef struct {
+    uint32_t nv8;   /* valid n8 column groups of the tile, 0..8 (uniform over the CTA) */
+    bool wide;      /* nv8 > 4 */
+    uint32_t MI;    /* 16-row fragments per warp: 2 wide, 1 narrow */
+    uint32_t row16; /* first row of this warp */
+    uint32_t nb0;   /* first n8 group of this warp */
+    uint32_t nn;    /* n8 groups of this warp */
+    uint32_t arow;  /* this lane's ldmatrix row of A */
+} dak_warp_tile;
+
+static __device__ __forceinline__ dak_warp_tile dak_warp_tile_of(int nvalid, uint32_t q, uint32_t lane)
+{
+    dak_warp_tile t;
+    t.nv8 = nvalid <= 0 ? 0u : (nvalid >= 64 ? 8u : (uint32_t)(nvalid + 7) / 8u);
+    t.wide = t.nv8 > 4u;
+    t.MI = t.wide ? 2u : 1u;
+    t.row16 = t.wide ? (q & 1u) * 32u : q * 16u;
+    t.nb0 = t.wide ? (q >> 1) * 4u : 0u;
+    t.nn = t.wide ? (t.nv8 - t.nb0 < 4u ? t.nv8 - t.nb0 : 4u) : t.nv8;
+    t.arow = t.row16 + (lane & 15u);
+    return t;
+}
+
+/* Zeroes a consumer's accumulator: narrow [k16 parity][nj], wide [mi][nj]. */
+static __device__ __forceinline__ void dak_acc_zero(float (*acc)[4][4])
+{
+#pragma unroll
+    for (uint32_t a = 0; a < 2; a++)
+#pragma unroll
+        for (uint32_t b = 0; b < 4; b++)
+#pragma unroll
+            for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
+}
+
+/* The barrier after mbarrier init: the whole cluster when the CTA multicasts with
+ * c - 1 others (their copies and remote arrives target this CTA's barriers), else
+ * the block. */
+static __device__ __forceinline__ void dak_group_sync(uint32_t c)
+{
+    if (c > 1)
+        ptx_cluster_sync();
+    else
+        __syncthreads();
+}
+
+/* One ring slot of a narrow column tile (at most 4 valid n8 tiles): this warp's 16 rows
+ * (arow addresses them) times the K half `kh` of every 64-column block, the two k16 steps
+ * into separate accumulators so that their mma chains overlap.  N <= 8 (one n8 tile):
+ * every fragment of the slot is loaded before the first mma, so that the ldmatrix
+ * latencies overlap too, and one x4 gives both k16 steps of B (no padded columns).
+ * B row of (column n, block bk) in the slot: n * rn + bk * rk. */
+static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                      uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
+                                                      uint32_t nn)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    if (nn == 1) {
+        uint32_t af[4][2][4], bf[4][2][2];
+#pragma unroll
+        for (uint32_t bk = 0; bk < 4; bk++) {
+            if (bk >= kstep) continue;
+            const uint32_t aB = aS + bk * A_BYTES;
+#pragma unroll
+            for (uint32_t h = 0; h < 2; h++)
+                ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[bk][h][0],
+                                &af[bk][h][1], &af[bk][h][2], &af[bk][h][3]);
+            ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, 4u * kh + (lane >> 3)), &bf[bk][0][0],
+                            &bf[bk][0][1], &bf[bk][1][0], &bf[bk][1][1]);
+        }
+#pragma unroll
+        for (uint32_t bk = 0; bk < 4; bk++) {
+            if (bk >= kstep) continue;
+#pragma unroll
+            for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], af[bk][h], bf[bk][h][0], bf[bk][h][1]);
+        }
+        return;
+    }
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+        const uint32_t aB = aS + bk * A_BYTES;
+        uint32_t af[2][4], bf[2][4][2];
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[h][0], &af[h][1],
+                            &af[h][2], &af[h][3]);
+#pragma unroll
+            for (uint32_t pj = 0; pj < 2; pj++) {
+                if (2u * pj >= nn) continue;
+                uint32_t n = 2u * pj * 8u + (lane & 7u) + ((lane >> 4) << 3);
+                uint32_t ch = (2u * kh + h) * 2u + ((lane >> 3) & 1u);
+                ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[h][2 * pj][0], &bf[h][2 * pj][1],
+                                &bf[h][2 * pj + 1][0], &bf[h][2 * pj + 1][1]);
+            }
+        }
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++)
+#pragma unroll
+            for (uint32_t nj = 0; nj < 4; nj++)
+                if (nj < nn) ptx_mma_bf16_16816(acc[h][nj], af[h], bf[h][nj][0], bf[h][nj][1]);
+    }
+}
+
+/* One ring slot of a wide column tile: this warp's 32 rows (arow addresses the first 16)
+ * times n8 tiles nb0..nb0+nn-1 times the K half `kh` of every block: per k16 step two A
+ * and up to two B fragments feed up to 8 independent mma.  Each A fragment is read by two
+ * warps and each B fragment by two (16 rows x 32 columns per warp read B four times). */
+static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                    uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
+                                                    uint32_t nb0, uint32_t nn)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+        const uint32_t aB = aS + bk * A_BYTES;
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            const uint32_t k16 = 2u * kh + h;
+            uint32_t af[2][4], bf[4][2];
+#pragma unroll
+            for (uint32_t mi = 0; mi < 2; mi++)
+                ptx_ldmatrix_x4(aB + ptx_swz128(arow + 16u * mi, k16 * 2u + (lane >> 4)), &af[mi][0], &af[mi][1],
+                                &af[mi][2], &af[mi][3]);
+#pragma unroll
+            for (uint32_t pj = 0; pj < 2; pj++) {
+                if (2u * pj >= nn) continue;
+                uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
+                uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
+                ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[2 * pj][0], &bf[2 * pj][1],
+                                &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
+            }
+#pragma unroll
+            for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                for (uint32_t nj = 0; nj < 4; nj++)
+                    if (nj < nn) ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
+        }
+    }
+}
+
+#endif
