@@ -20,8 +20,8 @@ def main():
     out = sys.argv[2]
     sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
     series = [("bound_GBs", "bound", "--", "k"), ("split_GBs", "split (DAK)", "o-", "tab:blue"),
-              ("split_mc_GBs", "split+multicast", "s-", "tab:orange"),
-              ("split_panel_GBs", "split, panel host rows", "P-", "tab:olive"),
+              ("split_tiled_GBs", "split, tiled host rows", "P-", "tab:olive"),
+              ("split_mc_GBs", "split, tiled + multicast", "s-", "tab:orange"),
               ("split_2d_GBs", "split, 2-D TMA", "d:", "tab:cyan"),
               ("cublas0_GBs", "cuBLAS all-HBM", ":", "tab:gray"),
               ("prefetch_GBs", "prefetch", "x-", "tab:green"), ("overlap_GBs", "prefetch overlap", "+-", "tab:red"),

@@ -101,7 +101,8 @@ typedef struct {
                            >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
                            0 off, 1 on, 2 auto (on when the tiled path would fetch a host tile more than once,
-                           i.e. more than 64 x cluster columns, and neither pdl nor a_tma2d is set).  Needs packed A,
+                           i.e. more than 64 x cluster columns, the host rows are at least M / 16, and
+                           neither pdl nor a_tma2d is set).  Needs packed A,
                            no pdl.  With it, host_ctas and window apply to the panel kernel, cluster to the HBM rows */
     uint32_t panel_cluster; /* CTAs sharing each panel: 0 auto (8), 1, 2, 4, 8 or 16 (16 is non-portable: checked
                                at prepare, refused with a message where the device does not allow it) */
@@ -109,7 +110,8 @@ typedef struct {
                                multiple of the piece (kstep 2 when K/64 is even, else 1) */
 } dak_gemm_opts;
 
-/* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A. */
+/* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A,
+ * panel auto. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {

@@ -160,6 +160,16 @@ static void test_plan_multicast(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
+    /* the default sends host rows that the tiled path would fetch twice to the panel kernel */
+    CHECK(o.panel == 2);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.panel.on && p.host.ctas == 0 && dak_gemm_plan_host_bytes(&p) == 7168ull * 7168 * 2);
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
+    /* ... but not when the host rows are under 1/16 of A (448 of 7168 rows is exactly 1/16) */
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 384, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 448, &o, 132, SMEM, &p, &e) == 0 && p.panel.on);
+    /* the tiled path alone (panel off) */
+    o.panel = 0;
     o.cluster = 8;
     /* N = 1024: 16 column tiles, 2 groups of 8 -> host A fetched twice */
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);

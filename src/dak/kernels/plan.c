@@ -62,7 +62,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_nofixup = 0;
     o->diag_times = 0;
     o->dyn = 0;
-    o->panel = 0;
+    o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
     o->panel_cluster = 0;
     o->panel_blocks = 0;
 }
@@ -223,9 +223,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
     uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
     /* the panel path: on when asked, or (auto) when the tiled path would fetch each host tile
-     * more than once (more than one column group) */
+     * more than once (more than one column group) and the host rows are at least 1/16 of A.
+     * Below that the GEMM is bound by the HBM rows' math at these N, and the panel kernel's
+     * clusters (>= 8 SMs) cost more than the re-fetches save (H200 sweep, dak-gemm.md "Panel
+     * path": r = 2 %, N = 512: tiled 347, panel 252 GB/s; r = 10 %: 65 against 97) */
     memset(&p->panel, 0, sizeof p->panel);
-    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1));
+    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1 &&
+                                         16ull * rows_host >= M));
     uint32_t ch = c; /* cluster of the CTAs that read host rows */
     if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
     if (pon) ch = p->panel.cluster;
