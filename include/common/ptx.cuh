@@ -305,4 +305,67 @@ PTX_DEV void ptx_red_add_v4_f32(float *p, float a, float b, float c, float d)
                  : "memory");
 }
 
+/* ---- register pinning (appended for the dSB tensor-core step loop) ------------------ */
+
+/* v unchanged, through an empty asm the compiler cannot see into: a value derived from
+ * %tid.x (an operand offset of a lane) is then kept in its register across a loop, where
+ * otherwise the compiler re-derives it from S2R SR_TID.X in every iteration. */
+PTX_DEV uint32_t ptx_keep_u32(uint32_t v)
+{
+    asm volatile("" : "+r"(v));
+    return v;
+}
+
+/* ---- warpgroup MMA (appended for the split GEMM's wgmma consumer, sm_90a) -------------- */
+/* wgmma.mma_async is issued by the 4 warps of a warpgroup together (warps 4i..4i+3, every lane,
+ * uniform control flow).  Operands come from shared memory through 64-bit matrix descriptors
+ * (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address >> 4, 16-29 leading-dimension
+ * byte offset >> 4, 32-45 stride-dimension byte offset >> 4, 49-51 base offset, 62-63 swizzle
+ * (1 = 128B).  The f32 accumulator of m64nNk16: warp w of the warpgroup holds rows 16w..16w+15;
+ * d[4j..4j+3] is n8 tile j in the mma.sync m16n8 C layout (g = lane / 4, t = lane % 4):
+ * d[4j], d[4j+1] at (row g, cols 8j + 2t, +1), d[4j+2], d[4j+3] at (row g + 8, same cols). */
+
+/* Descriptor of a K-major operand with 128-byte swizzle: rows of 128 B, 8-row groups `sbo` bytes
+ * apart, starting at shared address `addr` (the swizzle atom 1024-aligned; LBO unused: 1). */
+PTX_DEV uint64_t ptx_wgmma_desc_sw128(uint32_t addr, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3ffffu) >> 4) | ((uint64_t)1u << 16) | ((uint64_t)((sbo & 0x3ffffu) >> 4) << 32) |
+           ((uint64_t)1u << 62);
+}
+
+/* Order this thread's earlier register accesses (accumulators) before the next wgmma.mma_async. */
+PTX_DEV void ptx_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+
+/* Close the wgmma.mma_async operations issued since the last commit into one group. */
+PTX_DEV void ptx_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+/* Wait until at most N (0 or 1 here) committed wgmma groups are pending. */
+PTX_DEV void ptx_wgmma_wait0(void) { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+PTX_DEV void ptx_wgmma_wait1(void) { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
+
+/* Pins 32 accumulator registers in place across a wgmma.wait (no read moved above it, no write
+ * below the next issue): an empty asm that reads and writes each of them. */
+PTX_DEV void ptx_wgmma_fence_acc32(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* D(64x64, f32: d[32] per thread) += A(64x16 bf16, K-major, desc a) * B(16x64 bf16, K-major, desc b). */
+PTX_DEV void ptx_wgmma_m64n64k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+
 #endif

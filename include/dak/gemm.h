@@ -14,7 +14,11 @@
  * SM sub-partition) run mma.sync bf16 tensor-core math, each on one half of
  * every 64-column block's K (the halves are summed through shared memory at
  * the tile's end) and on 16 rows (column tiles of at most 32 valid columns) or
- * 32 rows x 32 columns (wider tiles).  The first `host_ctas` CTAs read only host
+ * 32 rows x 32 columns (wider tiles).  With opts.wgmma the wide tiles go instead
+ * through wgmma: the consumer warps are two warpgroups, each taking one K half of
+ * every block as m64n64k16 on the slot's A block and B rows (a B box of 64 rows) in place (shared-memory descriptors, 128-byte swizzle), warp q of a warpgroup
+ * holding rows 16q..16q+15 x 64 columns (include/dak/gemm_layout.h); the hand-over,
+ * fix-up and the panel kernel's reductions are unchanged but for that mapping.  The first `host_ctas` CTAs read only host
  * tile rows, the rest only HBM tile rows.  Host CTAs keep at most `window`
  * copies in flight (congestion window).  With cluster > 1 the CTAs of a
  * cluster compute different column tiles of the same tile row and each A tile
@@ -108,10 +112,16 @@ typedef struct {
                                at prepare, refused with a message where the device does not allow it) */
     uint32_t panel_blocks;  /* 64-column blocks per panel: 0 auto (8: 64 KiB, double-buffered), else 1..16 and a
                                multiple of the piece (kstep 2 when K/64 is even, else 1) */
+    uint32_t wgmma;     /* wide column tiles (more than 32 valid columns of a 64-column tile) through
+                           wgmma (sm_90a warpgroup MMA, operands read in place from the ring slots by
+                           descriptors) instead of mma.sync, in both kernels: 0 off (default until
+                           measured), 1 on (refused with diag_b_nmajor), 2 auto (on wherever wide
+                           tiles exist and the B layout allows).  No effect when N <= 32, nor on the
+                           dyn diagnostic (mma.sync).  With it the B box is 64 rows (m64n64k16) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A,
- * panel auto. */
+ * panel auto, wgmma off. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {
@@ -149,12 +159,15 @@ typedef struct {
     uint32_t ntiles;   /* ceil(N / 64) column tiles */
     uint32_t cluster;  /* CTAs per cluster */
     uint32_t ngroups;  /* ceil(ntiles / cluster) column groups */
-    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8) */
+    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8;
+                          64 with wgmma) */
     uint32_t stages;   /* ring slots */
     uint64_t ws_bytes; /* split-K workspace needed */
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
     uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
+    uint32_t wgmma;    /* 1: the wide column tiles of both kernels go through wgmma (asked or auto, and
+                          N > 32: some tile has more than 32 valid columns), 0: all mma.sync */
     dak_tier_plan host, hbm; /* host is empty (ctas 0) when the panel path takes the host rows */
     dak_panel_plan panel;
 } dak_gemm_plan;

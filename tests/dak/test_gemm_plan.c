@@ -1,12 +1,15 @@
 /* CPU test (CI): tier split from a ratio, split-GEMM launch planning (ring
  * depth, CTAs per tier, K split, wave alignment, cluster size) and the
  * rejection of bad shapes and options.  Expected values are worked out by hand
- * in the comments. */
+ * in the comments.  Plus the wgmma consumer's layout arithmetic (dak/gemm_layout.h): the
+ * descriptor start offsets against the TMA swizzle, and the accumulator fragment mappings
+ * (every element of a 64 x 64 tile owned exactly once per K half). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dak/gemm.h"
+#include "dak/gemm_layout.h"
 #include "dak/tiered.h"
 
 static int passed, failed;
@@ -327,6 +330,116 @@ static void test_plan_panel(void)
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "exceed"));
 }
 
+/* wgmma option: validation, the plan's record, the B box forced to 64 rows. */
+static void test_plan_wgmma(void)
+{
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    cm_err e;
+    dak_gemm_opts_default(&o);
+    CHECK(o.wgmma == 0); /* off until measured */
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
+    o.wgmma = 1;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1 && p.bn_box == 64);
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0); /* no wide tile */
+    CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1 && p.bn_box == 64);
+    /* N = 40: mma.sync keeps the 48-row box; wgmma (m64n64k16) loads 64 rows (24 zero-filled),
+     * 3 slots of 4 blocks x (8 + 8) KiB still fit */
+    o.wgmma = 0;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 48);
+    o.wgmma = 1;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 64 && p.kstep == 4 &&
+          p.stages == 3);
+    o.wgmma = 2; /* auto: on wherever wide tiles exist, off with the [n][block] B layout */
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1);
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
+    o.diag_b_nmajor = 1;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
+    o.wgmma = 1;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "wgmma 1") &&
+          strstr(e.msg, "diag_b_nmajor"));
+    o.diag_b_nmajor = 0, o.wgmma = 3;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "wgmma 3") &&
+          strstr(e.msg, "auto"));
+    /* with the panel path: one flag for both kernels */
+    o.wgmma = 1, o.panel = 1;
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.wgmma == 1);
+}
+
+/* The wgmma operand addresses: for every block, k16 step, row m < 64 and k < 16, the documented
+ * canonical 128B-swizzle K-major addressing (start + (m / 8) 1024 + (m % 8) 128 + 2 k, then the
+ * address-bit swizzle) from the start offsets dak_wg_a_off / dak_wg_b_off gives exactly where
+ * TMA wrote element (row m, column 16 k16 + k) of that block. */
+static void test_wgmma_operands(void)
+{
+    const uint32_t base = 5u * 1024u; /* a slot start: 1024-aligned, not 0 */
+    int bad = 0;
+    for (uint32_t bk = 0; bk < 4; bk++)
+        for (uint32_t k16 = 0; k16 < 4; k16++)
+            for (uint32_t m = 0; m < 64; m++)
+                for (uint32_t k = 0; k < 16; k++) {
+                    uint32_t a = dak_wg_model_addr(base + dak_wg_a_off(bk, k16), DAK_WG_SBO, m, k);
+                    if (a != base + bk * DAK_A_BLOCK + dak_swz128_byte(m, 16u * k16 + k)) bad++;
+                    /* B, [block][n][64] with a 64-row box: block bk's rows from row 64 bk */
+                    uint32_t b = dak_wg_model_addr(base + dak_wg_b_off(bk, 64u, k16), DAK_WG_SBO, m, k);
+                    if (b != base + dak_swz128_byte(64u * bk + m, 16u * k16 + k)) bad++;
+                }
+    CHECK(bad == 0);
+    /* the start offsets stay inside the first 128-byte row (base offset field 0) */
+    CHECK(dak_wg_a_off(3, 3) == 3u * 8192u + 96u && ((dak_wg_a_off(2, 3) >> 7) & 7u) == 0);
+    CHECK(dak_wg_b_off(1, 64u, 2) == 8192u + 64u);
+    /* the model's swizzle is the TMA one on a 1024-aligned tile */
+    CHECK(dak_wg_model_addr(0, 1024, 9, 8) == dak_swz128_byte(9, 8));
+    CHECK(dak_swz128_byte(9, 8) == 9u * 128u + ((1u ^ 1u) << 4));
+    CHECK(dak_swz128_byte(3, 0) == 3u * 128u + (3u << 4));
+}
+
+/* Every consumer mapping (mma.sync narrow / wide, wgmma wide) and every nvalid: the 4 warps of a
+ * K half x 32 lanes x their stored fragments own each valid element of the 64 x 64 tile exactly
+ * once, and nothing outside the tile; wgmma's matches the PTX accumulator layout (warp q: rows
+ * 16q.., d[4j + e] = n8 group j). */
+static void test_wgmma_fragments(void)
+{
+    int bad = 0;
+    for (int wg = 0; wg < 2; wg++)
+        for (int nvalid = 1; nvalid <= 64; nvalid++) {
+            static unsigned char cnt[64][64];
+            memset(cnt, 0, sizeof cnt);
+            for (uint32_t q = 0; q < 4; q++) {
+                dak_tile_map t = dak_tile_map_of(nvalid, q, wg);
+                if (t.wg != (uint32_t)(wg && nvalid > 32)) bad++;
+                for (uint32_t lane = 0; lane < 32; lane++)
+                    for (uint32_t a = 0; a < t.MI; a++)
+                        for (uint32_t b = 0; b < t.nn; b++)
+                            for (uint32_t e = 0; e < 4; e++) {
+                                uint32_t r = dak_frag_row(&t, lane, a, e), c = dak_frag_col(&t, lane, a, b, e);
+                                if (r >= 64 || c >= 64) {
+                                    bad++;
+                                    continue;
+                                }
+                                cnt[r][c]++;
+                                if (t.wg) { /* PTX: row 16 q + lane / 4 + 8 (i % 4 >= 2), col 8 (i / 4) + 2 (lane % 4) + i % 2 */
+                                    uint32_t i = 16u * a + 4u * b + e;
+                                    if (r != 16u * q + lane / 4u + 8u * ((i % 4u) >= 2u) ||
+                                        c != 8u * (i / 4u) + 2u * (lane % 4u) + i % 2u)
+                                        bad++;
+                                }
+                            }
+            }
+            for (int r = 0; r < 64; r++)
+                for (int c = 0; c < nvalid; c++)
+                    if (cnt[r][c] != 1) bad++;
+        }
+    CHECK(bad == 0);
+    dak_tile_map t = dak_tile_map_of(100, 2, 1);
+    CHECK(t.wg && t.MI == 2 && t.row16 == 32 && t.nb0 == 0 && t.nn == 4 && t.dr == 0 && t.dn == 4);
+    t = dak_tile_map_of(36, 3, 0);
+    CHECK(!t.wg && t.wide && t.row16 == 32 && t.nb0 == 4 && t.nn == 1 && t.dr == 16);
+    t = dak_tile_map_of(20, 1, 1);
+    CHECK(!t.wg && !t.wide && t.MI == 1 && t.row16 == 16 && t.nn == 3);
+    CHECK(dak_tile_map_of(0, 0, 1).nv8 == 0 && dak_tile_map_of(-5, 0, 1).nv8 == 0);
+}
+
 int main(void)
 {
     test_ratio();
@@ -335,6 +448,9 @@ int main(void)
     test_plan_multicast();
     test_plan_errors();
     test_plan_panel();
+    test_plan_wgmma();
+    test_wgmma_operands();
+    test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -11,8 +11,13 @@
  * last panel, pieces of 1 and 2 blocks), r = 100 % and 50 %, fp32 and bf16 C, clusters 1-16,
  * window 1, repeated launches, and 7168^2 at N = 1024; the host bytes counted on the GPU
  * must equal the plan's (= A's host bytes).
- * Usage: test_gemm_split [--quick | --panel]   (quick: the smallest shape and the panel
- * tests on small shapes; panel: the panel tests only) */
+ * The wgmma consumer (opts.wgmma, issue #7): the same checks with wide tiles through wgmma
+ * (N = 40, 64, 100, 128, 512, 1024; r = 0 / 10 % / 100 %; cluster 8 multicast; the panel path;
+ * fp32 and bf16 C; split-K shared tiles with both fix-ups and round-robin; kstep 1 / 2 / 4;
+ * row-major A by 2-D copies; PDL back to back; a congestion window), plus wgmma 1 in every
+ * check of the main loop and the r = 10 % variants for N > 32.
+ * Usage: test_gemm_split [--quick | --panel | --wgmma]   (quick: the smallest shape and the panel
+ * tests on small shapes; panel: the panel tests only; wgmma: the wgmma tests only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,6 +96,19 @@ typedef struct {
     float *C, *R, *hr, *hc;
 } pshape;
 
+/* C (fp32 or bf16, M x N) read back against the fp32 reference in s->hr: the relative error,
+ * and in *bad the elements left unwritten (still the poison). */
+static double pshape_err(pshape *s, uint32_t N, int out_bf16, size_t *bad)
+{
+    if (out_bf16) {
+        uint16_t *c16 = (uint16_t *)s->hc;
+        CU(cudaMemcpy(c16, s->C, (size_t)s->M * N * 2, cudaMemcpyDeviceToHost));
+        return rel_err_bf16(c16, s->hr, (size_t)s->M * N, bad);
+    }
+    CU(cudaMemcpy(s->hc, s->C, (size_t)s->M * N * 4, cudaMemcpyDeviceToHost));
+    return rel_err(s->hc, s->hr, (size_t)s->M * N, bad);
+}
+
 static int pshape_init(pshape *s, uint32_t M, uint32_t K, uint32_t nmax, uint64_t seed, cm_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -168,15 +186,7 @@ static void panel_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, c
     CHECK(hb == (uint64_t)runs * dak_gemm_plan_host_bytes(p), "%s %ux%u N %u r %g: device host bytes %llu, plan %d x %llu",
           what, s->M, s->K, N, ratio, (unsigned long long)hb, runs, (unsigned long long)dak_gemm_plan_host_bytes(p));
     size_t bad;
-    double e;
-    if (o->out_bf16) {
-        uint16_t *c16 = (uint16_t *)s->hc;
-        CU(cudaMemcpy(c16, s->C, (size_t)s->M * N * 2, cudaMemcpyDeviceToHost));
-        e = rel_err_bf16(c16, s->hr, (size_t)s->M * N, &bad);
-    } else {
-        CU(cudaMemcpy(s->hc, s->C, (size_t)s->M * N * 4, cudaMemcpyDeviceToHost));
-        e = rel_err(s->hc, s->hr, (size_t)s->M * N, &bad);
-    }
+    const double e = pshape_err(s, N, o->out_bf16, &bad);
     CHECK(e <= 1e-2, "%s %ux%u N %u r %g: rel err %g, %zu unwritten", what, s->M, s->K, N, ratio, e, bad);
     printf("  panel %-14s %5ux%-5u N %4u r %5.1f%% cluster %2u panel %2u blocks x %u panels, %u CTAs + %u HBM: rel err %.2e, "
            "host bytes %.3fx A's\n",
@@ -269,12 +279,138 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* ---- wgmma consumer ---- */
+
+/* One wgmma check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for
+ * N columns); the plan must record wgmma where wide tiles exist. */
+static void wg_case(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio, const dak_gemm_opts *o,
+                    int runs, const char *what)
+{
+    cm_err err;
+    uint32_t rows;
+    dak_tiered A;
+    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, &rows, &err) ||
+        (o->a_tma2d ? dak_tiered_view(&A, s->M, s->K, rows, Ah, s->Ad, 0, &err)
+                    : dak_tiered_view(&A, s->M, s->K, rows, s->Ahp, s->Adp, 1, &err)) ||
+        dak_fill_u32(s->C, (size_t)s->M * N, 0x7fc00000u, NULL, &err)) {
+        CHECK(0, "wgmma %s: %s", what, err.msg);
+        return;
+    }
+    dak_gemm_launch *l = NULL;
+    int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
+    for (int i = 0; i < runs && !rc; i++) rc = dak_gemm_run(l, NULL, &err);
+    if (!rc) {
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+    }
+    CHECK(rc == 0, "wgmma %s %ux%u N %u r %g: %s", what, s->M, s->K, N, ratio, err.msg);
+    if (rc) {
+        dak_gemm_launch_free(l);
+        if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
+            printf("%d passed, %d failed\n", passed, failed);
+            exit(1);
+        }
+        return;
+    }
+    const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+    CHECK(p->wgmma == (uint32_t)(o->wgmma && N > 32), "wgmma %s N %u: plan wgmma %u", what, N, p->wgmma);
+    size_t bad;
+    const double e = pshape_err(s, N, o->out_bf16, &bad);
+    CHECK(e <= 1e-2, "wgmma %s %ux%u N %u r %g: rel err %g, %zu unwritten", what, s->M, s->K, N, ratio, e, bad);
+    printf("  wgmma %-12s %5ux%-5u N %4u r %5.1f%% kstep %u cluster %u panel %d (cluster %u) hbm ksplit %u: rel err %.2e\n",
+           what, s->M, s->K, N, 100.0 * rows / s->M, p->kstep, p->cluster, p->panel.on, p->panel.cluster, p->hbm.ksplit,
+           e);
+    fflush(stdout);
+    dak_gemm_launch_free(l);
+}
+
+static int test_wgmma(dak_gemm_ctx *ctx, int full)
+{
+    cm_err err;
+    /* 7168^2 (kstep 4, 112 blocks) and 512 x 960 (15 blocks: kstep 1, short panels) */
+    static const uint32_t shp[2][2] = {{7168, 7168}, {512, 960}};
+    static const uint32_t ns[6] = {40, 64, 100, 128, 512, 1024};
+    for (int si = 0; si < 2; si++) {
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 1024, 0x3a91 + si, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return -1;
+        }
+        uint16_t *Ah; /* row-major A in host memory (the 2-D copy path) */
+        size_t ab = (size_t)s.M * s.K * 2;
+        CU(cudaHostAlloc((void **)&Ah, ab, cudaHostAllocMapped | cudaHostAllocPortable));
+        CU(cudaMemcpy(Ah, s.Ad, ab, cudaMemcpyDeviceToHost));
+        for (int ni = 0; ni < 6; ni++) {
+            const uint32_t N = ns[ni];
+            if (pshape_ref(&s, N, &err)) {
+                fprintf(stderr, "%s\n", err.msg);
+                return -1;
+            }
+            static const double rs[3] = {0.0, 0.1, 1.0};
+            for (int ri = 0; ri < 3; ri++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.wgmma = 1;
+                wg_case(ctx, &s, Ah, N, rs[ri], &o, 1, "default"); /* panel auto */
+                if (N >= 128) {
+                    o.panel = 0, o.cluster = 8; /* tiled host tier with multicast */
+                    wg_case(ctx, &s, Ah, N, rs[ri], &o, 1, "mc8");
+                    o.panel = 2, o.cluster = 1;
+                }
+                o.out_bf16 = 1;
+                wg_case(ctx, &s, Ah, N, rs[ri], &o, 1, "bf16");
+            }
+            if (!full && si == 0 && N != 100 && N != 512) continue;
+            /* variants at r = 10 % (r = 50 % for the explicit panel ones) */
+            for (int v = 0; v < 12; v++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.wgmma = 1;
+                double r = 0.1;
+                int runs = 1;
+                const char *w = "";
+                if (v == 0) o.panel = 1, r = 0.5, w = "panel";
+                if (v == 1) o.panel = 1, o.out_bf16 = 1, o.cluster = N >= 128 ? 8 : 1, r = 0.5, w = "panel bf16 mc";
+                if (v == 2) o.panel = 1, o.panel_cluster = 1, r = 1.0, w = "panel c1";
+                if (v == 3) o.wave_align = 0, w = "round-robin";
+                if (v == 4) o.wave_align = 0, o.cluster = N >= 128 ? 4 : 1, o.out_bf16 = 1, w = "rr mc4 bf16";
+                if (v == 5) o.diag_fixup_atomic = 1, w = "oldfix";
+                if (v == 6) o.kstep = 1, o.panel = 0, w = "kstep 1";
+                if (v == 7) o.kstep = (s.K / 64) % 2 ? 1 : 2, o.cluster = N >= 128 ? 2 : 1, o.panel = 0, w = "kstep 2 mc2";
+                if (v == 8) o.a_tma2d = 1, o.cluster = N >= 128 ? 8 : 1, w = "2-D A";
+                if (v == 9) o.pdl = 1, r = 0.0, runs = 3, w = "pdl x3";
+                if (v == 10) o.window = 2, o.host_ctas = 8, o.panel = 0, w = "window 2";
+                if (v == 11) o.wgmma = 2, w = "auto";
+                wg_case(ctx, &s, Ah, N, r, &o, runs, w);
+            }
+        }
+        cudaFreeHost(Ah);
+        pshape_free(&s);
+    }
+    /* refused: wgmma 1 with the [n][block][64] B layout, wgmma 3 */
+    {
+        dak_tiered A;
+        if (dak_tiered_create(&A, 128, 64, 0.5, &err) == 0) {
+            dak_gemm_opts o;
+            dak_gemm_opts_default(&o);
+            o.wgmma = 1, o.diag_b_nmajor = 1;
+            CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 256, &o, &err) != 0 && strstr(err.msg, "wgmma 1"), "%s", err.msg);
+            o.diag_b_nmajor = 0, o.wgmma = 3;
+            CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 256, &o, &err) != 0 && strstr(err.msg, "wgmma 3"), "%s", err.msg);
+            dak_tiered_destroy(&A);
+        }
+    }
+    fprintf(stderr, "wgmma tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     int panel_only = argc > 1 && !strcmp(argv[1], "--panel");
-    if (argc > 1 && !quick && !panel_only) {
-        fprintf(stderr, "usage: %s [--quick | --panel]\n", argv[0]);
+    int wgmma_only = argc > 1 && !strcmp(argv[1], "--wgmma");
+    if (argc > 1 && !quick && !panel_only && !wgmma_only) {
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma]\n", argv[0]);
         return 2;
     }
     cm_err err;
@@ -284,7 +420,14 @@ int main(int argc, char **argv)
         printf("0 passed, 1 failed\n");
         return 1;
     }
+    if (wgmma_only) {
+        int rc = test_wgmma(ctx, 1);
+        dak_gemm_ctx_destroy(ctx);
+        printf("%d passed, %d failed\n", passed, failed);
+        return rc || failed ? 1 : 0;
+    }
     if (test_panel(ctx, !quick)) return 1;
+    if (test_wgmma(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
     /* 20: narrow tiles with 3 n8 tiles; 40: one wide tile whose second column half has 1 n8
        tile; 100: a full wide tile and a 36-column one */
@@ -345,23 +488,25 @@ int main(int argc, char **argv)
                     fprintf(stderr, "%s\n", err.msg);
                     return 1;
                 }
-                for (int mc = 0; mc < 2; mc++) {
-                    if (mc && N < 128) continue; /* one column tile: nothing to share */
+                for (int mc = 0; mc < 3; mc++) {
+                    if (mc == 1 && N < 128) continue; /* one column tile: nothing to share */
+                    if (mc == 2 && N <= 32) continue; /* no wide tile */
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
-                    o.cluster = mc ? 8 : 1;
+                    o.cluster = mc && N >= 128 ? 8 : 1;
+                    o.wgmma = mc == 2; /* wide tiles through wgmma, with multicast from N = 128 */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
-                    CHECK(rc == 0, "split %ux%u N %u r %g mc %d: %s", M, K, N, ratios[ri], mc, err.msg);
+                    CHECK(rc == 0, "split %ux%u N %u r %g mc %d wgmma %u: %s", M, K, N, ratios[ri], mc, o.wgmma, err.msg);
                     if (rc) continue;
                     CU(cudaMemcpy(hc, C, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
                     size_t bad;
                     double e = rel_err(hc, hr, (size_t)M * N, &bad);
-                    CHECK(e <= 1e-2, "%ux%u N %u r %g cluster %u: rel err %g, %zu unwritten", M, K, N,
-                          ratios[ri], o.cluster, e, bad);
+                    CHECK(e <= 1e-2, "%ux%u N %u r %g cluster %u wgmma %u: rel err %g, %zu unwritten", M, K, N,
+                          ratios[ri], o.cluster, o.wgmma, e, bad);
                     if (ri == 0 || ri == 5 || ri == 10)
-                        printf("  %5ux%-5u N %4u r %5.1f%% cluster %u: rel err %.2e\n", M, K, N,
-                               100.0 * rows / M, o.cluster, e);
+                        printf("  %5ux%-5u N %4u r %5.1f%% cluster %u wgmma %u: rel err %.2e\n", M, K, N,
+                               100.0 * rows / M, o.cluster, o.wgmma, e);
                 }
             }
             /* variants at r = 10%: bf16 output, no wave alignment, window 2 on 8 host SMs,
@@ -373,9 +518,18 @@ int main(int argc, char **argv)
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
                 dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
                 dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
-                for (int v = 0; v < 15; v++) {
+                for (int vw = 0; vw < 30; vw++) {
+                    const int v = vw % 15, wgv = vw / 15; /* the 15 variants with mma.sync, then wgmma 1 */
+                    if (wgv && N <= 32) break;
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
+                    o.wgmma = (uint32_t)wgv;
+                    if (wgv && v == 6) { /* wgmma 1 with B as [n][block][64]: refused with a message */
+                        o.diag_b_nmajor = 1, o.kstep = 2;
+                        int rr = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
+                        CHECK(rr != 0 && strstr(err.msg, "diag_b_nmajor"), "wgmma with b_nmajor: %s", rr ? err.msg : "accepted");
+                        continue;
+                    }
                     if (v == 0) o.out_bf16 = 1;
                     if (v == 1) o.wave_align = 0;
                     if (v == 2) o.window = 2, o.host_ctas = 8;
@@ -406,7 +560,7 @@ int main(int argc, char **argv)
                     } else {
                         rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
                     }
-                    CHECK(rc == 0, "variant %d: %s", v, err.msg);
+                    CHECK(rc == 0, "variant %d wgmma %d: %s", v, wgv, err.msg);
                     if (rc) continue;
                     size_t bad;
                     double e;
@@ -418,7 +572,7 @@ int main(int argc, char **argv)
                         CU(cudaMemcpy(hc, C, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
                         e = rel_err(hc, hr, (size_t)M * N, &bad);
                     }
-                    CHECK(e <= 1e-2, "%ux%u N %u variant %d: rel err %g, %zu unwritten", M, K, N, v, e, bad);
+                    CHECK(e <= 1e-2, "%ux%u N %u variant %d wgmma %d: rel err %g, %zu unwritten", M, K, N, v, wgv, e, bad);
                 }
             }
             fprintf(stderr, "shape %ux%u N %u done (%d passed, %d failed so far)\n", M, K, N, passed, failed);

@@ -33,7 +33,7 @@ typedef struct {
     double ratios[MAXL]; /* fractions */
     int nr;
     uint32_t reps, host_sms, window, cluster, layers;
-    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed;
+    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
 } bench_cfg;
@@ -50,7 +50,8 @@ static void usage(FILE *o)
             "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
             "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
-            "  --sections LIST  sweep,congestion,amp,wave,diag,fixed (default all but diag and fixed)\n"
+            "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma (default all but diag, fixed and wgmma;\n"
+            "                   wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS table alone)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
             "  --json FILE      JSON output (default dak-gemm.json)\n");
 }
@@ -137,7 +138,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
-    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag", "fixed"};
+    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag", "fixed", "wgmma"};
     static const char *const basen[] = {"cublas", "prefetch", "overlap", "naive", "uvm"};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -167,8 +168,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--layers")) {
             if (!VAL() || arg_u32("dak bench", "--layers", v, 1, 1000, &c->layers)) return -1;
         } else if (arg_is(a, "--sections")) {
-            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave, &c->sec_diag, &c->sec_fixed};
-            if (!VAL() || parse_names("--sections", v, secn, d, 6)) return -1;
+            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave, &c->sec_diag, &c->sec_fixed, &c->sec_wgmma};
+            if (!VAL() || parse_names("--sections", v, secn, d, 7)) return -1;
         } else if (arg_is(a, "--baselines")) {
             int *d[] = {&c->base_cublas, &c->base_prefetch, &c->base_overlap, &c->base_naive, &c->base_uvm};
             if (!VAL() || parse_names("--baselines", v, basen, d, 5)) return -1;
@@ -566,6 +567,7 @@ static int run(const bench_cfg *c)
         for (int i = 0; i < c->nn; i++)
             if (c->ns[i] > nmax) nmax = c->ns[i];
         if (c->sec_amp && si == 0 && nmax < NMAXALL) nmax = NMAXALL;
+        if ((c->sec_fixed || c->sec_wgmma) && nmax < 512) nmax = 512; /* the fixed section's wgmma A/B at N = 128, 512 */
         uint16_t *Ad, *Ah, *Adp, *Ahp, *B, *st[2] = {NULL, NULL};
         float *C;
         CK(cudaMalloc((void **)&Ad, abytes));
@@ -602,8 +604,9 @@ static int run(const bench_cfg *c)
             json_arr_begin(&w);
             printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
                    abytes / 1e6);
-            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd", "tiled",
-                   "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
+            printf("# split-w: the split column's configuration with wgmma 1 (wide tiles through wgmma; N > 32)\n");
+            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd",
+                   "split-w", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
         }
         for (int ni = 0; ni < c->nn && c->sec_sweep; ni++) {
             uint32_t N = c->ns[ni];
@@ -635,6 +638,12 @@ static int run(const bench_cfg *c)
                    path would fetch them more than once); tiled and tiled-mc: the tiled
                    kernel for every row, without and with cluster multicast */
                 double t_split = time_split(ctx, &A, B, C, N, &go, c->reps, &plan, NULL);
+                double t_wg = NAN; /* the same with the wide tiles through wgmma, in the same run */
+                if (N > 32) {
+                    go.wgmma = 1;
+                    t_wg = time_split(ctx, &A, B, C, N, &go, c->reps, NULL, NULL);
+                    go.wgmma = 0;
+                }
                 double t_tl = NAN, t_mc = NAN;
                 dak_gemm_plan plan_mc = plan;
                 if (N >= 128 && rows > 0) {
@@ -685,8 +694,8 @@ static int run(const bench_cfg *c)
                     }
                 }
                 double eb = gbs(abytes, t_split);
-                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r, bound, eb,
-                       100 * eb / bound, gbs(abytes, t_tl), gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf),
+                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r,
+                       bound, eb, 100 * eb / bound, gbs(abytes, t_wg), gbs(abytes, t_tl), gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf),
                        gbs(abytes, t_ov), gbs(abytes, t_nv), gbs(abytes, t_um));
                 fflush(stdout);
                 json_obj_begin(&w);
@@ -699,6 +708,10 @@ static int run(const bench_cfg *c)
                 json_kv_f64(&w, "bound_GBs", bound);
                 kv_num(&w, "split_ms", t_split);
                 kv_num(&w, "split_GBs", eb);
+                kv_num(&w, "split_wgmma_ms", t_wg);
+                kv_num(&w, "split_wgmma_GBs", gbs(abytes, t_wg));
+                kv_num(&w, "split_TFLOPs", isfinite(t_split) ? 2.0 * M * N * K / (t_split * 1e9) : NAN);
+                kv_num(&w, "split_wgmma_TFLOPs", isfinite(t_wg) ? 2.0 * M * N * K / (t_wg * 1e9) : NAN);
                 kv_num(&w, "split_tiled_GBs", gbs(abytes, t_tl));
                 kv_num(&w, "split_mc_GBs", gbs(abytes, t_mc));
                 kv_num(&w, "split_2d_GBs", gbs(abytes, t_2d));
@@ -891,7 +904,7 @@ static int run(const bench_cfg *c)
         }
 
         /* ---- fixed cost per launch at r = 0 (issue #7, run 10) ---- */
-        if (c->sec_fixed) {
+        if (c->sec_fixed || c->sec_wgmma) {
             uint16_t *ap[FX_NCP], *ar[FX_NCP];
             ap[0] = Adp, ar[0] = Ad;
             for (int i = 1; i < FX_NCP; i++) {
@@ -905,13 +918,56 @@ static int run(const bench_cfg *c)
             snprintf(key, sizeof key, "fixed_%ux%u", M, K);
             json_key(&w, key);
             json_arr_begin(&w);
-            printf("\n# fixed cost: A %ux%u r = 0, us per launch (one launch / %d back to back over %d copies of A / a graph of %d)\n",
+            /* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
+            {
+                printf("\n# fixed, wgmma A/B: A %ux%u r = 0, one launch (us, TFLOP/s, GB/s of A)\n", M, K);
+                printf("%5s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "cublas us", "mma TF", "wgmma TF",
+                       "cublas TF", "mma GB/s", "wgmma GB/s");
+                static const uint32_t wn[] = {64, 128, 512};
+                dak_tiered Aw[FX_NCP];
+                for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, Ahp, ap[i], 1, &err));
+                for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
+                    const uint32_t N = wn[a];
+                    double t[3];
+                    for (int v = 0; v < 2; v++) {
+                        dak_gemm_opts go;
+                        dak_gemm_opts_default(&go);
+                        go.wgmma = (uint32_t)v;
+                        fx_op so;
+                        if (fx_prepare(&so, ctx, Aw, B, C, N, &go)) {
+                            t[v] = NAN;
+                        } else {
+                            t[v] = fx_time(&so, 0, c->reps, fs);
+                            fx_free(&so);
+                        }
+                    }
+                    fx_op cb = {.kind = 1, .ctx = ctx, .ar = ar, .B = B, .C = C, .M = M, .N = N, .K = K};
+                    t[2] = fx_time(&cb, 0, c->reps, fs);
+                    double fl = 2.0 * M * N * K;
+                    printf("%5u %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1], t[2], fl / (t[0] * 1e6),
+                           fl / (t[1] * 1e6), fl / (t[2] * 1e6), gbs(abytes, t[0] / 1e3), gbs(abytes, t[1] / 1e3));
+                    fflush(stdout);
+                    json_obj_begin(&w);
+                    json_kv_u64(&w, "N", N);
+                    json_kv_str(&w, "mode", "wgmma_ab_single");
+                    kv_num(&w, "mma_us", t[0]);
+                    kv_num(&w, "wgmma_us", t[1]);
+                    kv_num(&w, "cublas_us", t[2]);
+                    kv_num(&w, "mma_TFLOPs", fl / (t[0] * 1e6));
+                    kv_num(&w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
+                    kv_num(&w, "cublas_TFLOPs", fl / (t[2] * 1e6));
+                    kv_num(&w, "mma_GBs", gbs(abytes, t[0] / 1e3));
+                    kv_num(&w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
+                    json_obj_end(&w);
+                }
+            }
+            if (c->sec_fixed) printf("\n# fixed cost: A %ux%u r = 0, us per launch (one launch / %d back to back over %d copies of A / a graph of %d)\n",
                    M, K, FX_L, FX_NCP, FX_L);
-            printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "oldfix", "nofix",
+            if (c->sec_fixed) printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "oldfix", "nofix",
                    "nomath", "dyn", "dyn+pdl", "cublas", "empty", "empty0");
             static const uint32_t fn[] = {1, 8, 64};
             static const char *const mname[] = {"single", "seq", "graph"};
-            for (size_t a = 0; a < 3; a++) {
+            for (size_t a = 0; a < (c->sec_fixed ? 3u : 0u); a++) {
                 uint32_t N = fn[a];
                 dak_tiered At[FX_NCP];
                 for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&At[i], M, K, 0, Ahp, ap[i], 1, &err));

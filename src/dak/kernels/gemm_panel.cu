@@ -45,6 +45,7 @@ typedef struct {
     float *acc;                /* fp32 accumulator: C (fp32) or the workspace (bf16 C) */
     uint32_t ldacc;            /* its column stride: M, or rows_host for the workspace */
     unsigned long long *host_bytes;
+    uint32_t wgmma;            /* 1: wide tiles through wgmma (consume_wgmma), 0: mma.sync */
 } pparams;
 
 struct dak_panel {
@@ -141,12 +142,13 @@ static __device__ __forceinline__ int a_issue(const pparams *p, aissue_t *st, ui
     return 1;
 }
 
-/* Adds this warp's fragment sums (rows row16 + 16 mi + .., n8 tiles nb0 ..) of one 64 x 64 column
+/* Adds this warp's fragment sums (rows row16 + dr mi + .., n8 tiles nb0 + dn mi ..: the mapping of
+ * gemm_layout.h) of one 64 x 64 column
  * tile into the accumulator: the kh = 1 warps write the staging tile, the kh = 0 warps add theirs,
  * then all 256 consumer threads issue 16-byte reductions along the rows (C is column-major). */
 static __device__ __forceinline__ void panel_epilogue(const pparams *p, float (*acc)[4][4], uint32_t MI, uint32_t nb0,
-                                                      uint32_t nn, uint32_t row16, uint32_t kh, float *stg,
-                                                      uint32_t mt, uint32_t nt)
+                                                      uint32_t nn, uint32_t dr, uint32_t dn, uint32_t row16,
+                                                      uint32_t kh, float *stg, uint32_t mt, uint32_t nt)
 {
     const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u, ctid = threadIdx.x;
 #pragma unroll
@@ -159,8 +161,8 @@ static __device__ __forceinline__ void panel_epilogue(const pparams *p, float (*
                     if (mi >= MI || nj >= nn) continue;
 #pragma unroll
                     for (uint32_t e = 0; e < 4; e++) {
-                        const uint32_t r = row16 + mi * 16u + g + (e >> 1) * 8u;
-                        const uint32_t cc = (nb0 + nj) * 8u + 2u * t4 + (e & 1u);
+                        const uint32_t r = row16 + mi * dr + g + (e >> 1) * 8u;
+                        const uint32_t cc = (nb0 + mi * dn + nj) * 8u + 2u * t4 + (e & 1u);
                         float *d = stg + cc * STG_LD + r;
                         *d = pass ? *d + acc[mi][nj][e] : acc[mi][nj][e];
                     }
@@ -192,8 +194,10 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
     const uint32_t bars = ptx_smem(stg) + 64u * STG_LD * 4u;
     const uint32_t a_full = bars, a_empty = bars + 16u * PMAXP, b_full = a_empty + 16u,
                    b_empty = b_full + 8u * p.bstages;
-    const uint32_t c = p.c, warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
-    const uint32_t rank = c > 1 ? ptx_cluster_rank() : 0u;
+    const uint32_t c = p.c, lane = threadIdx.x & 31u;
+    const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0); /* visibly uniform (wgmma, C7518) */
+    /* through a shuffle: visibly warp-uniform (wgmma on a "divergent" path is serialised, C7518) */
+    const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     const uint32_t cid = blockIdx.x / c, ncl = gridDim.x / c;
     const uint32_t u0 = (uint32_t)((unsigned long long)cid * p.units / ncl);
     const uint32_t u1 = (uint32_t)((unsigned long long)(cid + 1u) * p.units / ncl);
@@ -255,24 +259,57 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
             if (rank >= p.ntiles) /* no column tile here: still see the panel arrive before releasing it */
                 for (uint32_t i = 0; i < npc; i++) ptx_mbar_wait(fa + 8u * i, apar);
             for (uint32_t nt = rank; nt < p.ntiles; nt += c) {
-                const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane);
-                const bool wide = wt.wide; /* uniform over the CTA */
+                const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane, (int)p.wgmma);
+                const bool wide = wt.wide, wg = wt.wg; /* uniform over the CTA */
                 const uint32_t MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn, arow = wt.arow;
+                const uint32_t dr = wt.dr, dn = wt.dn;
                 float acc[2][4][4];
-                dak_acc_zero(acc);
-                for (uint32_t i = 0; i < npc; i++) {
-                    ptx_mbar_wait(fa + 8u * i, apar);
-                    ptx_mbar_wait(b_full + 8u * s, ph);
-                    if (!p.nomath) {
-                        const uint32_t aS = aBase + i * p.kstep * A_BYTES, bS = sB + s * bslot;
-                        if (wide)
-                            consume_wide(acc, aS, bS, p.kstep, p.b_rn, p.b_rk, arow, kh, nb0, nn);
-                        else
-                            consume_narrow(acc, aS, bS, p.kstep, p.b_rn, p.b_rk, arow, kh, nn);
+                if (wg) {
+                    /* wgmma on its own accumulator registers (shared with the mma.sync path, ptxas
+                     * guards every mma.sync with a warpgroup wait: C7517).  B slot `ps` is released
+                     * once the next piece's group is committed and its own group complete
+                     * (wait_group 1); the A panel stays until the unit's end. */
+                    float w[2][4][4];
+                    dak_acc_zero(w);
+                    uint32_t ps = 0;
+                    bool pend = false;
+                    for (uint32_t i = 0; i < npc; i++) {
+                        ptx_mbar_wait(fa + 8u * i, apar);
+                        ptx_mbar_wait(b_full + 8u * s, ph);
+                        if (!p.nomath) {
+                            consume_wgmma(w, aBase + i * p.kstep * A_BYTES, sB + s * bslot, p.kstep, p.b_rk, kh);
+                            ptx_wgmma_wait1(); /* the previous piece's group is complete */
+                        }
+                        __syncwarp();
+                        if (pend && lane == 0) ptx_mbar_arrive(b_empty + 8u * ps);
+                        pend = true, ps = s;
+                        if (++s == p.bstages) s = 0, ph ^= 1u;
                     }
+                    wgmma_drain(w);
                     __syncwarp();
-                    if (lane == 0) ptx_mbar_arrive(b_empty + 8u * s);
-                    if (++s == p.bstages) s = 0, ph ^= 1u;
+                    if (pend && lane == 0) ptx_mbar_arrive(b_empty + 8u * ps);
+#pragma unroll
+                    for (uint32_t x = 0; x < 2; x++)
+#pragma unroll
+                        for (uint32_t y = 0; y < 4; y++)
+#pragma unroll
+                            for (uint32_t e = 0; e < 4; e++) acc[x][y][e] = w[x][y][e];
+                } else {
+                    dak_acc_zero(acc);
+                    for (uint32_t i = 0; i < npc; i++) {
+                        ptx_mbar_wait(fa + 8u * i, apar);
+                        ptx_mbar_wait(b_full + 8u * s, ph);
+                        if (!p.nomath) {
+                            const uint32_t aS = aBase + i * p.kstep * A_BYTES, bS = sB + s * bslot;
+                            if (wide)
+                                consume_wide(acc, aS, bS, p.kstep, p.b_rn, p.b_rk, arow, kh, nb0, nn);
+                            else
+                                consume_narrow(acc, aS, bS, p.kstep, p.b_rn, p.b_rk, arow, kh, nn);
+                        }
+                        __syncwarp();
+                        if (lane == 0) ptx_mbar_arrive(b_empty + 8u * s);
+                        if (++s == p.bstages) s = 0, ph ^= 1u;
+                    }
                 }
                 if (p.nomath) continue;
                 if (!wide) {
@@ -281,7 +318,7 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
 #pragma unroll
                         for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
                 }
-                panel_epilogue(&p, acc, MI, nb0, nn, row16, kh, stg, mt, nt);
+                panel_epilogue(&p, acc, MI, nb0, nn, dr, dn, row16, kh, stg, mt, nt);
             }
             /* this warp is done with the panel buffer: tell every member's producer */
             __syncwarp();
@@ -426,6 +463,16 @@ extern "C" int dak_panel_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const u
     k->b_rn = b_perm ? 1u : q->kstep;
     k->b_rk = b_perm ? p->bn_box : 1u;
     k->nomath = (uint32_t)(o->diag_nomath != 0);
+    k->wgmma = p->wgmma;
+    if (k->wgmma && !b_perm && q->kstep > 1) {
+        /* [n][block][64] with pieces of 2 blocks is no canonical operand layout */
+        if (o->wgmma == 1) {
+            dak_panel_free(d);
+            return cm_fail(err, "gemm: panel path: wgmma 1 needs B as [block][n][64], which the driver refused here; "
+                                "set wgmma 0");
+        }
+        k->wgmma = 0; /* auto: mma.sync */
+    }
     k->a = A->host_dev;
     d->out_bf16 = o->out_bf16 != 0;
     d->acc = d->out_bf16 ? ctx->pws : (float *)C;

@@ -40,6 +40,7 @@ typedef struct {
     uint32_t dyn, dyn_p, dyn_units; /* HBM tier in dynamic units: dyn_p pieces per tile row */
     uint32_t *dynctr;          /* unit grab counter, kept zero between launches */
     float *accw;               /* per-tile fp32 accumulators [col][row], kept zero between launches */
+    uint32_t wgmma;            /* 1: wide tiles through wgmma (consume_wgmma), 0: mma.sync */
 } kparams;
 
 struct dak_gemm_launch {
@@ -115,10 +116,11 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
     return true;
 }
 
-/* Writes one warp's (16 MI) x (8 nn) fragment sums v[mi][nj] (rows row + 16 mi + ..,
- * columns col0 + 8 (nb0 + nj) + ..) to C. */
+/* Writes one warp's MI x nn fragment sums v[mi][nj] (mma.sync: rows row + 16 mi + .., columns
+ * col0 + 8 (nb0 + nj) + ..; wgmma (wg): rows row + .., columns col0 + 8 (nb0 + 4 mi + nj) + ..:
+ * the mapping of gemm_layout.h) to C. */
 static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
-                                                  uint32_t nn, uint32_t row, uint32_t col0)
+                                                  uint32_t nn, bool wg, uint32_t row, uint32_t col0)
 {
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t g = lane >> 2, t4 = lane & 3u;
@@ -127,8 +129,8 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
 #pragma unroll
         for (uint32_t nj = 0; nj < 4; nj++) {
             if (mi >= MI || nj >= nn) continue;
-            uint32_t r = row + mi * 16u + g;
-            uint32_t cc = col0 + (nb0 + nj) * 8u + 2u * t4;
+            uint32_t r = row + (wg ? 0u : mi * 16u) + g;
+            uint32_t cc = col0 + (nb0 + (wg ? mi * 4u : 0u) + nj) * 8u + 2u * t4;
 #pragma unroll
             for (uint32_t e = 0; e < 4; e++) {
                 uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
@@ -147,7 +149,7 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
 /* Adds one warp's fragment sums (same mapping as store_tile, rows relative to the tile)
  * into a 64 x 64 fp32 tile stored [column][row]; fire-and-forget reductions. */
 static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
-                                                uint32_t nn, uint32_t row, float *t)
+                                                uint32_t nn, bool wg, uint32_t row, float *t)
 {
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t g = lane >> 2, t4 = lane & 3u;
@@ -156,8 +158,8 @@ static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][
 #pragma unroll
         for (uint32_t nj = 0; nj < 4; nj++) {
             if (mi >= MI || nj >= nn) continue;
-            uint32_t r = row + mi * 16u + g;
-            uint32_t cc = (nb0 + nj) * 8u + 2u * t4;
+            uint32_t r = row + (wg ? 0u : mi * 16u) + g;
+            uint32_t cc = (nb0 + (wg ? mi * 4u : 0u) + nj) * 8u + 2u * t4;
 #pragma unroll
             for (uint32_t e = 0; e < 4; e++) {
                 uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
@@ -165,6 +167,27 @@ static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][
                 atomicAdd(t + ce * 64u + re, v[mi][nj][e]);
             }
         }
+}
+
+/* diag_times: a ring slot found full (first one: ts[3], last one so far: ts[4]); straight to the
+ * stamp buffer, so that no stamp is held in registers across the consumer loops. */
+static __device__ __forceinline__ void stamp_slot(unsigned long long *ts)
+{
+    const unsigned long long t = ptx_globaltimer();
+    if (!ts[3]) ts[3] = t;
+    ts[4] = t;
+}
+
+/* A consumer warp hands ring slot `bar_empty_s` back, after all its lanes are done with it: to
+ * this CTA's producer, or with multicast to every member's (c lanes arrive at once). */
+static __device__ __forceinline__ void slot_release(uint32_t bar_empty_s, uint32_t c, uint32_t lane)
+{
+    __syncwarp();
+    if (c > 1) {
+        if (lane < c) ptx_mbar_arrive_cluster(bar_empty_s, lane);
+    } else if (lane == 0) {
+        ptx_mbar_arrive(bar_empty_s);
+    }
 }
 
 /* The A copies of one ring slot: the stage's kstep blocks are contiguous in the packed
@@ -205,12 +228,15 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     const uint32_t sA = ptx_smem(sm), sB = sA + S * astage;
     const uint32_t bar_full = sB + S * bbytes, bar_empty = bar_full + 8u * S;
     volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (astage + bbytes) + 16u * S);
-    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    /* the warp index through a shuffle: provably warp-uniform for the compiler, so that the
+     * consumers' wgmma (warpgroup-collective) are not on a "divergent" path (ptxas C7518) */
+    const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u;
     const uint32_t tier = blockIdx.x < p.host_ctas ? 0u : 1u;
     const uint32_t c = p.c;
     const uint32_t lb = tier ? blockIdx.x - p.host_ctas : blockIdx.x;
     const uint32_t cid = lb / c;
-    const uint32_t rank = c > 1 ? ptx_cluster_rank() : 0u;
+    /* through a shuffle: visibly warp-uniform (wgmma on a "divergent" path is serialised, C7518) */
+    const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     const uint32_t ncl = p.ctas[tier] / c;
     unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
     if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = 0;
@@ -410,13 +436,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         const uint32_t kh = warp >> 2, q = warp & 3u;
         float4 *red = (float4 *)(sm + S * (astage + bbytes) + 512u); /* K-half hand-over */
         uint32_t s = 0, ph = 0;
-        unsigned long long t_first = 0, t_last = 0;
+        if (ts && ctid == 0) ts[3] = 0;
         if (p.pdl) ptx_griddep_wait(); /* C, the workspace and the counters: after the previous kernel */
         if (dyn) {
             /* one column tile (N <= 64): both K halves reduce straight into the tile's
              * accumulator, no hand-over; the unit goes to the fix-up warp's queue */
             const uint32_t P = p.dyn_p, kcn = p.kchunks;
-            const dak_warp_tile wt = dak_warp_tile_of((int)p.N, q, lane);
+            /* (a diagnostic path: mma.sync only, whatever opts.wgmma) */
+            const dak_warp_tile wt = dak_warp_tile_of((int)p.N, q, lane, 0);
             const uint32_t MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
             const uint32_t arow = wt.arow;
             const bool wide = wt.wide;
@@ -431,18 +458,17 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 for (uint32_t kc = kb; kc < ke; kc++) {
                     ptx_mbar_wait(bar_full + 8u * s, ph);
                     if (ts && ctid == 0) {
-                        t_last = ptx_globaltimer();
-                        if (!t_first) t_first = t_last;
+                        stamp_slot(ts);
                     }
                     if (!p.nomath) {
                         const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
-                        if (wide)
+                        if (wide) {
                             consume_wide(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nb0, nn);
-                        else
+                        } else {
                             consume_narrow(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nn);
+                        }
                     }
-                    __syncwarp();
-                    if (lane == 0) ptx_mbar_arrive(bar_empty + 8u * s);
+                    slot_release(bar_empty + 8u * s, 1u, lane);
                     if (++s == S) s = 0, ph ^= 1u;
                 }
                 if (!wide) {
@@ -451,7 +477,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 #pragma unroll
                         for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
                 }
-                if (!p.nomath) red_tile(&p, acc, MI, nb0, nn, row16, p.accw + (size_t)(p.mt0[1] + mt) * 4096u);
+                if (!p.nomath)
+                    red_tile(&p, acc, MI, nb0, nn, false, row16, p.accw + (size_t)(p.mt0[1] + mt) * 4096u);
                 ptx_mbar_wait(fq_empty + 8u * fj, fph ^ 1u);
                 if (warp == 0 && lane == 0) fq_tag[fj] = u;
                 __syncwarp(); /* this warp's reductions before lane 0's arrive (release) */
@@ -468,18 +495,48 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         seg_begin(&p, tier, cid, ncl, &si);
         while (seg_next(&p, tier, cid, ncl, &si, &g)) {
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
-            const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane);
+            const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane, (int)p.wgmma);
             const uint32_t nv8 = wt.nv8, MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
             const uint32_t arow = wt.arow;
             const bool wide = wt.wide; /* uniform over the CTA */
-            float acc[2][4][4]; /* narrow: [k16 parity][nj]; wide: [mi][nj] */
+            const bool wg = wt.wg;
+            float acc[2][4][4]; /* narrow: [k16 parity][nj]; wide: [mi][nj]; wgmma: flat d[32] */
+            if (wg) {
+                /* wgmma on its own accumulator registers (shared with the mma.sync path, ptxas
+                 * would guard every mma.sync with a warpgroup wait: C7517).  Slot `ps` is released
+                 * once the next slot's group is committed and its own group complete (wait_group
+                 * 1), so that two groups overlap. */
+                float w[2][4][4];
+                dak_acc_zero(w);
+                uint32_t ps = 0;
+                bool pend = false;
+                for (uint32_t kc = g.kb; kc < g.ke; kc++) {
+                    ptx_mbar_wait(bar_full + 8u * s, ph);
+                    if (ts && ctid == 0) {
+                        stamp_slot(ts);
+                    }
+                    if (!p.nomath) {
+                        consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh);
+                        ptx_wgmma_wait1(); /* the previous slot's group is complete */
+                    }
+                    if (pend) slot_release(bar_empty + 8u * ps, c, lane);
+                    pend = true, ps = s;
+                    if (++s == S) s = 0, ph ^= 1u;
+                }
+                wgmma_drain(w);
+                if (pend) slot_release(bar_empty + 8u * ps, c, lane);
+#pragma unroll
+                for (uint32_t a = 0; a < 2; a++)
+#pragma unroll
+                    for (uint32_t b = 0; b < 4; b++)
+#pragma unroll
+                        for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = w[a][b][e];
+            } else {
             dak_acc_zero(acc);
-
             for (uint32_t kc = g.kb; kc < g.ke; kc++) {
                 ptx_mbar_wait(bar_full + 8u * s, ph);
                 if (ts && ctid == 0) {
-                    t_last = ptx_globaltimer();
-                    if (!t_first) t_first = t_last;
+                    stamp_slot(ts);
                 }
                 if (nv8 && !p.nomath) {
                     const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
@@ -488,13 +545,9 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                     else
                         consume_narrow(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nn);
                 }
-                __syncwarp();
-                if (c > 1) {
-                    if (lane < c) ptx_mbar_arrive_cluster(bar_empty + 8u * s, lane); /* c lanes at once */
-                } else if (lane == 0) {
-                    ptx_mbar_arrive(bar_empty + 8u * s);
-                }
+                slot_release(bar_empty + 8u * s, c, lane);
                 if (++s == S) s = 0, ph ^= 1u;
+            }
             }
             if (nv8 == 0) continue; /* uniform over the CTA: this member's column tile is past N */
 
@@ -531,7 +584,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             const uint32_t row = p.row0[tier] + mt * 64u + row16;
             const uint32_t col0 = nt * 64u;
             if (g.ncontrib == 1 || p.nofixup) {
-                if (!kh) store_tile(&p, acc, MI, nb0, nn, row, col0);
+                if (!kh) store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
             }
             const uint32_t ks_n = g.ncontrib, ks = g.slot;
@@ -580,7 +633,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                                 acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
                             }
                     }
-                    store_tile(&p, acc, MI, nb0, nn, row, col0);
+                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 }
                 continue;
             }
@@ -630,13 +683,13 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                                 }
                             }
                     }
-                    store_tile(&p, sum, MI, nb0, nn, row, col0);
+                    store_tile(&p, sum, MI, nb0, nn, wg, row, col0);
                 }
                 if (ctid == 0) p.ctr[ci] = 0; /* ready for the next launch */
             }
         }
         }
-        if (ts && ctid == 0) ts[3] = t_first, ts[4] = t_last, ts[5] = ptx_globaltimer();
+        if (ts && ctid == 0) ts[5] = ptx_globaltimer();
     }
     if (c > 1) ptx_cluster_sync();
 }
@@ -877,6 +930,17 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         }
         k->times = l->times;
     }
+    if (p->wgmma && !b_perm && p->kstep > 1) {
+        /* [n][block][64] with kstep > 1 is no canonical operand layout */
+        if (o->wgmma == 1) {
+            cudaFree(l->hb);
+            if (l->times) cudaFree(l->times);
+            free(l);
+            return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64], which the driver refused here; set wgmma 0");
+        }
+        p->wgmma = 0; /* auto: mma.sync */
+    }
+    k->wgmma = p->wgmma;
     k->out_bf16 = o->out_bf16;
     k->C = C;
     k->ws = ctx->ws;

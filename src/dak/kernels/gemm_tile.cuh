@@ -1,5 +1,6 @@
-/* The split GEMM's tensor-core consumers (mma.sync bf16 on ldmatrix fragments), shared by
- * the tiled kernel (gemm_split.cu) and the panel kernel (gemm_panel.cu).  A: kstep blocks of
+/* The split GEMM's tensor-core consumers (mma.sync bf16 on ldmatrix fragments, and for wide
+ * tiles with opts.wgmma the warpgroup MMA reading the slot in place), shared by the tiled kernel
+ * (gemm_split.cu) and the panel kernel (gemm_panel.cu); fragment maps in dak/gemm_layout.h.  A: kstep blocks of
  * 64 rows x 64 columns (8 KiB, 128-byte swizzle) from aS; B row of (column n, block bk):
  * n * rn + bk * rk (128-byte rows, swizzled).  Include only from .cu files. */
 #ifndef DAK_GEMM_TILE_CUH
@@ -8,32 +9,42 @@
 #include <stdint.h>
 
 #include "common/ptx.cuh"
+#include "dak/gemm_layout.h"
 
-#define A_BYTES 8192u          /* 64 rows x 64 bf16 */
+#define A_BYTES DAK_A_BLOCK     /* 64 rows x 64 bf16 */
 
 /* A consumer warp's share of one 64-column tile whose first `nvalid` columns are real
- * (<= 0: none).  Narrow tiles (at most 4 valid n8 groups): warp q takes rows 16q..16q+15
- * and every n8 group; wide tiles: rows 32 (q mod 2).. and n8 groups 4 (q div 2)..  The
- * K half kh of every block is split between warps w and w + 4 either way. */
+ * (<= 0: none), the mapping of include/dak/gemm_layout.h.  Narrow tiles (at most 4 valid n8
+ * groups): warp q takes rows 16q..16q+15 and every n8 group; wide tiles on mma.sync: rows
+ * 32 (q mod 2).. and n8 groups 4 (q div 2)..; wide tiles on wgmma (wg_on): rows 16q.. and all 8
+ * n8 groups (the wgmma accumulator layout).  The K half kh of every block is split between
+ * warps w and w + 4 (the two warpgroups) either way. */
 typedef struct {
     uint32_t nv8;   /* valid n8 column groups of the tile, 0..8 (uniform over the CTA) */
     bool wide;      /* nv8 > 4 */
-    uint32_t MI;    /* 16-row fragments per warp: 2 wide, 1 narrow */
+    bool wg;        /* wide and through wgmma (uniform over the CTA) */
+    uint32_t MI;    /* fragments a per warp in the epilogue: 2 wide, 1 narrow */
     uint32_t row16; /* first row of this warp */
     uint32_t nb0;   /* first n8 group of this warp */
-    uint32_t nn;    /* n8 groups of this warp */
+    uint32_t nn;    /* n8 groups per fragment a */
+    uint32_t dr;    /* rows between fragments a (16 mma.sync, 0 wgmma) */
+    uint32_t dn;    /* n8 groups between fragments a (0 mma.sync, 4 wgmma) */
     uint32_t arow;  /* this lane's ldmatrix row of A */
 } dak_warp_tile;
 
-static __device__ __forceinline__ dak_warp_tile dak_warp_tile_of(int nvalid, uint32_t q, uint32_t lane)
+static __device__ __forceinline__ dak_warp_tile dak_warp_tile_of(int nvalid, uint32_t q, uint32_t lane, int wg_on)
 {
+    const dak_tile_map m = dak_tile_map_of(nvalid, q, wg_on);
     dak_warp_tile t;
-    t.nv8 = nvalid <= 0 ? 0u : (nvalid >= 64 ? 8u : (uint32_t)(nvalid + 7) / 8u);
-    t.wide = t.nv8 > 4u;
-    t.MI = t.wide ? 2u : 1u;
-    t.row16 = t.wide ? (q & 1u) * 32u : q * 16u;
-    t.nb0 = t.wide ? (q >> 1) * 4u : 0u;
-    t.nn = t.wide ? (t.nv8 - t.nb0 < 4u ? t.nv8 - t.nb0 : 4u) : t.nv8;
+    t.nv8 = m.nv8;
+    t.wide = m.wide != 0;
+    t.wg = m.wg != 0;
+    t.MI = m.MI;
+    t.row16 = m.row16;
+    t.nb0 = m.nb0;
+    t.nn = m.nn;
+    t.dr = m.dr;
+    t.dn = m.dn;
     t.arow = t.row16 + (lane & 15u);
     return t;
 }
@@ -152,6 +163,38 @@ static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t
                     if (nj < nn) ptx_mma_bf16_16816(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
         }
     }
+}
+
+/* One ring slot of a wide column tile through wgmma (opts.wgmma): the warpgroup kh (warps 4 kh ..
+ * 4 kh + 3, all of them calling) takes the K half kh of every block, 2 k16 steps per block, each
+ * one m64n64k16 reading the slot's A block and B rows in place through descriptors (the B box
+ * is 64 rows whenever wgmma is on; rows past N are zero-filled by TMA).  Issues and commits one
+ * group; the caller waits (wgmma.wait_group) before it releases the slot or reads acc.  acc flat
+ * = the wgmma accumulator (gemm_layout.h).  Every branch around it must be visibly warp-uniform
+ * (values through __shfl_sync), or ptxas serialises the wgmma (C7518). */
+static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                     uint32_t rk, uint32_t kh)
+{
+    float *d = &acc[0][0][0];
+    ptx_wgmma_fence(); /* acc was last written by ordinary instructions (zeroing) or a wgmma */
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            const uint32_t k16 = 2u * kh + h;
+            const uint64_t da = ptx_wgmma_desc_sw128(aS + dak_wg_a_off(bk, k16), DAK_WG_SBO);
+            const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO);
+            ptx_wgmma_m64n64k16_bf16(d, da, db);
+        }
+    }
+    ptx_wgmma_commit();
+}
+
+/* After the last slot of a tile: every wgmma group of this thread complete, acc pinned after it. */
+static __device__ __forceinline__ void wgmma_drain(float (*acc)[4][4])
+{
+    ptx_wgmma_wait0();
+    ptx_wgmma_fence_acc32(&acc[0][0][0]);
 }
 
 #endif

@@ -65,6 +65,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
     o->panel_cluster = 0;
     o->panel_blocks = 0;
+    o->wgmma = 0; /* off until measured on the H200 (issue 7) */
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -174,6 +175,11 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->panel_blocks > PANEL_MAX_BLOCKS)
         return cm_fail(err, "gemm: panel blocks %u must be 0 (auto) or 1..%u (64-column blocks per panel)",
                        o->panel_blocks, PANEL_MAX_BLOCKS);
+    if (o->wgmma > 2)
+        return cm_fail(err, "gemm: wgmma %u must be 0 (off), 1 (on) or 2 (auto)", o->wgmma);
+    if (o->wgmma == 1 && o->diag_b_nmajor)
+        return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64] in shared memory (a canonical K-major "
+                            "operand); diag_b_nmajor lays it out as [n][block][64]: set diag_b_nmajor 0 or wgmma 0");
     if (o->panel == 1 && o->pdl)
         return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
     if (o->panel == 1 && o->a_tma2d)
@@ -186,7 +192,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->ngroups = ceil_div(p->ntiles, c);
     /* B box: the 16 rows an ldmatrix pair covers, at most one 64-column tile.  (8 rows for
      * N <= 8 gives one more ring slot but was no faster in run 8; kept as a diagnostic.) */
-    p->bn_box = N <= 8 && o->diag_bn8 ? 8 : (N >= TILE ? TILE : ceil_div(N, 16) * 16);
+    /* wgmma for the wide tiles (more than 32 valid columns: N > 32); its instruction is m64n64k16,
+     * so the B box is 64 rows then (TMA zero-fills the rows past N) */
+    p->wgmma = N > 32 && (o->wgmma == 1 || (o->wgmma == 2 && !o->diag_b_nmajor));
+    p->bn_box = N <= 8 && o->diag_bn8 ? 8 : (N >= TILE || p->wgmma ? TILE : ceil_div(N, 16) * 16);
     uint32_t fixed = DAK_GEMM_SMEM_BASE + (N > 32 ? 16384u : 8192u);
 
     /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
