@@ -114,14 +114,14 @@ typedef struct {
                                multiple of the piece (kstep 2 when K/64 is even, else 1) */
     uint32_t wgmma;     /* wide column tiles (more than 32 valid columns of a 64-column tile) through
                            wgmma (sm_90a warpgroup MMA, operands read in place from the ring slots by
-                           descriptors) instead of mma.sync, in both kernels: 0 off (default until
-                           measured), 1 on (refused with diag_b_nmajor), 2 auto (on wherever wide
-                           tiles exist and the B layout allows).  No effect when N <= 32, nor on the
+                           descriptors) instead of mma.sync, in both kernels: 0 off, 1 on (refused with
+                           diag_b_nmajor), 2 auto, the default (on wherever wide tiles exist and the
+                           B layout allows: 1.06-1.10x at N = 64 on the H200).  No effect when N <= 32, nor on the
                            dyn diagnostic (mma.sync).  With it the B box is 64 rows (m64n64k16) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A,
- * panel auto, wgmma off. */
+ * panel auto, wgmma auto. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {

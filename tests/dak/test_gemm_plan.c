@@ -337,7 +337,10 @@ static void test_plan_wgmma(void)
     dak_gemm_plan p;
     cm_err e;
     dak_gemm_opts_default(&o);
-    CHECK(o.wgmma == 0); /* off until measured */
+    CHECK(o.wgmma == 2); /* auto: measured faster wherever wide tiles exist */
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1);
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
+    o.wgmma = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
     o.wgmma = 1;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1 && p.bn_box == 64);

@@ -214,12 +214,14 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
                 fprintf(stderr, "%s\n", err.msg);
                 return -1;
             }
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < 8; v++) { /* bf16 C, r = 50 %, wide tiles on mma.sync (not the default) */
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.panel = 1;
                 o.out_bf16 = v & 1;
-                panel_case(ctx, &s, N, v < 2 ? 1.0 : 0.5, &o, 1, o.out_bf16 ? "bf16" : "fp32");
+                if (v & 4) o.wgmma = 0;
+                panel_case(ctx, &s, N, (v & 2) ? 0.5 : 1.0, &o, 1,
+                           (v & 4) ? (o.out_bf16 ? "bf16 mma.sync" : "fp32 mma.sync") : (o.out_bf16 ? "bf16" : "fp32"));
             }
             if (si == 0 && N == 1000) {
                 static const uint32_t cls[4] = {1, 2, 4, 16};
