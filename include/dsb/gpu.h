@@ -29,10 +29,9 @@ size_t dsb_gpu_smem_bytes(dsb_format f, uint32_t n, uint32_t replicas);
  *   TENSOR  integer mma (s8, or b1 xor/and-popc) on the tensor cores, for
  *           requests of at most 32 tiles of 16 rows x 8 replicas
  *           (n_p/16 * ceil(B/8) <= 32); other requests are refused
- *   AUTO    per request, the engine the H200 measured faster for its format and
- *           size (dsb_gpu_tc_pick, src/dsb/gpu/layout.h): the tensor cores for
- *           INT8 and TERNARY from n_p = 128 and for PM1 where the CUDA cores
- *           cannot keep a thread's row in registers, else the CUDA cores */
+ *   AUTO    the tensor cores wherever the request fits them, else the CUDA
+ *           cores (dsb_gpu_tc_pick, src/dsb/gpu/layout.h: measured faster in
+ *           every configuration on the H200) */
 typedef enum { DSB_GPU_SUMS_AUTO = 0, DSB_GPU_SUMS_CUDA, DSB_GPU_SUMS_TENSOR, DSB_GPU_SUMS_COUNT } dsb_gpu_sums;
 const char *dsb_gpu_sums_name(int s);
 /* "auto", "cuda", "tensor"; -1 if unknown. */

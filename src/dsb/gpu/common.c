@@ -43,7 +43,7 @@ int dsb_gpu_sums_for(int sums, dsb_format f, uint32_t n, uint32_t replicas)
 {
     dsb_gpu_layout L;
     if (dsb_gpu_layout_make(f, n, replicas, &L)) return DSB_GPU_SUMS_CUDA;
-    return dsb_gpu_tc_pick(f, &L, sums) ? DSB_GPU_SUMS_TENSOR : DSB_GPU_SUMS_CUDA;
+    return dsb_gpu_tc_pick(&L, sums) ? DSB_GPU_SUMS_TENSOR : DSB_GPU_SUMS_CUDA;
 }
 
 static const char *const sums_names[DSB_GPU_SUMS_COUNT] = {"auto", "cuda", "tensor"};

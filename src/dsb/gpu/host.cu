@@ -40,12 +40,12 @@ extern "C" int dsb_gpu_available(cm_err *err)
  * cannot run as asked (-1, with a message): AUTO follows dsb_gpu_tc_pick
  * (CUDA-core sums for the timing variants); an explicit TENSOR that does not
  * fit is refused, so a benchmark never measures the other engine unawares. */
-int dsb_gpu_use_tensor(dsb_format f, const dsb_gpu_layout *L, int sums, int variant, cm_err *err)
+int dsb_gpu_use_tensor(const dsb_gpu_layout *L, int sums, int variant, cm_err *err)
 {
     if (sums < 0 || sums >= DSB_GPU_SUMS_COUNT)
         return cm_fail(err, "coupling sums %d: expected auto, cuda or tensor", sums);
     if (sums == DSB_GPU_SUMS_CUDA) return 0;
-    if (sums == DSB_GPU_SUMS_AUTO) return variant == DSB_GPU_VAR_NONE && dsb_gpu_tc_pick(f, L, sums);
+    if (sums == DSB_GPU_SUMS_AUTO) return variant == DSB_GPU_VAR_NONE && dsb_gpu_tc_pick(L, sums);
     if (variant != DSB_GPU_VAR_NONE)
         return cm_fail(err, "the timing variant %s exists only with CUDA-core sums (--sums cuda)",
                        dsb_gpu_variant_name(variant));
@@ -62,7 +62,7 @@ int dsb_gpu_use_tensor(dsb_format f, const dsb_gpu_layout *L, int sums, int vari
 static const void *pick_kernel(dsb_format f, const dsb_gpu_layout *L, int variant, int sums,
                                cm_err *err)
 {
-    int tc = dsb_gpu_use_tensor(f, L, sums, variant, err);
+    int tc = dsb_gpu_use_tensor(L, sums, variant, err);
     if (tc < 0) return NULL;
     if (tc) {
         const void *k = dsb_gpu_kernel_tc((int)f, dsb_gpu_tc_tiles(L));
@@ -280,7 +280,7 @@ extern "C" int dsb_gpu_bench_solve(const dsb_model *m, const int16_t *fields, ui
         b->regs = fa.numRegs;
         b->local_bytes = fa.localSizeBytes;
         b->smem_bytes = L.total;
-        const int tc = dsb_gpu_use_tensor(m->format, &L, b->sums, b->variant, NULL) == 1;
+        const int tc = dsb_gpu_use_tensor(&L, b->sums, b->variant, NULL) == 1;
         b->pairs_per_thread = tc ? 4u * dsb_gpu_tc_tiles(&L) : L.ppt;
         b->row_mode = tc ? 3 : dsb_gpu_row_mode(m->format, &L);
         CK(cudaGetDevice(&dev), "cudaGetDevice");

@@ -14,7 +14,7 @@ int dsb_gpu_prepare(const dsb_model *m, const dsb_params *p, int variant, int su
                     dsb_gpu_layout *L, const void **kernel, cm_err *err);
 /* 1: the request runs with tensor-core sums, 0: CUDA-core sums, -1: it cannot
  * run as asked (err says why). */
-int dsb_gpu_use_tensor(dsb_format f, const dsb_gpu_layout *L, int sums, int variant, cm_err *err);
+int dsb_gpu_use_tensor(const dsb_gpu_layout *L, int sums, int variant, cm_err *err);
 /* The kernel arguments of a request on the device copy `dmodel` of m. */
 void dsb_gpu_fill_args(dsb_gpu_args *a, const dsb_model *m, const dsb_params *p,
                        const dsb_gpu_layout *L, const unsigned char *dmodel);

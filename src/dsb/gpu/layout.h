@@ -145,31 +145,19 @@ DSB_HD static inline uint32_t dsb_gpu_tc_tiles(const dsb_gpu_layout *L)
 }
 
 /* The engine of one request for a dsb_gpu_sums choice: tiles per warp of the
- * tensor-core body, or 0 for the CUDA-core body.  TENSOR takes the tensor
- * cores wherever the request fits them; CUDA never.  AUTO follows what the
- * H200 measured (docs/perf/table3.md, "Coupling engines", B = 8, n 64..512;
- * the tensor-core solves also run at 1800 MHz instead of 1980):
- *  - INT8 from n_p = 128: a pair costs n/4 DP4A on the CUDA cores, 1.08-2.7x
- *    alone and 1.06-1.5x in the loaded pipeline.  Below, four tiles leave
- *    half the warps idle and the latency-bound step loses (0.75x at n = 64).
- *  - PM1 only where a CUDA-core thread cannot keep its row in registers (row
- *    mode 2 needs n_p | 256 and W <= 8): that body is a few XOR-POPC per pair,
- *    while b1 mma (BMMA, and-popc) is slow on sm_90, and two co-resident
- *    solves halve each other's rate (pipeline, n_p 128 and 256: 0.75-0.97x).
- *    Without row mode 2 (n 192, 512): 1.6-2.4x.
- *  - TERNARY always: two bit planes per pair on the CUDA cores; 1.04-4.1x. */
-DSB_HD static inline uint32_t dsb_gpu_tc_pick_of(dsb_format f, uint32_t np, uint32_t B,
-                                                  int row_mode, int sums)
+ * tensor-core body, or 0 for the CUDA-core body.  TENSOR and AUTO take the
+ * tensor cores wherever the request fits them (at most 32 tiles), CUDA never.
+ * AUTO follows the H200 (docs/perf/table3.md, "Coupling engines", v5 body):
+ * the tensor-core solve is 1.09-5.5x faster than the CUDA-core one in every
+ * configuration of the grid (B = 8, n 64..512, all formats), alone and in the
+ * loaded pipeline (Table IV), although it runs at 1800 MHz against 1980. */
+DSB_HD static inline uint32_t dsb_gpu_tc_pick_of(uint32_t np, uint32_t B, int sums)
 {
-    if (sums == DSB_GPU_SUMS_TENSOR) return dsb_gpu_tc_tiles_of(np, B);
-    if (sums != DSB_GPU_SUMS_AUTO) return 0u;
-    if (f == DSB_FMT_INT8 && np < 128u) return 0u;
-    if (f == DSB_FMT_PM1 && row_mode == 2) return 0u;
-    return dsb_gpu_tc_tiles_of(np, B);
+    return sums == DSB_GPU_SUMS_CUDA ? 0u : dsb_gpu_tc_tiles_of(np, B);
 }
-DSB_HD static inline uint32_t dsb_gpu_tc_pick(dsb_format f, const dsb_gpu_layout *L, int sums)
+DSB_HD static inline uint32_t dsb_gpu_tc_pick(const dsb_gpu_layout *L, int sums)
 {
-    return dsb_gpu_tc_pick_of(f, L->np, L->B, dsb_gpu_row_mode(f, L), sums);
+    return dsb_gpu_tc_pick_of(L->np, L->B, sums);
 }
 
 /* The pairs of a lane: tile q = warp + 8 j is (mt, nt) = (q mod mtiles,
@@ -221,6 +209,19 @@ DSB_HD static inline uint32_t dsb_gpu_tc_b_off(int int8, uint32_t rb, uint32_t b
     if (int8) return bq * rb + 32u * ks + 4u * t + 16u * i;
     return bq * rb + 4u * (4u * ks + t);
 }
+/* The same offsets split into a loop-invariant part and constants, so the
+ * step loop keeps one base per operand in a register and adds immediates
+ * (no per-step address arithmetic from lane and tile):
+ *   a_off(ks, i) = a_off(0, 0) + ks tc_kbytes + tc_a_rel(i)
+ *   b_off(ks, i) = b_off(0, 0) + ks tc_kbytes + tc_b_rel(i)
+ * (tests/dsb_gpu/test_tc_map.c checks both identities for every shape). */
+DSB_HD static inline uint32_t dsb_gpu_tc_kbytes(int int8) { return int8 ? 32u : 16u; }
+DSB_HD static inline uint32_t dsb_gpu_tc_a_rel(int int8, uint32_t rb, uint32_t i)
+{
+    if (int8) return 8u * rb * (i & 1u) + 16u * (i >> 1);
+    return 8u * rb * i;
+}
+DSB_HD static inline uint32_t dsb_gpu_tc_b_rel(int int8, uint32_t i) { return int8 ? 16u * i : 0u; }
 /* k steps of a step's product: INT8 n_p / 32 (32 bytes), bits ceil(W / 4)
  * (4 words; the padding words of rows and sign rows are zero). */
 DSB_HD static inline uint32_t dsb_gpu_tc_ksteps(int int8, uint32_t np, uint32_t W)
@@ -255,7 +256,10 @@ DSB_HD static inline uint32_t dsb_gpu_tc_gather8(uint32_t v, uint32_t t)
 DSB_HD static inline uint32_t dsb_gpu_tc_half(const uint32_t *v, uint32_t lane)
 {
     uint32_t odd = lane & 1u, t = (lane >> 1) & 3u;
-    return dsb_gpu_tc_gather8(v[odd], t) | (dsb_gpu_tc_gather8(v[2u + odd], t) << 8);
+    /* selects, not v[odd]: a register array indexed by a lane value would be
+     * put in local memory (ptxas gave the tensor-core kernels a stack frame) */
+    uint32_t lo = odd ? v[1] : v[0], hi = odd ? v[3] : v[2];
+    return dsb_gpu_tc_gather8(lo, t) | (dsb_gpu_tc_gather8(hi, t) << 8);
 }
 
 #endif

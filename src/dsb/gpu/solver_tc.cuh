@@ -64,58 +64,257 @@ static __device__ __forceinline__ void dsb_tc_store_signs(const int FMT, unsigne
     }
 }
 
-/* Coupling sums without the row-level term of one tile (rows 16 mt..; bq:
- * this lane's B column, dsb_gpu_tc_bcol), in the accumulator layout: d[c] for
- * pair c (dsb_gpu_tc_row / dsb_gpu_tc_replica).  Operand offsets from
- * layout.h; nks k steps (dsb_gpu_tc_ksteps). */
-static __device__ __forceinline__ void dsb_tc_tile_sums(const int FMT, const unsigned char *rows,
-                                                        const unsigned char *minus,
-                                                        const unsigned char *sg, uint32_t rb,
-                                                        uint32_t mt, uint32_t bq, uint32_t nks,
-                                                        uint32_t lane, int32_t *d)
+/* Loop-invariant state of one lane for the steps, computed once before the
+ * first step.  The first version re-derived every operand address from
+ * threadIdx (S2R SR_TID.X, ~25 cycles) and from kernel parameters (LDC) in
+ * each step: ~25 of the ~210 instructions a warp issued per INT8 n=128 step,
+ * some of them at the head of the step's dependency chain. */
+typedef struct {
+    uint32_t ao[DSB_GPU_TC_MAX_TILES]; /* A register 0 at ks = 0 (dsb_gpu_tc_a_off), from the rows */
+    uint32_t bo[DSB_GPU_TC_MAX_TILES]; /* B register 0 at ks = 0 (dsb_gpu_tc_b_off), from a sign buffer */
+    uint32_t so[DSB_GPU_TC_MAX_TILES]; /* INT8: sign byte of pair 0 (replica b0, row r0); bits: the half */
+    uint32_t st;   /* INT8 bit 4j + c: pair (j, c) has replica < B; bits bit j: lane stores tile j's half */
+    uint32_t live; /* bit 4j + c: pair (j, c) is real (tile < tiles, replica < B, row < n) */
+    uint32_t rb, nks, sbb;
+    int32_t fl[2 * DSB_GPU_TC_MAX_TILES], rcn[2 * DSB_GPU_TC_MAX_TILES];
+} dsb_tc_lane;
+
+/* Per-phase cycle stamps of the step loop, for the diagnostic build only
+ * (src/dsb/gpu/diag_tc_phases.cu defines DSB_TC_PHASES and dsb_tc_phases_out);
+ * production builds compile these to nothing.  A stamp after a phase first
+ * stores a value of that phase to a volatile shared word: a warp issues in
+ * order and the store waits for its operand, so the clock read that follows
+ * sees the phase's results, not just its issue. */
+#ifdef DSB_TC_PHASES
+static __device__ void dsb_tc_phases_out(const long long *ph, uint32_t K);
+#define DSB_TC_PH_DECL long long ph_[4] = {0, 0, 0, 0}, pt_ = clock64()
+#define DSB_TC_PH(i, v)                                                                   \
+    do {                                                                                  \
+        *(volatile int32_t *)(dsb_smem + ap->off_s0) = (int32_t)(v);                      \
+        const long long t_ = clock64();                                                   \
+        ph_[i] += t_ - pt_;                                                               \
+        pt_ = t_;                                                                         \
+    } while (0)
+#define DSB_TC_PH_END dsb_tc_phases_out(ph_, K)
+#else
+#define DSB_TC_PH_DECL (void)0
+#define DSB_TC_PH(i, v) (void)0
+#define DSB_TC_PH_END (void)0
+#endif
+
+static __device__ __forceinline__ uint32_t dsb_tc_ld(const unsigned char *p)
+{
+    return *(const uint32_t *)p;
+}
+
+/* Coupling sums without the row-level term of all T tiles of the warp, in
+ * the accumulator layout: d[4 j + c] for pair c of tile j (dsb_gpu_tc_row /
+ * dsb_gpu_tc_replica).  Operand offsets from layout.h (base + ks
+ * dsb_gpu_tc_kbytes + dsb_gpu_tc_a_rel / _b_rel).  The k loop is outermost
+ * and the tiles innermost, so the T tiles' mma are independent chains that
+ * overlap (the first version ran each tile's k loop to the end before the
+ * next tile's loads: T serial chains).  Tile T-1 of a warp with T-1 tiles
+ * (warp + 8 (T-1) >= tiles) is computed on in-range operands (its mt <
+ * mtiles; its B column is clamped to replica B-1) and discarded: its pairs
+ * are not live and their replicas are >= B, so nothing is stored; a branch
+ * around it would split the loop body and stop the loads being scheduled
+ * ahead of the mma. */
+static __device__ __forceinline__ void dsb_tc_sums(const int FMT, const int T,
+                                                   const dsb_gpu_mem *M, const unsigned char *sg,
+                                                   const dsb_tc_lane *L, int32_t *d)
 {
     const int i8 = FMT == DSB_FMT_INT8;
-#define A_(base, ks, i) (*(const uint32_t *)((base) + dsb_gpu_tc_a_off(i8, rb, mt, lane, (ks), (i))))
-#define B_(ks, i) (*(const uint32_t *)(sg + dsb_gpu_tc_b_off(i8, rb, bq, lane, (ks), (i))))
-    int32_t p[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0}; /* two chains (INT8, PM1) or planes */
+    const uint32_t KB = dsb_gpu_tc_kbytes(i8), rb = L->rb, nks = L->nks;
+    int32_t p[4 * DSB_GPU_TC_MAX_TILES], q[4 * DSB_GPU_TC_MAX_TILES];
+#pragma unroll
+    for (int i = 0; i < 4 * T; i++) p[i] = q[i] = 0;
     if (FMT == DSB_FMT_INT8) {
+        /* two k steps an iteration into two chains per tile (even ks in p, odd
+         * in q): all loads of both are issued before the first mma */
         uint32_t ks = 0;
 #pragma unroll 1
         for (; ks + 1u < nks; ks += 2u) {
-            const uint32_t a0[4] = {A_(rows, ks, 0), A_(rows, ks, 1), A_(rows, ks, 2), A_(rows, ks, 3)};
-            const uint32_t a1[4] = {A_(rows, ks + 1u, 0), A_(rows, ks + 1u, 1),
-                                    A_(rows, ks + 1u, 2), A_(rows, ks + 1u, 3)};
-            const uint32_t b00 = B_(ks, 0), b01 = B_(ks, 1);
-            const uint32_t b10 = B_(ks + 1u, 0), b11 = B_(ks + 1u, 1);
-            ptx_mma_s8_16832(p, a0, b00, b01);
-            ptx_mma_s8_16832(q, a1, b10, b11);
+            uint32_t a0[DSB_GPU_TC_MAX_TILES][4], a1[DSB_GPU_TC_MAX_TILES][4];
+            uint32_t b0[DSB_GPU_TC_MAX_TILES][2], b1[DSB_GPU_TC_MAX_TILES][2];
+#pragma unroll
+            for (int j = 0; j < T; j++) {
+                const unsigned char *pa = M->rows + L->ao[j] + ks * KB;
+                const unsigned char *pb = sg + L->bo[j] + ks * KB;
+#pragma unroll
+                for (uint32_t i = 0; i < 4u; i++) {
+                    a0[j][i] = dsb_tc_ld(pa + dsb_gpu_tc_a_rel(1, rb, i));
+                    a1[j][i] = dsb_tc_ld(pa + KB + dsb_gpu_tc_a_rel(1, rb, i));
+                }
+#pragma unroll
+                for (uint32_t i = 0; i < 2u; i++) {
+                    b0[j][i] = dsb_tc_ld(pb + dsb_gpu_tc_b_rel(1, i));
+                    b1[j][i] = dsb_tc_ld(pb + KB + dsb_gpu_tc_b_rel(1, i));
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < T; j++) {
+                ptx_mma_s8_16832(&p[4 * j], a0[j], b0[j][0], b0[j][1]);
+                ptx_mma_s8_16832(&q[4 * j], a1[j], b1[j][0], b1[j][1]);
+            }
         }
         if (ks < nks) {
-            const uint32_t a0[4] = {A_(rows, ks, 0), A_(rows, ks, 1), A_(rows, ks, 2), A_(rows, ks, 3)};
-            ptx_mma_s8_16832(p, a0, B_(ks, 0), B_(ks, 1));
+#pragma unroll
+            for (int j = 0; j < T; j++) {
+                const unsigned char *pa = M->rows + L->ao[j] + ks * KB;
+                const unsigned char *pb = sg + L->bo[j] + ks * KB;
+                uint32_t a0[4];
+#pragma unroll
+                for (uint32_t i = 0; i < 4u; i++) a0[i] = dsb_tc_ld(pa + dsb_gpu_tc_a_rel(1, rb, i));
+                ptx_mma_s8_16832(&p[4 * j], a0, dsb_tc_ld(pb + dsb_gpu_tc_b_rel(1, 0u)),
+                                 dsb_tc_ld(pb + dsb_gpu_tc_b_rel(1, 1u)));
+            }
         }
     } else {
 #pragma unroll 1
         for (uint32_t ks = 0; ks < nks; ks++) {
-            const uint32_t b0 = B_(ks, 0);
-            if (FMT == DSB_FMT_PM1) {
-                /* popc(J xor s) = popc(J and not s) + popc(not J and s): sm_90 has no
-                 * native b1 xor mma (ptxas lowers .xor.popc to these two AND-popc
-                 * BMMAs behind a subroutine call), so they are written out here.
-                 * Padding bits are 0 in J and in s, so neither term counts them. */
-                const uint32_t a0 = A_(rows, ks, 0), a1 = A_(rows, ks, 1);
-                ptx_mma_b1_and_168128(p, a0, a1, ~b0);
-                ptx_mma_b1_and_168128(q, ~a0, ~a1, b0);
-            } else {
-                ptx_mma_b1_and_168128(p, A_(rows, ks, 0), A_(rows, ks, 1), b0);
-                ptx_mma_b1_and_168128(q, A_(minus, ks, 0), A_(minus, ks, 1), b0);
+            uint32_t a0[DSB_GPU_TC_MAX_TILES], a1[DSB_GPU_TC_MAX_TILES];
+            uint32_t m0[DSB_GPU_TC_MAX_TILES], m1[DSB_GPU_TC_MAX_TILES];
+            uint32_t b0[DSB_GPU_TC_MAX_TILES];
+#pragma unroll
+            for (int j = 0; j < T; j++) {
+                const uint32_t oa = L->ao[j] + ks * KB;
+                a0[j] = dsb_tc_ld(M->rows + oa + dsb_gpu_tc_a_rel(0, rb, 0u));
+                a1[j] = dsb_tc_ld(M->rows + oa + dsb_gpu_tc_a_rel(0, rb, 1u));
+                if (FMT == DSB_FMT_TERNARY) {
+                    m0[j] = dsb_tc_ld(M->minus + oa + dsb_gpu_tc_a_rel(0, rb, 0u));
+                    m1[j] = dsb_tc_ld(M->minus + oa + dsb_gpu_tc_a_rel(0, rb, 1u));
+                }
+                b0[j] = dsb_tc_ld(sg + L->bo[j] + ks * KB + dsb_gpu_tc_b_rel(0, 0u));
+            }
+#pragma unroll
+            for (int j = 0; j < T; j++) {
+                if (FMT == DSB_FMT_PM1) {
+                    /* popc(J xor s) = popc(J and not s) + popc(not J and s): sm_90
+                     * has no native b1 xor mma (ptxas lowers .xor.popc to these two
+                     * AND-popc BMMAs behind a subroutine call), so they are written
+                     * out here.  Padding bits are 0 in J and in s, so neither term
+                     * counts them. */
+                    ptx_mma_b1_and_168128(&p[4 * j], a0[j], a1[j], ~b0[j]);
+                    ptx_mma_b1_and_168128(&q[4 * j], ~a0[j], ~a1[j], b0[j]);
+                } else {
+                    ptx_mma_b1_and_168128(&p[4 * j], a0[j], a1[j], b0[j]);
+                    ptx_mma_b1_and_168128(&q[4 * j], m0[j], m1[j], b0[j]);
+                }
             }
         }
     }
-#undef A_
-#undef B_
 #pragma unroll
-    for (int c = 0; c < 4; c++) d[c] = dsb_gpu_tc_combine((dsb_format)FMT, p[c], q[c]);
+    for (int i = 0; i < 4 * T; i++) d[i] = dsb_gpu_tc_combine((dsb_format)FMT, p[i], q[i]);
+}
+
+/* INT8 with one tile a warp (n_p <= 128 for B <= 8): the tile's A fragments,
+ * NKS k steps of 4 registers (<= 16), stay in registers for the whole solve,
+ * and each k step is its own accumulator chain.  A step then loads only the
+ * 2 NKS B words: the A loads were 16 of the 24 LDS a warp issued per step and
+ * 128 of the 192 shared-memory wavefronts of the SM's step (8 warps), and
+ * with NKS independent IMMA (54.5 cycles dependent, 13.6 apart with 4
+ * chains, probe) the product takes ~55 + 3 x 14 cycles after the B loads
+ * instead of two dependent IMMA behind two rounds of loads. */
+static __device__ __forceinline__ void dsb_tc_sums_reg(const int NKS, uint32_t (*A)[4],
+                                                       const unsigned char *sg,
+                                                       const dsb_tc_lane *L, int32_t *d)
+{
+    const uint32_t KB = dsb_gpu_tc_kbytes(1);
+    uint32_t b[4][2];
+#pragma unroll
+    for (int ks = 0; ks < NKS; ks++)
+#pragma unroll
+        for (uint32_t i = 0; i < 2u; i++)
+            b[ks][i] = dsb_tc_ld(sg + L->bo[0] + (uint32_t)ks * KB + dsb_gpu_tc_b_rel(1, i));
+    int32_t acc[4][4];
+#pragma unroll
+    for (int ks = 0; ks < NKS; ks++) {
+#pragma unroll
+        for (int c = 0; c < 4; c++) acc[ks][c] = 0;
+        ptx_mma_s8_16832(acc[ks], A[ks], b[ks][0], b[ks][1]);
+    }
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+        int32_t v = acc[0][c];
+#pragma unroll
+        for (int ks = 1; ks < NKS; ks++) v += acc[ks][c];
+        d[c] = v;
+    }
+}
+
+/* The K steps.  NKS > 0: INT8 one tile a warp with A in registers
+ * (dsb_tc_sums_reg, NKS = n_p / 32 as a literal); 0: dsb_tc_sums.  act: the
+ * warp has a tile (only T = 1 warps can have none; warp-uniform). */
+static __device__ __forceinline__ void dsb_tc_steps(const int FMT, const int T, const int NKS,
+                                                    const dsb_gpu_args *ap, const dsb_gpu_mem *M,
+                                                    const dsb_tc_lane *L, uint32_t lane, int act,
+                                                    float *x, float *y)
+{
+    const uint32_t n = ap->n, K = ap->K;
+    const float xi = ap->xi, dt = ap->dt;
+    uint32_t A[4][4];
+    if (NKS > 0) {
+#pragma unroll
+        for (int ks = 0; ks < NKS; ks++)
+#pragma unroll
+            for (uint32_t i = 0; i < 4u; i++)
+                A[ks][i] = dsb_tc_ld(M->rows + L->ao[0] + (uint32_t)ks * dsb_gpu_tc_kbytes(1) +
+                                     dsb_gpu_tc_a_rel(1, L->rb, i));
+    }
+    uint32_t cur = 0, nxt = L->sbb; /* sign buffer k mod 2, and the other */
+    /* The damping (1 - k/(K-1)) is an IEEE division (dsb_damping, bit-exact
+     * with the CPU): MUFU.RCP, an FFMA chain, an FCHK and a branch to a slow
+     * path, which ptxas placed at the head of every step, before the loads.
+     * Lane l computes the damping of step k0 + l once every 32 steps with the
+     * same function, and each step takes its value with one shuffle that has
+     * the whole product to complete in. */
+    float dtab = 0.0f;
+    DSB_TC_PH_DECL;
+    for (uint32_t k = 0; k < K; k++) {
+        if ((k & 31u) == 0u) dtab = dsb_damping(k + lane, K);
+        const float damping = __shfl_sync(0xffffffffu, dtab, (int)(k & 31u));
+        DSB_TC_PH(0, damping);
+        if (act) {
+            const unsigned char *sg = M->signs + cur;
+            unsigned char *sn = M->signs + nxt;
+            int32_t s[4 * DSB_GPU_TC_MAX_TILES];
+            if (NKS > 0) dsb_tc_sums_reg(NKS, A, sg, L, s);
+            else dsb_tc_sums(FMT, T, M, sg, L, s);
+            DSB_TC_PH(1, s[0] ^ s[4 * T - 1]);
+#pragma unroll
+            for (int j = 0; j < T; j++) {
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    const int i = 4 * j + c;
+                    const int h = 2 * j + (c >> 1);
+                    const int32_t ai = s[i] + dsb_gpu_row_term(FMT, n, x[i], L->rcn[h]) + L->fl[h];
+                    float xn = x[i], yn = y[i];
+                    dsb_step(&xn, &yn, ai, damping, xi, dt);
+                    const int on = (L->live >> i) & 1u;
+                    x[i] = on ? xn : x[i];
+                    y[i] = on ? yn : y[i];
+                }
+                if (FMT == DSB_FMT_INT8) {
+                    /* pair c: replica b0 + (c & 1), row r0 + 8 (c >> 1) */
+#pragma unroll
+                    for (int c = 0; c < 4; c++)
+                        if ((L->st >> (4 * j + c)) & 1u)
+                            ((int8_t *)sn)[L->so[j] + (uint32_t)(c & 1) * L->rb + 8u * (uint32_t)(c >> 1)] =
+                                (int8_t)dsb_sign(x[4 * j + c]);
+                } else {
+                    const uint32_t half = dsb_tc_pack16(&x[4 * j], lane);
+                    if ((L->st >> j) & 1u) *(uint16_t *)(sn + L->so[j]) = (uint16_t)half;
+                }
+            }
+            DSB_TC_PH(2, __float_as_int(x[0]) ^ __float_as_int(x[4 * T - 1]));
+        }
+        const uint32_t t = cur;
+        cur = nxt;
+        nxt = t;
+        __syncthreads();
+        DSB_TC_PH(3, 0);
+    }
+    DSB_TC_PH_END;
 }
 
 /* The solve with T tiles per warp (a literal at each call site). */
@@ -132,84 +331,98 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
 
     dsb_gpu_load_block(&a, FMT, &M);
 
+    const int i8 = FMT == DSB_FMT_INT8;
     const uint32_t mtiles = np >> 4, tiles = mtiles * ((B + 7u) >> 3);
-    const uint32_t nks = dsb_gpu_tc_ksteps(FMT == DSB_FMT_INT8, np, W);
+    dsb_tc_lane L;
+    L.rb = rb;
+    L.nks = dsb_gpu_tc_ksteps(i8, np, W);
+    L.sbb = a.sign_buf_bytes;
+    L.live = 0;
+    L.st = 0;
     /* this warp's tiles: tile q = warp + 8 j is (mt, nt) = (q mod mtiles, q div mtiles) */
-    uint32_t mt[DSB_GPU_TC_MAX_TILES], nt[DSB_GPU_TC_MAX_TILES], bq[DSB_GPU_TC_MAX_TILES];
+    uint32_t mt[DSB_GPU_TC_MAX_TILES], nt[DSB_GPU_TC_MAX_TILES];
     float x[4 * DSB_GPU_TC_MAX_TILES], y[4 * DSB_GPU_TC_MAX_TILES];
-    uint32_t live = 0; /* bit 4j + c: pair (j, c) is a real (replica < B, row < n) pair */
 #pragma unroll
     for (int j = 0; j < T; j++) {
         const uint32_t q = warp + 8u * (uint32_t)j;
         dsb_gpu_tc_tile(mtiles, warp, (uint32_t)j, &mt[j], &nt[j]);
-        bq[j] = dsb_gpu_tc_bcol(nt[j], lane, B);
+        const uint32_t bq = dsb_gpu_tc_bcol(nt[j], lane, B);
+        L.ao[j] = dsb_gpu_tc_a_off(i8, rb, mt[j], lane, 0u, 0u);
+        L.bo[j] = dsb_gpu_tc_b_off(i8, rb, bq, lane, 0u, 0u);
+        if (i8) {
+            L.so[j] = dsb_gpu_tc_replica(nt[j], lane, 0u) * rb + dsb_gpu_tc_row(mt[j], lane, 0u);
+        } else {
+            L.so[j] = (8u * nt[j] + lane) * rb + 2u * mt[j];
+            if (q < tiles && lane < 8u && 8u * nt[j] + lane < B) L.st |= 1u << j;
+        }
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const uint32_t b = dsb_gpu_tc_replica(nt[j], lane, (uint32_t)c);
             const uint32_t r = dsb_gpu_tc_row(mt[j], lane, (uint32_t)c);
             x[4 * j + c] = 0.0f;
             y[4 * j + c] = 0.0f;
+            if (i8 && q < tiles && b < B) L.st |= 1u << (4 * j + c);
             if (q < tiles && b < B && r < n) {
-                live |= 1u << (4 * j + c);
+                L.live |= 1u << (4 * j + c);
                 dsb_initial_state(a.seed, b, r, &x[4 * j + c], &y[4 * j + c]);
             }
         }
         if (q < tiles) dsb_tc_store_signs(FMT, M.signs, rb, B, mt[j], nt[j], &x[4 * j], lane);
     }
+    /* pinned (ptx_keep_u32): NVVM otherwise re-derives them from %tid.x in the
+     * step loop (the first version's per-step S2R and address arithmetic).
+     * Not with 3-4 tiles a warp: there the registers run out (TERNARY 4 tiles
+     * spilled 32 bytes) and re-deriving is the cheaper choice. */
+#pragma unroll
+    for (int j = 0; j < (T <= 2 ? T : 0); j++) {
+        L.ao[j] = ptx_keep_u32(L.ao[j]);
+        L.bo[j] = ptx_keep_u32(L.bo[j]);
+        L.so[j] = ptx_keep_u32(L.so[j]);
+    }
+    if (T <= 2) {
+        L.st = ptx_keep_u32(L.st);
+        L.live = ptx_keep_u32(L.live);
+    }
     __syncthreads();
     /* field and row constant of the two rows (g, g + 8) of each tile */
-    int32_t fl[2 * DSB_GPU_TC_MAX_TILES], rcn[2 * DSB_GPU_TC_MAX_TILES];
 #pragma unroll
     for (int j = 0; j < T; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const uint32_t r = min(dsb_gpu_tc_row(mt[j], lane, 2u * (uint32_t)h), np - 1u);
-            fl[2 * j + h] = M.field[r];
-            rcn[2 * j + h] = FMT == DSB_FMT_TERNARY ? M.rowc[r] : 0;
+            L.fl[2 * j + h] = M.field[r];
+            L.rcn[2 * j + h] = FMT == DSB_FMT_TERNARY ? M.rowc[r] : 0;
         }
 
-    const float xi = a.xi, dt = a.dt;
-    for (uint32_t k = 0; k < K; k++) {
-        const float damping = dsb_damping(k, K);
-        const unsigned char *cur = M.signs + (k & 1u) * a.sign_buf_bytes;
-        unsigned char *nxt = M.signs + ((k & 1u) ^ 1u) * a.sign_buf_bytes;
-#pragma unroll
-        for (int j = 0; j < T; j++) {
-            if (warp + 8u * (uint32_t)j >= tiles) continue; /* warp-uniform */
-            int32_t s[4];
-            dsb_tc_tile_sums(FMT, M.rows, M.minus, cur, rb, mt[j], bq[j], nks, lane, s);
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int i = 4 * j + c;
-                const int h = 2 * j + (c >> 1);
-                const int32_t ai = s[c] + dsb_gpu_row_term(FMT, n, x[i], rcn[h]) + fl[h];
-                float xn = x[i], yn = y[i];
-                dsb_step(&xn, &yn, ai, damping, xi, dt);
-                const int on = (live >> i) & 1u;
-                x[i] = on ? xn : x[i];
-                y[i] = on ? yn : y[i];
-            }
-            dsb_tc_store_signs(FMT, nxt, rb, B, mt[j], nt[j], &x[4 * j], lane);
-        }
-        __syncthreads();
+    /* INT8 with one tile a warp (n_p <= 128, so 1..4 k steps): A in registers,
+     * the k steps a literal */
+    const int act = T > 1 || warp < tiles;
+    const uint32_t klane = T <= 2 ? ptx_keep_u32(lane) : lane;
+    if (FMT == DSB_FMT_INT8 && T == 1) {
+        if (L.nks == 4u) dsb_tc_steps(FMT, T, 4, &a, &M, &L, klane, act, x, y);
+        else if (L.nks == 3u) dsb_tc_steps(FMT, T, 3, &a, &M, &L, klane, act, x, y);
+        else if (L.nks == 2u) dsb_tc_steps(FMT, T, 2, &a, &M, &L, klane, act, x, y);
+        else dsb_tc_steps(FMT, T, 1, &a, &M, &L, klane, act, x, y);
+    } else {
+        dsb_tc_steps(FMT, T, 0, &a, &M, &L, klane, act, x, y);
     }
 
     /* ---- energies 2E = sum_i -s_i (sum_j J_ij s_j + 2 h_i), final spins ---- */
     const unsigned char *fin = M.signs + (K & 1u) * a.sign_buf_bytes;
+    int32_t s[4 * DSB_GPU_TC_MAX_TILES];
+    dsb_tc_sums(FMT, T, &M, fin, &L, s);
 #pragma unroll
     for (int j = 0; j < T; j++) {
         if (warp + 8u * (uint32_t)j >= tiles) continue;
-        int32_t s[4];
-        dsb_tc_tile_sums(FMT, M.rows, M.minus, fin, rb, mt[j], bq[j], nks, lane, s);
         int64_t e[4];
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const int i = 4 * j + c;
             const int h = 2 * j + (c >> 1);
             e[c] = 0;
-            if ((live >> i) & 1u)
+            if ((L.live >> i) & 1u)
                 e[c] = dsb_energy2_term(dsb_sign(x[i]),
-                                        s[c] + dsb_gpu_row_term(FMT, n, x[i], rcn[h]), fl[h]);
+                                        s[i] + dsb_gpu_row_term(FMT, n, x[i], L.rcn[h]), L.fl[h]);
         }
         /* replicas 2t (pairs 0, 2) and 2t + 1 (pairs 1, 3), summed over g */
         int64_t e0 = e[0] + e[2], e1 = e[1] + e[3];
@@ -234,7 +447,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
             for (int c = 0; c < 4; c++) {
                 const uint32_t b = dsb_gpu_tc_replica(nt[j], lane, (uint32_t)c);
                 const uint32_t r = dsb_gpu_tc_row(mt[j], lane, (uint32_t)c);
-                if ((live >> (4 * j + c)) & 1u) {
+                if ((L.live >> (4 * j + c)) & 1u) {
                     a.x[(size_t)b * n + r] = x[4 * j + c];
                     a.y[(size_t)b * n + r] = y[4 * j + c];
                 }
@@ -255,5 +468,26 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
 #define DSB_GPU_TC_KERNELS(TAG, FMT)                                                      \
     DSB_GPU_TC_KERNEL(TAG, FMT, 1) DSB_GPU_TC_KERNEL(TAG, FMT, 2)                         \
     DSB_GPU_TC_KERNEL(TAG, FMT, 3) DSB_GPU_TC_KERNEL(TAG, FMT, 4)
+
+/* Every format's kernels and LOOKUP(format, tiles per warp), their table (NULL outside the
+ * range): the production kernels (kernel_tc.cu) and the phase diagnostic (diag_tc_phases.cu)
+ * each instantiate the body once this way. */
+#define DSB_GPU_TC_ALL_KERNELS(LOOKUP)                                                    \
+    DSB_GPU_TC_KERNELS(pm1, DSB_FMT_PM1)                                                  \
+    DSB_GPU_TC_KERNELS(ternary, DSB_FMT_TERNARY)                                          \
+    DSB_GPU_TC_KERNELS(int8, DSB_FMT_INT8)                                                \
+    static const void *LOOKUP(int format, uint32_t tiles_per_warp)                        \
+    {                                                                                     \
+        static const void *const k[3][DSB_GPU_TC_MAX_TILES] = {                           \
+            {(const void *)dsb_gpu_k_pm1_tc1, (const void *)dsb_gpu_k_pm1_tc2,            \
+             (const void *)dsb_gpu_k_pm1_tc3, (const void *)dsb_gpu_k_pm1_tc4},           \
+            {(const void *)dsb_gpu_k_ternary_tc1, (const void *)dsb_gpu_k_ternary_tc2,    \
+             (const void *)dsb_gpu_k_ternary_tc3, (const void *)dsb_gpu_k_ternary_tc4},   \
+            {(const void *)dsb_gpu_k_int8_tc1, (const void *)dsb_gpu_k_int8_tc2,          \
+             (const void *)dsb_gpu_k_int8_tc3, (const void *)dsb_gpu_k_int8_tc4}};        \
+        if (format < DSB_FMT_PM1 || format > DSB_FMT_INT8) return 0;                      \
+        if (tiles_per_warp < 1u || tiles_per_warp > DSB_GPU_TC_MAX_TILES) return 0;       \
+        return k[format - DSB_FMT_PM1][tiles_per_warp - 1u];                              \
+    }
 
 #endif

@@ -245,8 +245,7 @@ static __device__ void pipe_validate(const dsb_pipe_dev *d, unsigned char *area,
             a->x = 0;
             a->y = 0;
             a->reply = (dsb_gpu_reply *)(area + AREA_REPLY);
-            const uint32_t tc = dsb_gpu_tc_pick_of((dsb_format)m.format, m.np, q->replicas,
-                                                   (int)L.samerow, (int)d->sums);
+            const uint32_t tc = dsb_gpu_tc_pick_of(m.np, q->replicas, (int)d->sums);
             st->kind = tc ? PIPE_KIND(m.format, tc, 3) : PIPE_KIND(m.format, L.ppt, L.samerow);
         }
     }
