@@ -31,7 +31,7 @@ static void usage(FILE *o)
             "  --format F           auto|pm1|ternary|int8 (default auto: narrowest that fits)\n"
             "  --backend cpu|gpu    (default cpu)\n"
             "  --sums auto|cuda|tensor  gpu: the coupling sums' engine, same answers (default\n"
-            "                       auto: the one measured faster for the format and size;\n"
+            "                       auto = tensor where the request fits it, else cuda;\n"
             "                       tensor: integer mma, at most 32 tiles of 16 rows x 8\n"
             "                       replicas)\n"
             "  --threads N          cpu threads (default: all cores)\n"

@@ -267,75 +267,97 @@ static __device__ __forceinline__ void dsb_tc_steps(const int FMT, const int T, 
      * path, which ptxas placed at the head of every step, before the loads.
      * Lane l computes the damping of step k0 + l once every 32 steps with the
      * same function, and each step takes its value with one shuffle that has
-     * the whole product to complete in. */
-    float dtab = 0.0f;
+     * the whole product to complete in.  The division sits in an outer loop
+     * over blocks of 32 steps, not behind an `if (k % 32 == 0)` in the step
+     * loop: there its call to the division's slow path (a subroutine with
+     * fixed argument and return-address registers) and its branch were part
+     * of every step's code, and in the pipeline worker's wrappers ptxas kept
+     * the loop's predicates (loop end, act) in a general register that it
+     * spilled (one STL and two LDL a step, the second on the way to the
+     * step's first load; NOTES-gpusolver.md, v5 in the pipeline). */
     DSB_TC_PH_DECL;
-    for (uint32_t k = 0; k < K; k++) {
-        if ((k & 31u) == 0u) dtab = dsb_damping(k + lane, K);
-        const float damping = __shfl_sync(0xffffffffu, dtab, (int)(k & 31u));
-        DSB_TC_PH(0, damping);
-        if (act) {
-            const unsigned char *sg = M->signs + cur;
-            unsigned char *sn = M->signs + nxt;
-            int32_t s[4 * DSB_GPU_TC_MAX_TILES];
-            if (NKS > 0) dsb_tc_sums_reg(NKS, A, sg, L, s);
-            else dsb_tc_sums(FMT, T, M, sg, L, s);
-            DSB_TC_PH(1, s[0] ^ s[4 * T - 1]);
+    for (uint32_t k0 = 0; k0 < K; k0 += 32u) {
+        const float dtab = dsb_damping(k0 + lane, K);
+        const uint32_t kn = min(K - k0, 32u);
+        for (uint32_t kk = 0; kk < kn; kk++) {
+            const float damping = __shfl_sync(0xffffffffu, dtab, (int)kk);
+            DSB_TC_PH(0, damping);
+            if (act) {
+                const unsigned char *sg = M->signs + cur;
+                unsigned char *sn = M->signs + nxt;
+                int32_t s[4 * DSB_GPU_TC_MAX_TILES];
+                if (NKS > 0) dsb_tc_sums_reg(NKS, A, sg, L, s);
+                else dsb_tc_sums(FMT, T, M, sg, L, s);
+                DSB_TC_PH(1, s[0] ^ s[4 * T - 1]);
 #pragma unroll
-            for (int j = 0; j < T; j++) {
+                for (int j = 0; j < T; j++) {
 #pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    const int i = 4 * j + c;
-                    const int h = 2 * j + (c >> 1);
-                    const int32_t ai = s[i] + dsb_gpu_row_term(FMT, n, x[i], L->rcn[h]) + L->fl[h];
-                    float xn = x[i], yn = y[i];
-                    dsb_step(&xn, &yn, ai, damping, xi, dt);
-                    const int on = (L->live >> i) & 1u;
-                    x[i] = on ? xn : x[i];
-                    y[i] = on ? yn : y[i];
+                    for (int c = 0; c < 4; c++) {
+                        const int i = 4 * j + c;
+                        const int h = 2 * j + (c >> 1);
+                        const int32_t ai =
+                            s[i] + dsb_gpu_row_term(FMT, n, x[i], L->rcn[h]) + L->fl[h];
+                        float xn = x[i], yn = y[i];
+                        dsb_step(&xn, &yn, ai, damping, xi, dt);
+                        const int on = (L->live >> i) & 1u;
+                        x[i] = on ? xn : x[i];
+                        y[i] = on ? yn : y[i];
+                    }
+                    if (FMT == DSB_FMT_INT8) {
+                        /* pair c: replica b0 + (c & 1), row r0 + 8 (c >> 1) */
+#pragma unroll
+                        for (int c = 0; c < 4; c++)
+                            if ((L->st >> (4 * j + c)) & 1u) {
+                                const uint32_t o = L->so[j] + (uint32_t)(c & 1) * L->rb +
+                                                   8u * (uint32_t)(c >> 1);
+                                ((int8_t *)sn)[o] = (int8_t)dsb_sign(x[4 * j + c]);
+                            }
+                    } else {
+                        const uint32_t half = dsb_tc_pack16(&x[4 * j], lane);
+                        if ((L->st >> j) & 1u) *(uint16_t *)(sn + L->so[j]) = (uint16_t)half;
+                    }
                 }
-                if (FMT == DSB_FMT_INT8) {
-                    /* pair c: replica b0 + (c & 1), row r0 + 8 (c >> 1) */
-#pragma unroll
-                    for (int c = 0; c < 4; c++)
-                        if ((L->st >> (4 * j + c)) & 1u)
-                            ((int8_t *)sn)[L->so[j] + (uint32_t)(c & 1) * L->rb + 8u * (uint32_t)(c >> 1)] =
-                                (int8_t)dsb_sign(x[4 * j + c]);
-                } else {
-                    const uint32_t half = dsb_tc_pack16(&x[4 * j], lane);
-                    if ((L->st >> j) & 1u) *(uint16_t *)(sn + L->so[j]) = (uint16_t)half;
-                }
+                DSB_TC_PH(2, __float_as_int(x[0]) ^ __float_as_int(x[4 * T - 1]));
             }
-            DSB_TC_PH(2, __float_as_int(x[0]) ^ __float_as_int(x[4 * T - 1]));
+            const uint32_t t = cur;
+            cur = nxt;
+            nxt = t;
+            __syncthreads();
+            DSB_TC_PH(3, 0);
         }
-        const uint32_t t = cur;
-        cur = nxt;
-        nxt = t;
-        __syncthreads();
-        DSB_TC_PH(3, 0);
     }
     DSB_TC_PH_END;
 }
 
-/* The solve with T tiles per warp (a literal at each call site). */
-static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args a, const int FMT,
+/* The solve with T tiles per warp (a literal at each call site), on the
+ * arguments at ap: the kernel's own parameter (one-request kernels) or the
+ * copy in the pipeline worker's shared area.  Only what the steps need is
+ * read before them; everything the solve needs afterwards (the output
+ * pointers, B, W, n, the shared-memory offsets) is read through ap again
+ * after the last step.  In a kernel both are constant-bank operands and cost
+ * no register; in the worker's __noinline__ wrappers a value read before the
+ * steps and used after them is a register held across the whole step loop
+ * (~15 of them: five 64-bit pointers, seq, B, W, ...), and the barriers and
+ * sign stores in between make the compiler re-read instead. */
+static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args *ap, const int FMT,
                                                               const int T)
 {
+    const dsb_gpu_args a = *ap; /* fields read before the steps only */
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
     const uint32_t g = lane >> 2;
     uint64_t t_start;
     long long c_start;
     dsb_gpu_clock_start(&t_start, &c_start);
-    const uint32_t n = a.n, np = a.np, W = a.W, B = a.B, K = a.K, rb = a.row_bytes;
+    const uint32_t n = a.n, np = a.np, B = a.B, rb = a.row_bytes;
     const dsb_gpu_mem M = dsb_gpu_mem_of(&a);
 
-    dsb_gpu_load_block(&a, FMT, &M);
+    dsb_gpu_load_block(ap, FMT, &M);
 
     const int i8 = FMT == DSB_FMT_INT8;
     const uint32_t mtiles = np >> 4, tiles = mtiles * ((B + 7u) >> 3);
     dsb_tc_lane L;
     L.rb = rb;
-    L.nks = dsb_gpu_tc_ksteps(i8, np, W);
+    L.nks = dsb_gpu_tc_ksteps(i8, np, a.W);
     L.sbb = a.sign_buf_bytes;
     L.live = 0;
     L.st = 0;
@@ -399,21 +421,26 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
     const int act = T > 1 || warp < tiles;
     const uint32_t klane = T <= 2 ? ptx_keep_u32(lane) : lane;
     if (FMT == DSB_FMT_INT8 && T == 1) {
-        if (L.nks == 4u) dsb_tc_steps(FMT, T, 4, &a, &M, &L, klane, act, x, y);
-        else if (L.nks == 3u) dsb_tc_steps(FMT, T, 3, &a, &M, &L, klane, act, x, y);
-        else if (L.nks == 2u) dsb_tc_steps(FMT, T, 2, &a, &M, &L, klane, act, x, y);
-        else dsb_tc_steps(FMT, T, 1, &a, &M, &L, klane, act, x, y);
+        if (L.nks == 4u) dsb_tc_steps(FMT, T, 4, ap, &M, &L, klane, act, x, y);
+        else if (L.nks == 3u) dsb_tc_steps(FMT, T, 3, ap, &M, &L, klane, act, x, y);
+        else if (L.nks == 2u) dsb_tc_steps(FMT, T, 2, ap, &M, &L, klane, act, x, y);
+        else dsb_tc_steps(FMT, T, 1, ap, &M, &L, klane, act, x, y);
     } else {
-        dsb_tc_steps(FMT, T, 0, &a, &M, &L, klane, act, x, y);
+        dsb_tc_steps(FMT, T, 0, ap, &M, &L, klane, act, x, y);
     }
 
-    /* ---- energies 2E = sum_i -s_i (sum_j J_ij s_j + 2 h_i), final spins ---- */
-    const unsigned char *fin = M.signs + (K & 1u) * a.sign_buf_bytes;
+    /* ---- energies 2E = sum_i -s_i (sum_j J_ij s_j + 2 h_i), final spins ----
+     * (arguments re-read through ap, tiles re-derived: see above) */
+    const uint32_t nf = ap->n, Bf = ap->B, Wf = ap->W, mtf = ap->np >> 4;
+    const uint32_t tilesf = mtf * ((Bf + 7u) >> 3);
+    const dsb_gpu_mem Mf = dsb_gpu_mem_of(ap);
+    const unsigned char *fin = Mf.signs + (ap->K & 1u) * ap->sign_buf_bytes;
     int32_t s[4 * DSB_GPU_TC_MAX_TILES];
-    dsb_tc_sums(FMT, T, &M, fin, &L, s);
+    dsb_tc_sums(FMT, T, &Mf, fin, &L, s);
 #pragma unroll
     for (int j = 0; j < T; j++) {
-        if (warp + 8u * (uint32_t)j >= tiles) continue;
+        if (warp + 8u * (uint32_t)j >= tilesf) continue;
+        dsb_gpu_tc_tile(mtf, warp, (uint32_t)j, &mt[j], &nt[j]);
         int64_t e[4];
 #pragma unroll
         for (int c = 0; c < 4; c++) {
@@ -422,7 +449,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
             e[c] = 0;
             if ((L.live >> i) & 1u)
                 e[c] = dsb_energy2_term(dsb_sign(x[i]),
-                                        s[i] + dsb_gpu_row_term(FMT, n, x[i], L.rcn[h]), L.fl[h]);
+                                        s[i] + dsb_gpu_row_term(FMT, nf, x[i], L.rcn[h]), L.fl[h]);
         }
         /* replicas 2t (pairs 0, 2) and 2t + 1 (pairs 1, 3), summed over g */
         int64_t e0 = e[0] + e[2], e1 = e[1] + e[3];
@@ -433,29 +460,29 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
         }
         const uint32_t b0 = dsb_gpu_tc_replica(nt[j], lane, 0u);
         if (g == 0u) {
-            if (b0 < B) atomicAdd(&M.energy[b0], (unsigned long long)e0);
-            if (b0 + 1u < B) atomicAdd(&M.energy[b0 + 1u], (unsigned long long)e1);
+            if (b0 < Bf) atomicAdd(&Mf.energy[b0], (unsigned long long)e0);
+            if (b0 + 1u < Bf) atomicAdd(&Mf.energy[b0 + 1u], (unsigned long long)e1);
         }
         const uint32_t half = dsb_tc_pack16(&x[4 * j], lane);
         const uint32_t bs = 8u * nt[j] + lane;
-        if (lane < 8u && bs < B) {
-            ((uint16_t *)M.stage)[2u * bs * W + mt[j]] = (uint16_t)half;
-            if (a.spins) ((uint16_t *)a.spins)[2u * bs * W + mt[j]] = (uint16_t)half;
+        if (lane < 8u && bs < Bf) {
+            ((uint16_t *)Mf.stage)[2u * bs * Wf + mt[j]] = (uint16_t)half;
+            if (ap->spins) ((uint16_t *)ap->spins)[2u * bs * Wf + mt[j]] = (uint16_t)half;
         }
-        if (a.x) {
+        if (ap->x) {
 #pragma unroll
             for (int c = 0; c < 4; c++) {
                 const uint32_t b = dsb_gpu_tc_replica(nt[j], lane, (uint32_t)c);
                 const uint32_t r = dsb_gpu_tc_row(mt[j], lane, (uint32_t)c);
                 if ((L.live >> (4 * j + c)) & 1u) {
-                    a.x[(size_t)b * n + r] = x[4 * j + c];
-                    a.y[(size_t)b * n + r] = y[4 * j + c];
+                    ap->x[(size_t)b * nf + r] = x[4 * j + c];
+                    ap->y[(size_t)b * nf + r] = y[4 * j + c];
                 }
             }
         }
     }
     __syncthreads();
-    dsb_gpu_write_reply(&a, M.energy, M.stage, t_start, c_start);
+    dsb_gpu_write_reply(ap, Mf.energy, Mf.stage, t_start, c_start);
 }
 
 /* One kernel per (format, tiles per warp). */
@@ -463,7 +490,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
     __global__ void __launch_bounds__(DSB_GPU_THREADS, 2)                                 \
         dsb_gpu_k_##TAG##_tc##T(const dsb_gpu_args a)                                     \
     {                                                                                     \
-        dsb_gpu_block_solve_tc(a, FMT, T);                                                \
+        dsb_gpu_block_solve_tc(&a, FMT, T);                                               \
     }
 #define DSB_GPU_TC_KERNELS(TAG, FMT)                                                      \
     DSB_GPU_TC_KERNEL(TAG, FMT, 1) DSB_GPU_TC_KERNEL(TAG, FMT, 2)                         \

@@ -114,11 +114,15 @@ PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 0)
 PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 1)
 PIPE_EACH_P(PIPE_WRAP, i8, DSB_FMT_INT8, 2)
 
-/* Tensor-core sums: one wrapper per (format, tiles per warp T). */
+/* Tensor-core sums: one wrapper per (format, tiles per warp T).  The body
+ * gets the pointer into the shared area, not a copy: with `*a` NVVM passed
+ * the struct's fields in ~32 argument registers, held across the whole step
+ * loop, and the wrappers' step loops spilled or serialised their loads
+ * (NOTES-gpusolver.md, "v5 in the pipeline worker"). */
 #define PIPE_WRAP_TC(TAG, FMT, T)                                                         \
     static __device__ __noinline__ void pipe_solve_##TAG##_tc##T(const dsb_gpu_args *a)    \
     {                                                                                     \
-        dsb_gpu_block_solve_tc(*a, FMT, T);                                               \
+        dsb_gpu_block_solve_tc(a, FMT, T);                                                \
     }
 #define PIPE_EACH_T(X, TAG, FMT) X(TAG, FMT, 1) X(TAG, FMT, 2) X(TAG, FMT, 3) X(TAG, FMT, 4)
 PIPE_EACH_T(PIPE_WRAP_TC, pm1, DSB_FMT_PM1)
