@@ -288,12 +288,7 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
                     wgmma_drain(w);
                     __syncwarp();
                     if (pend && lane == 0) ptx_mbar_arrive(b_empty + 8u * ps);
-#pragma unroll
-                    for (uint32_t x = 0; x < 2; x++)
-#pragma unroll
-                        for (uint32_t y = 0; y < 4; y++)
-#pragma unroll
-                            for (uint32_t e = 0; e < 4; e++) acc[x][y][e] = w[x][y][e];
+                    dak_acc_copy(acc, w);
                 } else {
                     dak_acc_zero(acc);
                     for (uint32_t i = 0; i < npc; i++) {

@@ -525,12 +525,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 }
                 wgmma_drain(w);
                 if (pend) slot_release(bar_empty + 8u * ps, c, lane);
-#pragma unroll
-                for (uint32_t a = 0; a < 2; a++)
-#pragma unroll
-                    for (uint32_t b = 0; b < 4; b++)
-#pragma unroll
-                        for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = w[a][b][e];
+                dak_acc_copy(acc, w);
             } else {
             dak_acc_zero(acc);
             for (uint32_t kc = g.kb; kc < g.ke; kc++) {

@@ -60,6 +60,18 @@ static __device__ __forceinline__ void dak_acc_zero(float (*acc)[4][4])
             for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = 0.f;
 }
 
+/* Copies a consumer's accumulator (the wgmma path keeps its own array, w, so that
+ * the compiler does not tie the mma.sync accumulator registers to the wgmma ones). */
+static __device__ __forceinline__ void dak_acc_copy(float (*acc)[4][4], float (*const w)[4][4])
+{
+#pragma unroll
+    for (uint32_t a = 0; a < 2; a++)
+#pragma unroll
+        for (uint32_t b = 0; b < 4; b++)
+#pragma unroll
+            for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = w[a][b][e];
+}
+
 /* The barrier after mbarrier init: the whole cluster when the CTA multicasts with
  * c - 1 others (their copies and remote arrives target this CTA's barriers), else
  * the block. */

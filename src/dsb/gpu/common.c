@@ -32,18 +32,16 @@ static int parse_name(const char *const *names, int count, const char *s)
 
 int dsb_gpu_variant_parse(const char *s) { return parse_name(variant_names, DSB_GPU_VAR_COUNT, s); }
 
-int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas)
-{
-    dsb_gpu_layout L;
-    if (dsb_gpu_layout_make(f, n, replicas, &L)) return 0;
-    return dsb_gpu_tc_tiles(&L) != 0u;
-}
-
 int dsb_gpu_sums_for(int sums, dsb_format f, uint32_t n, uint32_t replicas)
 {
     dsb_gpu_layout L;
     if (dsb_gpu_layout_make(f, n, replicas, &L)) return DSB_GPU_SUMS_CUDA;
     return dsb_gpu_tc_pick(&L, sums) ? DSB_GPU_SUMS_TENSOR : DSB_GPU_SUMS_CUDA;
+}
+
+int dsb_gpu_tensor_fits(dsb_format f, uint32_t n, uint32_t replicas)
+{
+    return dsb_gpu_sums_for(DSB_GPU_SUMS_TENSOR, f, n, replicas) == DSB_GPU_SUMS_TENSOR;
 }
 
 static const char *const sums_names[DSB_GPU_SUMS_COUNT] = {"auto", "cuda", "tensor"};

@@ -44,26 +44,6 @@ static __device__ __forceinline__ uint32_t dsb_tc_pack16(const float *xs, uint32
     return dsb_gpu_tc_half(v, lane);
 }
 
-/* Writes the signs of one tile's pairs (this lane's xs[0..3]) into the sign
- * buffer sg, replicas below B only. */
-static __device__ __forceinline__ void dsb_tc_store_signs(const int FMT, unsigned char *sg,
-                                                          uint32_t rb, uint32_t B, uint32_t mt,
-                                                          uint32_t nt, const float *xs,
-                                                          uint32_t lane)
-{
-    if (FMT == DSB_FMT_INT8) {
-#pragma unroll
-        for (uint32_t c = 0; c < 4u; c++) {
-            const uint32_t b = dsb_gpu_tc_replica(nt, lane, c), r = dsb_gpu_tc_row(mt, lane, c);
-            if (b < B) ((int8_t *)(sg + b * rb))[r] = (int8_t)dsb_sign(xs[c]);
-        }
-    } else {
-        const uint32_t half = dsb_tc_pack16(xs, lane);
-        const uint32_t b = 8u * nt + lane;
-        if (lane < 8u && b < B) *(uint16_t *)(sg + b * rb + 2u * mt) = (uint16_t)half;
-    }
-}
-
 /* Loop-invariant state of one lane for the steps, computed once before the
  * first step.  The first version re-derived every operand address from
  * threadIdx (S2R SR_TID.X, ~25 cycles) and from kernel parameters (LDC) in
@@ -78,6 +58,27 @@ typedef struct {
     uint32_t rb, nks, sbb;
     int32_t fl[2 * DSB_GPU_TC_MAX_TILES], rcn[2 * DSB_GPU_TC_MAX_TILES];
 } dsb_tc_lane;
+
+/* Writes the signs of tile j's pairs (this lane's xs[0..3]) into the sign
+ * buffer sn at the lane's offsets (L->so, L->st): INT8 pair c is replica
+ * b0 + (c & 1), row r0 + 8 (c >> 1); the bit formats store the tile's 16-bit
+ * half of each replica from lanes 0..7.  Every lane calls it (ballots). */
+static __device__ __forceinline__ void dsb_tc_put_signs(const int FMT, unsigned char *sn,
+                                                        const dsb_tc_lane *L, int j,
+                                                        const float *xs, uint32_t lane)
+{
+    if (FMT == DSB_FMT_INT8) {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            if ((L->st >> (4 * j + c)) & 1u) {
+                const uint32_t o = L->so[j] + (uint32_t)(c & 1) * L->rb + 8u * (uint32_t)(c >> 1);
+                ((int8_t *)sn)[o] = (int8_t)dsb_sign(xs[c]);
+            }
+    } else {
+        const uint32_t half = dsb_tc_pack16(xs, lane);
+        if ((L->st >> j) & 1u) *(uint16_t *)(sn + L->so[j]) = (uint16_t)half;
+    }
+}
 
 /* Per-phase cycle stamps of the step loop, for the diagnostic build only
  * (src/dsb/gpu/diag_tc_phases.cu defines DSB_TC_PHASES and dsb_tc_phases_out);
@@ -303,19 +304,7 @@ static __device__ __forceinline__ void dsb_tc_steps(const int FMT, const int T, 
                         x[i] = on ? xn : x[i];
                         y[i] = on ? yn : y[i];
                     }
-                    if (FMT == DSB_FMT_INT8) {
-                        /* pair c: replica b0 + (c & 1), row r0 + 8 (c >> 1) */
-#pragma unroll
-                        for (int c = 0; c < 4; c++)
-                            if ((L->st >> (4 * j + c)) & 1u) {
-                                const uint32_t o = L->so[j] + (uint32_t)(c & 1) * L->rb +
-                                                   8u * (uint32_t)(c >> 1);
-                                ((int8_t *)sn)[o] = (int8_t)dsb_sign(x[4 * j + c]);
-                            }
-                    } else {
-                        const uint32_t half = dsb_tc_pack16(&x[4 * j], lane);
-                        if ((L->st >> j) & 1u) *(uint16_t *)(sn + L->so[j]) = (uint16_t)half;
-                    }
+                    dsb_tc_put_signs(FMT, sn, L, j, &x[4 * j], lane);
                 }
                 DSB_TC_PH(2, __float_as_int(x[0]) ^ __float_as_int(x[4 * T - 1]));
             }
@@ -389,7 +378,7 @@ static __device__ __forceinline__ void dsb_gpu_block_solve_tc(const dsb_gpu_args
                 dsb_initial_state(a.seed, b, r, &x[4 * j + c], &y[4 * j + c]);
             }
         }
-        if (q < tiles) dsb_tc_store_signs(FMT, M.signs, rb, B, mt[j], nt[j], &x[4 * j], lane);
+        dsb_tc_put_signs(FMT, M.signs, &L, j, &x[4 * j], lane); /* L.st: tile q < tiles only */
     }
     /* pinned (ptx_keep_u32): NVVM otherwise re-derives them from %tid.x in the
      * step loop (the first version's per-step S2R and address arithmetic).
