@@ -1,5 +1,6 @@
-/* The persistent worker kernel and the GPU generator/consumer block of the
- * dsb pipeline (seed 000, Sec. V; see include/dsb/pipeline.h and ring.h).
+/* The persistent worker kernel of the dsb pipeline (seed 000, Sec. V; see
+ * include/dsb/pipeline.h and ring.h; the GPU generator/consumer block is in
+ * gen.cu).
  *
  * The solve itself is dsb_gpu_block_solve from src/dsb/gpu/solver_body.cuh
  * (or dsb_gpu_block_solve_tc from solver_tc.cuh, the tensor-core sums, when
@@ -19,13 +20,11 @@
 #include <stdint.h>
 
 #include "dsb/wire.h"
+#include "pipe_access.cuh"
 #include "ring.h"
 /* models may be rewritten under the running workers (see solver_body.cuh) */
 #define DSB_GPU_MODEL_LOAD(p) __ldcg(p)
 #include "solver_tc.cuh"
-
-#define PIPE_C DSB_PIPE_RING
-#define PIPE_MASK (DSB_PIPE_RING - 1u)
 
 /* The per-worker area at the top of the block's shared memory (offsets from
  * dsb_smem + area_off; the solver's Eq. (6) region ends below area_off). */
@@ -55,14 +54,6 @@ typedef char pipe_reply_fits[(sizeof(dsb_gpu_reply) + 4u * (DSB_WIRE_MAX_N / 32u
                               AREA_RHDR - AREA_REPLY) ? 1 : -1];
 typedef char pipe_item_size[(sizeof(dsb_pipe_item) == 16u) ? 1 : -1];
 
-static __device__ __forceinline__ uint32_t pipe_vload32(const uint32_t *p)
-{
-    return *(const volatile uint32_t *)p;
-}
-static __device__ __forceinline__ unsigned long long pipe_vload64(const unsigned long long *p)
-{
-    return *(const volatile unsigned long long *)p;
-}
 /* Data another agent wrote: L2-coherent loads (__ldcg) from GPU rings; from
  * host-mapped rings loads that are never served from a cache (__ldcv). */
 static __device__ __forceinline__ uint4 pipe_load16(uint32_t host, const uint4 *p)
@@ -449,181 +440,6 @@ __global__ void __launch_bounds__(DSB_GPU_THREADS, 2) dsb_pipe_worker(const dsb_
     }
 }
 
-/* ---- the GPU generator warp and consumer warp (one block) ----------------- */
-
-__global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, const dsb_pipe_gen_dev g)
-{
-    __shared__ volatile uint32_t published_sh, gen_done, consumed_sh;
-    const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-    if (tid == 0) {
-        published_sh = g.seq0;
-        gen_done = 0;
-        consumed_sh = g.cons0;
-    }
-    __syncthreads();
-    /* closed loop: at most maxo published and not consumed; drop mode: only
-     * the ring rule limits publication */
-    const uint32_t maxo = g.drop_when_full ? 0xFFFFFFFFu
-                          : (g.max_outstanding && g.max_outstanding < PIPE_C) ? g.max_outstanding
-                                                                              : PIPE_C;
-    if (warp == 0) {
-        /* generator: publishes up to 32 items per iteration */
-        uint32_t s = g.seq0, i = 0;
-        unsigned long long dropped = 0, t_first = 0;
-        uint64_t last_poll = dsb_gpu_globaltimer();
-        while (i < g.requests) {
-            const uint32_t m = min(32u, g.requests - i);
-            const uint32_t outstanding = s - consumed_sh;
-            const uint32_t want = outstanding >= maxo ? 0u : min(m, maxo - outstanding);
-            uint32_t is_free = 0;
-            if (lane < want) {
-                const uint32_t sl = s + lane;
-                is_free = pipe_vload32(&d.ack[sl & PIPE_MASK]) == sl - PIPE_C + 1u;
-            }
-            const uint32_t bal = __ballot_sync(0xffffffffu, is_free);
-            uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
-            if (k > want) k = want;
-            if (k == 0) {
-                if (g.drop_when_full && want > 0) {
-                    if (lane == 0) dropped++;
-                    i++;
-                } else if (lane == 0) {
-                    const uint64_t now = dsb_gpu_globaltimer();
-                    if (now - last_poll >= d.poll_ns) {
-                        last_poll = now;
-                        if (d.ctrl->shutdown) gen_done = 2;
-                    }
-                }
-                __syncwarp();
-                if (gen_done == 2) break;
-                continue;
-            }
-            __threadfence(); /* acquire: the acks before overwriting the slots */
-            for (uint32_t j = 0; j < k; j++) {
-                const uint32_t req = i + j, tm = req % g.n_templates;
-                const uint32_t len = g.template_lens[tm];
-                const uint4 *src = (const uint4 *)(g.templates + (size_t)tm * DSB_PIPE_FRAME_SLOT);
-                uint4 *dst = (uint4 *)(d.frames + (size_t)((s + j) & PIPE_MASK) * DSB_PIPE_FRAME_SLOT);
-                for (uint32_t c = lane; c < (len + 15u) >> 4; c += 32u) {
-                    uint4 v = __ldg(src + c);
-                    if (c == 1u) v.y = req; /* request id, bytes 20..23 */
-                    if (c == 3u) {          /* seed, bytes 48..55 */
-                        unsigned long long sd = ((unsigned long long)v.y << 32 | v.x) + req;
-                        v.x = (uint32_t)sd;
-                        v.y = (uint32_t)(sd >> 32);
-                    }
-                    __stcg(dst + c, v);
-                }
-            }
-            if (lane < k) {
-                const uint32_t req = i + lane, sl = s + lane;
-                dsb_pipe_item *it = d.items + (sl & PIPE_MASK);
-                const uint64_t now = dsb_gpu_globaltimer();
-                it->len = g.template_lens[req % g.n_templates];
-                it->t_recv = now;
-                g.t_pub[req] = now;
-                if (t_first == 0 && lane == 0) t_first = now;
-            }
-            __threadfence();
-            __syncwarp();
-            if (lane < k) *(volatile uint32_t *)&d.items[(s + lane) & PIPE_MASK].seq = s + lane + 1u;
-            s += k;
-            i += k;
-            if (g.drop_when_full && k < want && i < g.requests) {
-                if (lane == 0) dropped++; /* the next attempt found its slot busy */
-                i++;
-            }
-            if (lane == 0) published_sh = s;
-            __syncwarp();
-        }
-        if (lane == 0) {
-            g.result[0] = s - g.seq0;
-            g.result[1] = dropped;
-            g.result[4] = t_first;
-            __threadfence_block();
-            published_sh = s;
-            if (gen_done != 2) gen_done = 1;
-        }
-    } else {
-        /* consumer: drains the ready replies in order, up to 32 per iteration */
-        uint32_t r = g.cons0;
-        unsigned long long answered = 0, stray = 0, t_last = 0;
-        uint64_t last_poll = dsb_gpu_globaltimer();
-        for (;;) {
-            const uint32_t sl = r + lane;
-            const unsigned long long w = pipe_vload64(&d.ready[sl & PIPE_MASK]);
-            const uint32_t ok = (uint32_t)(w >> 32) == sl + 1u;
-            const uint32_t bal = __ballot_sync(0xffffffffu, ok);
-            const uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
-            if (k == 0) {
-                const uint32_t done = gen_done;
-                if (done == 2) break;
-                if (done == 1 && r == published_sh) break;
-                if (lane == 0) {
-                    const uint64_t now = dsb_gpu_globaltimer();
-                    if (now - last_poll >= d.poll_ns) {
-                        last_poll = now;
-                        if (d.ctrl->shutdown) gen_done = 2;
-                    }
-                }
-                __syncwarp();
-                continue;
-            }
-            __threadfence(); /* acquire: the replies after their ready words */
-            unsigned long long now = 0;
-            uint32_t my_stray = 0;
-            if (lane < k) {
-                const unsigned char *f = d.replies + (size_t)(sl & PIPE_MASK) * DSB_PIPE_REPLY_SLOT;
-                const uint32_t len = (uint32_t)w;
-                const uint32_t req = __ldcg((const uint32_t *)(f + 20));
-                now = dsb_gpu_globaltimer();
-                if (req < g.requests) {
-                    atomicAdd(g.answers + req, 1u);
-                    const unsigned long long tp = g.t_pub[req];
-                    if (g.latency_ns && tp) g.latency_ns[req] = (uint32_t)(now - tp);
-                    if (g.log) {
-                        const uint32_t nb = min(len, g.log_stride);
-                        const uint4 *src = (const uint4 *)f;
-                        uint4 *dst = (uint4 *)(g.log + (size_t)req * g.log_stride);
-                        for (uint32_t c = 0; c < (nb + 15u) >> 4; c++) dst[c] = __ldcg(src + c);
-                    }
-                } else {
-                    my_stray = 1;
-                }
-            }
-            /* every lane's reads of its slot are done before the slots are returned */
-            __threadfence();
-            __syncwarp();
-            const uint32_t nstray = __popc(__ballot_sync(0xffffffffu, my_stray));
-            unsigned long long tmax = now;
-            for (int o = 16; o > 0; o >>= 1) {
-                unsigned long long x = __shfl_xor_sync(0xffffffffu, tmax, o);
-                tmax = x > tmax ? x : tmax;
-            }
-            r += k;
-            if (lane == 0) {
-                *(volatile uint32_t *)d.consumed = r;
-                consumed_sh = r;
-                answered += k;
-                stray += nstray;
-                t_last = tmax;
-            }
-        }
-        if (lane == 0) {
-            g.result[2] = answered;
-            g.result[3] = stray;
-            g.result[5] = t_last;
-        }
-    }
-}
-
-/* The clock calibration kernel: one %globaltimer reading into mapped memory. */
-__global__ void dsb_pipe_clock(dsb_pipe_ctrl *ctrl)
-{
-    ctrl->clock = dsb_gpu_globaltimer();
-    __threadfence_system();
-}
-
 /* ---- host-side launch helpers (C linkage) --------------------------------- */
 
 extern "C" int dsb_pipe_k_prepare(uint32_t smem_bytes)
@@ -651,17 +467,5 @@ extern "C" int dsb_pipe_k_regs(int *regs, int *local_bytes)
 extern "C" int dsb_pipe_k_launch_workers(const dsb_pipe_dev *d, uint32_t blocks, void *stream)
 {
     dsb_pipe_worker<<<blocks, DSB_GPU_THREADS, d->smem_bytes, (cudaStream_t)stream>>>(*d);
-    return (int)cudaGetLastError();
-}
-
-extern "C" int dsb_pipe_k_launch_gen(const dsb_pipe_dev *d, const dsb_pipe_gen_dev *g, void *stream)
-{
-    dsb_pipe_gen<<<1, 64, 0, (cudaStream_t)stream>>>(*d, *g);
-    return (int)cudaGetLastError();
-}
-
-extern "C" int dsb_pipe_k_launch_clock(dsb_pipe_ctrl *ctrl, void *stream)
-{
-    dsb_pipe_clock<<<1, 1, 0, (cudaStream_t)stream>>>(ctrl);
     return (int)cudaGetLastError();
 }
