@@ -31,6 +31,11 @@
  * range, waits for the others' partials (run 10); otherwise the last contributor to
  * arrive sums them.  Every element of C is written exactly once.
  *
+ * 128-row tiles (opts.bm, the HBM tier, default where N > 32): a slot holds two 64-row boxes of
+ * A and one copy of the B rows; warpgroup h computes rows 64 h.. over the slot's whole K (no K
+ * halves, no hand-over), so B crosses L2 -> SM once per 128 rows (1.5x A's bytes at N = 64, not
+ * 2x).  Partials are 128 x 64; an odd count of HBM tile rows leaves a half last tile.
+ *
  * Panel path (opts.panel, gemm_panel.cu; issue #7, read amplification): the tiled path
  * above re-fetches every host tile once per group of 64 x cluster columns (8x at N = 4096
  * with cluster 8).  With `panel` the host tile rows go instead through an A-stationary
@@ -76,8 +81,9 @@ extern "C" {
 #endif
 
 /* Shared memory of the split kernel besides its ring slots: 1024 B of alignment slack and
- * 512 B of mbarriers and flags; plus the area where the consumer warps of the second K half
- * hand their partial sums to the first (8 KiB when N <= 32, else 16 KiB; see gemm_split.cu). */
+ * 512 B of mbarriers and flags; plus, where some tier has 64-row tiles, the area where the
+ * consumer warps of the second K half hand their partial sums to the first (8 KiB when N <= 32,
+ * else 16 KiB; see gemm_split.cu; 128-row tiles have no hand-over). */
 #define DAK_GEMM_SMEM_BASE (1024u + 512u)
 
 typedef struct {
@@ -118,14 +124,21 @@ typedef struct {
                            diag_b_nmajor), 2 auto, the default (on wherever wide tiles exist and the
                            B layout allows: 1.06-1.10x at N = 64 on the H200).  No effect when N <= 32, nor on the
                            dyn diagnostic (mma.sync).  With it the B box is 64 rows (m64n64k16) */
+    uint32_t bm;        /* rows of A per CTA tile of the HBM tier: 0 auto (128 when N > 32, i.e. where B is a
+                           large share of a ring slot's bytes, and the HBM tier has at least two 64-row tile
+                           rows), 64 or 128.  128: a slot holds rows r..r+127 (two 64-row boxes) and one copy
+                           of the B rows; warpgroup h owns rows 64 h.. over the slot's whole K (no K halves,
+                           no hand-over), so B is read once per 128 rows.  The host tier keeps 64 rows;
+                           the dyn diagnostic uses 64 whatever bm says.  An odd count of HBM tile rows
+                           leaves the last 128-row tile half full (one box, warpgroup 1 idle) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A,
- * panel auto, wgmma auto. */
+ * panel auto, wgmma auto, bm auto. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {
-    uint32_t mtiles;   /* tile rows of this tier */
+    uint32_t mtiles;   /* tile rows of this tier (of 64 rows; of 128 rows for the HBM tier when bm = 128) */
     uint32_t ctas;     /* CTAs (a multiple of the cluster size; 0 if the tier is empty) */
     int even;          /* 1: chunks split evenly over the CTAs (wave alignment), 0: round-robin */
     uint32_t ksplit;   /* most CTAs contributing to one output tile (partials per tile) */
@@ -161,7 +174,9 @@ typedef struct {
     uint32_t ngroups;  /* ceil(ntiles / cluster) column groups */
     uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8;
                           64 with wgmma) */
-    uint32_t stages;   /* ring slots */
+    uint32_t stages;   /* ring slots of the 64-row tiles (the host tier, and the HBM tier when bm = 64) */
+    uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, or 128 (opts.bm) */
+    uint32_t hbm_stages; /* ring slots of the HBM tier: stages when bm = 64, else the (larger) 128-row slots that fit */
     uint64_t ws_bytes; /* split-K workspace needed */
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
     uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */

@@ -1,7 +1,7 @@
 /* CPU test (CI): tier split from a ratio, split-GEMM launch planning (ring
  * depth, CTAs per tier, K split, wave alignment, cluster size) and the
- * rejection of bad shapes and options.  Expected values are worked out by hand
- * in the comments.  Plus the wgmma consumer's layout arithmetic (dak/gemm_layout.h): the
+ * rejection of bad shapes and options, 128-row HBM tiles (opts.bm).  Expected values are
+ * worked out by hand in the comments.  Plus the wgmma consumer's layout arithmetic (dak/gemm_layout.h): the
  * descriptor start offsets against the TMA swizzle, and the accumulator fragment mappings
  * (every element of a 64 x 64 tile owned exactly once per K half). */
 #include <math.h>
@@ -86,9 +86,10 @@ static void test_plan_decode(void)
     /* host bytes without amplification: 64 rows x 7168 x 2 */
     CHECK(dak_gemm_plan_host_bytes(&p) == 64ull * 7168 * 2);
 
-    /* N = 64: B box 64 rows, 16 KiB hand-over; kstep 4 -> 65536 B slots, (232448 - 17920)/65536 = 3
-     * fit (>= 3, so kstep 4) */
-    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    /* N = 64 with 64-row HBM tiles (bm 64; auto takes 128 there: test_plan_bm): B box 64 rows,
+     * 16 KiB hand-over; kstep 4 -> 65536 B slots, (232448 - 17920)/65536 = 3 fit (>= 3, so kstep 4) */
+    o.bm = 64;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm_stages == 3);
     CHECK(p.bn_box == 64 && p.kstep == 4 && p.stages == 3 && p.kchunks == 28);
     /* kstep 2 asked: 32768 B slots, 6 fit */
     o.kstep = 2;
@@ -105,6 +106,7 @@ static void test_plan_decode(void)
     o.kstep = 2;
     CHECK(dak_gemm_plan_make(128, 8, 192, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "divide"));
     o.kstep = 0;
+    o.bm = 0;
     /* K = 64 * 3: only kstep 1 divides */
     CHECK(dak_gemm_plan_make(128, 8, 192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 1 && p.kchunks == 3);
     /* N = 20 rounds the B box up to 32 rows */
@@ -257,9 +259,11 @@ static void test_plan_panel(void)
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 &&
           p.panel.ws_bytes == 7168ull * 4096 * 4);
     o.out_bf16 = 0;
-    /* r = 50 %: 66 host SMs -> 64 (8 clusters) beside 68 HBM CTAs; host bytes = the host half */
+    /* r = 50 %: 66 host SMs -> 64 (8 clusters) beside 68 HBM CTAs; host bytes = the host half;
+     * the 56 HBM tile rows of 64 are 28 of 128 (bm auto) */
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 3584, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.panel.on && p.panel.ctas == 64 && p.host.ctas == 0 && p.hbm.ctas == 68 && p.hbm.mtiles == 56);
+    CHECK(p.panel.on && p.panel.ctas == 64 && p.host.ctas == 0 && p.hbm.ctas == 68 && p.bm == 128 &&
+          p.hbm.mtiles == 28);
     CHECK(p.panel.units == 56 * 14 && dak_gemm_plan_host_bytes(&p) == abytes / 2);
     CHECK(p.panel.ctas + p.hbm.ctas <= 132);
     /* window 1 MiB / (64 x 2 KiB) = 8; asked 3 -> 3; 9 > 2 panels x 4 pieces -> refused */
@@ -350,9 +354,10 @@ static void test_plan_wgmma(void)
      * 3 slots of 4 blocks x (8 + 8) KiB still fit */
     o.wgmma = 0;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 48);
-    o.wgmma = 1;
+    o.wgmma = 1, o.bm = 64;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 64 && p.kstep == 4 &&
           p.stages == 3);
+    o.bm = 0;
     o.wgmma = 2; /* auto: on wherever wide tiles exist, off with the [n][block] B layout */
     CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1);
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
@@ -443,6 +448,78 @@ static void test_wgmma_fragments(void)
     CHECK(dak_tile_map_of(0, 0, 1).nv8 == 0 && dak_tile_map_of(-5, 0, 1).nv8 == 0);
 }
 
+/* 128-row HBM tiles (opts.bm): validation, auto, the slot sizes and ring depths of both tiers,
+ * tile rows (an odd count: a half last tile), the split-K workspace, and where 64 stays. */
+static void test_plan_bm(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(o.bm == 0);
+    /* auto, N = 64, r = 0: 128 rows.  No 64-row tier, so no hand-over area: 1536 B fixed.
+     * kstep 4: 4 x (2 x 8192 + 8192) = 98304 B slots, (232448 - 1536) / 98304 = 2 (< 3); kstep 2:
+     * 49152 B slots, 4 fit.  56 tile rows x 56 chunks = 3136 over 132 CTAs: 23.8 -> 24 each;
+     * fq 23, a tile shared by <= ceil(56 / 23) + 2 = 5 CTAs; partials of 2 x 16 KiB */
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.bm == 128 && p.kstep == 2 && p.kchunks == 56 && p.hbm_stages == 4 && p.bn_box == 64);
+    CHECK(p.smem_bytes == 1536u + 4u * 49152u);
+    CHECK(p.hbm.mtiles == 56 && p.hbm.items == 3136 && p.hbm.ctas == 132 && p.hbm.chunks == 24 &&
+          p.hbm.window == 4 && p.hbm.ksplit == 5);
+    CHECK(p.ws_bytes == 56ull * 2 * 5 * 16384);
+    /* the same bytes of A per slot hand-over as 64-row kstep 4 (32 KiB) */
+    CHECK(p.kstep * 2u * 8192u == 32768u);
+    /* N <= 32: 64 rows (B is a small share of a slot); N = 33 is wide: 128 */
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.mtiles == 112);
+    CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 56);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kstep == 2 &&
+          p.hbm_stages == 4);
+    /* asked: 64 keeps the plan of runs 1-10 (kstep 4 x 3 slots at N = 64) */
+    o.bm = 64;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.kstep == 4 &&
+          p.stages == 3 && p.hbm_stages == 3 && p.hbm.mtiles == 112 && p.smem_bytes == 17920u + 3u * 65536u);
+    /* asked: 128 at N = 8 (narrow tiles, both K halves on each warpgroup's rows): 16-row B box,
+     * kstep 4: 4 x (16384 + 2048) = 73728 B slots, (232448 - 1536) / 73728 = 3 */
+    o.bm = 128;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kstep == 4 &&
+          p.hbm_stages == 3 && p.smem_bytes == 1536u + 3u * 73728u);
+    /* with a host tier (r = 10 %: 10 host tile rows of 64, N = 64): the host tier keeps 64-row
+     * tiles and the 16 KiB hand-over (17920 B fixed); kstep 2 (3 slots of 96 KiB do not fit);
+     * HBM (232448 - 17920) / 49152 = 4 slots, host / 32768 = 6; 102 HBM tile rows -> 51 */
+    o.bm = 0;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 640, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.bm == 128 && p.kstep == 2 && p.hbm_stages == 4 && p.stages == 6 && p.host.mtiles == 10 &&
+          p.hbm.mtiles == 51 && p.smem_bytes == 17920u + 196608u);
+    CHECK(p.host.window >= 1 && p.host.window <= p.stages && p.hbm.window == 4);
+    CHECK(dak_gemm_plan_host_bytes(&p) == 640ull * 7168 * 2);
+    /* an odd count: 111 HBM tile rows of 64 -> 56 of 128, the last one half full */
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 56);
+    /* one HBM tile row of 64: nothing to pair, 64 */
+    CHECK(dak_gemm_plan_make(128, 64, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.mtiles == 1);
+    o.bm = 128;
+    CHECK(dak_gemm_plan_make(128, 64, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+    /* the dyn diagnostic (64-row units) keeps 64 */
+    o.bm = 0, o.dyn = 1;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.dyn_units > 0);
+    o.dyn = 0;
+    /* stages asked: both rings hold that many; 3 of 96 KiB do not fit, so kstep 2 */
+    o.bm = 128, o.stages = 3;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 2 &&
+          p.hbm_stages == 3 && p.stages == 3 && p.smem_bytes == 17920u + 3u * 49152u);
+    o.stages = 0;
+    /* multicast cluster 8, N = 512: 8 column tiles, one group; HBM tiles of 128 rows */
+    o.cluster = 8;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 8 && p.bm == 128 &&
+          p.hbm.ctas % 8 == 0 && p.hbm.mtiles == 56);
+    o.cluster = 1;
+    /* bad values */
+    o.bm = 96;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 96") &&
+          strstr(e.msg, "64 or 128"));
+    o.bm = 256;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 256"));
+}
+
 int main(void)
 {
     test_ratio();
@@ -452,6 +529,7 @@ int main(void)
     test_plan_errors();
     test_plan_panel();
     test_plan_wgmma();
+    test_plan_bm();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

@@ -16,6 +16,9 @@
  * fp32 and bf16 C; split-K shared tiles with both fix-ups and round-robin; kstep 1 / 2 / 4;
  * row-major A by 2-D copies; PDL back to back; a congestion window), plus wgmma 1 in every
  * check of the main loop and the r = 10 % variants for N > 32.
+ * 128-row HBM tiles (opts.bm): every check of the main loop (each shape, N and ratio, odd HBM
+ * tile-row counts included: the half last tile) runs with bm 64 and bm 128, and the r = 10 %
+ * variants run with bm auto (128 for N > 32) and again with the other height.
  * Usage: test_gemm_split [--quick | --panel | --wgmma]   (quick: the smallest shape and the panel
  * tests on small shapes; panel: the panel tests only; wgmma: the wgmma tests only) */
 #include <cuda_runtime_api.h>
@@ -405,6 +408,8 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
         expect_refused(ctx, &o, "wgmma 1");
         o.diag_b_nmajor = 0, o.wgmma = 3;
         expect_refused(ctx, &o, "wgmma 3");
+        o.wgmma = 2, o.bm = 96; /* 128-row tiles: 0, 64 or 128 only */
+        expect_refused(ctx, &o, "bm 96");
     }
     fprintf(stderr, "wgmma tests done (%d passed, %d failed so far)\n", passed, failed);
     return 0;
@@ -494,25 +499,29 @@ int main(int argc, char **argv)
                     fprintf(stderr, "%s\n", err.msg);
                     return 1;
                 }
-                for (int mc = 0; mc < 3; mc++) {
+                for (int mcb = 0; mcb < 6; mcb++) {
+                    const int mc = mcb % 3;
+                    const uint32_t bm = mcb < 3 ? 64u : 128u; /* HBM tile rows (opts.bm), both heights */
                     if (mc == 1 && N < 128) continue; /* one column tile: nothing to share */
                     if (mc == 2 && N <= 32) continue; /* no wide tile */
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     o.cluster = mc && N >= 128 ? 8 : 1;
                     o.wgmma = mc == 2; /* wide tiles through wgmma, with multicast from N = 128 */
+                    o.bm = bm;
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
-                    CHECK(rc == 0, "split %ux%u N %u r %g mc %d wgmma %u: %s", M, K, N, ratios[ri], mc, o.wgmma, err.msg);
+                    CHECK(rc == 0, "split %ux%u N %u r %g mc %d wgmma %u bm %u: %s", M, K, N, ratios[ri], mc, o.wgmma,
+                          bm, err.msg);
                     if (rc) continue;
                     CU(cudaMemcpy(hc, C, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
                     size_t bad;
                     double e = rel_err(hc, hr, (size_t)M * N, &bad);
-                    CHECK(e <= 1e-2, "%ux%u N %u r %g cluster %u wgmma %u: rel err %g, %zu unwritten", M, K, N,
-                          ratios[ri], o.cluster, o.wgmma, e, bad);
-                    if (ri == 0 || ri == 5 || ri == 10)
-                        printf("  %5ux%-5u N %4u r %5.1f%% cluster %u wgmma %u: rel err %.2e\n", M, K, N,
-                               100.0 * rows / M, o.cluster, o.wgmma, e);
+                    CHECK(e <= 1e-2, "%ux%u N %u r %g cluster %u wgmma %u bm %u: rel err %g, %zu unwritten", M, K, N,
+                          ratios[ri], o.cluster, o.wgmma, bm, e, bad);
+                    if (ri == 0 || ri == 1 || ri == 5 || ri == 10)
+                        printf("  %5ux%-5u N %4u r %5.1f%% cluster %u wgmma %u bm %3u: rel err %.2e\n", M, K, N,
+                               100.0 * rows / M, o.cluster, o.wgmma, bm, e);
                 }
             }
             /* variants at r = 10%: bf16 output, no wave alignment, window 2 on 8 host SMs,
@@ -524,12 +533,14 @@ int main(int argc, char **argv)
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
                 dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
                 dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
-                for (int vw = 0; vw < 30; vw++) {
-                    const int v = vw % 15, wgv = vw / 15; /* the 15 variants with mma.sync, then wgmma 1 */
-                    if (wgv && N <= 32) break;
+                for (int vwb = 0; vwb < 60; vwb++) {
+                    /* the 15 variants with mma.sync, then wgmma 1; bm auto, then the other height */
+                    const int vw = vwb % 30, v = vw % 15, wgv = vw / 15, bmv = vwb / 30;
+                    if (wgv && N <= 32) continue;
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     o.wgmma = (uint32_t)wgv;
+                    o.bm = bmv ? (N > 32 ? 64u : 128u) : 0u;
                     if (wgv && v == 6) { /* wgmma 1 with B as [n][block][64]: refused with a message */
                         o.diag_b_nmajor = 1, o.kstep = 2;
                         int rr = dak_gemm_split(ctx, &A, B, C, N, &o, &err);
@@ -566,7 +577,7 @@ int main(int argc, char **argv)
                     } else {
                         rc = dak_gemm_split(ctx, v == 3 ? &Ar : &A, B, C, N, &o, &err);
                     }
-                    CHECK(rc == 0, "variant %d wgmma %d: %s", v, wgv, err.msg);
+                    CHECK(rc == 0, "variant %d wgmma %d bm %u: %s", v, wgv, o.bm, err.msg);
                     if (rc) continue;
                     size_t bad;
                     double e;
@@ -578,7 +589,8 @@ int main(int argc, char **argv)
                         CU(cudaMemcpy(hc, C, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
                         e = rel_err(hc, hr, (size_t)M * N, &bad);
                     }
-                    CHECK(e <= 1e-2, "%ux%u N %u variant %d wgmma %d: rel err %g, %zu unwritten", M, K, N, v, wgv, e, bad);
+                    CHECK(e <= 1e-2, "%ux%u N %u variant %d wgmma %d bm %u: rel err %g, %zu unwritten", M, K, N, v, wgv,
+                          o.bm, e, bad);
                 }
             }
             fprintf(stderr, "shape %ux%u N %u done (%d passed, %d failed so far)\n", M, K, N, passed, failed);

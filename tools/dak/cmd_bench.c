@@ -33,6 +33,7 @@ typedef struct {
     double ratios[MAXL]; /* fractions */
     int nr;
     uint32_t reps, host_sms, window, cluster, layers;
+    uint32_t bm; /* rows per CTA tile of the split kernel's HBM tier: 0 auto, 64, 128 (dak_gemm_opts.bm) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
@@ -50,6 +51,8 @@ static void usage(FILE *o)
             "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
             "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
+            "  --bm N           rows of A per CTA tile of the split kernel's HBM tier: 0 (auto: 128 where\n"
+            "                   N > 32), 64 or 128; applies to every split-kernel configuration (default 0)\n"
             "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma (default all but diag, fixed and wgmma;\n"
             "                   wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS table alone)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
@@ -163,6 +166,12 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--cluster", v, 1, 8, &c->cluster)) return -1;
             if (c->cluster & (c->cluster - 1)) {
                 fprintf(stderr, "dak bench: --cluster: expected 1, 2, 4 or 8, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--bm")) {
+            if (!VAL() || arg_u32("dak bench", "--bm", v, 0, 128, &c->bm)) return -1;
+            if (c->bm != 0 && c->bm != 64 && c->bm != 128) {
+                fprintf(stderr, "dak bench: --bm: expected 0 (auto), 64 or 128, got '%s'\n", v);
                 return -1;
             }
         } else if (arg_is(a, "--layers")) {
@@ -465,6 +474,13 @@ static double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t 
     return ms;
 }
 
+/* The split kernel's options for one configuration: the defaults and the --bm asked for. */
+static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
+{
+    dak_gemm_opts_default(o);
+    o->bm = c->bm;
+}
+
 static int run(const bench_cfg *c)
 {
     cm_err err;
@@ -605,6 +621,7 @@ static int run(const bench_cfg *c)
             printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
                    abytes / 1e6);
             printf("# mma.sync: the split column's configuration with wgmma 0 (wide tiles on mma.sync; N > 32)\n");
+            printf("# split kernels' HBM tiles: --bm %u (0 = auto: 128 rows where N > 32; JSON \"bm\" per point)\n", c->bm);
             printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd",
                    "mma.sync", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
         }
@@ -631,7 +648,7 @@ static int run(const bench_cfg *c)
                 double r = (double)rows / M;
                 double bound = abytes / fmax(r * abytes / (Bh * 1e9), (1 - r) * abytes / (Bg * 1e9)) / 1e9;
                 dak_gemm_opts go;
-                dak_gemm_opts_default(&go);
+                bench_opts(&go, c);
                 go.host_ctas = c->host_sms, go.window = c->window;
                 dak_gemm_plan plan;
                 /* split: the defaults (host rows through the panel kernel where the tiled
@@ -727,6 +744,9 @@ static int run(const bench_cfg *c)
                 json_kv_u64(&w, "host_ksplit", plan.host.ksplit);
                 json_kv_u64(&w, "hbm_ksplit", plan.hbm.ksplit);
                 json_kv_u64(&w, "stages", plan.stages);
+                json_kv_u64(&w, "bm", plan.bm);
+                json_kv_u64(&w, "hbm_stages", plan.hbm_stages);
+                json_kv_u64(&w, "kstep", plan.kstep);
                 json_kv_u64(&w, "cluster_mc", plan_mc.cluster);
                 json_obj_end(&w);
             }
@@ -748,7 +768,7 @@ static int run(const bench_cfg *c)
             for (size_t i = 0; i < sizeof an / sizeof an[0]; i++)
                 for (int mode = 0; mode < 3; mode++) { /* interleaved: no multicast, multicast, panel */
                     dak_gemm_opts go;
-                    dak_gemm_opts_default(&go);
+                    bench_opts(&go, c);
                     go.host_ctas = c->host_sms, go.window = c->window;
                     go.cluster = mode == 1 ? c->cluster : 1;
                     go.panel = mode == 2;
@@ -798,7 +818,7 @@ static int run(const bench_cfg *c)
                 for (size_t b = 0; b < 5; b++)
                     for (size_t d = 0; d < 4; d++) {
                         dak_gemm_opts go;
-                        dak_gemm_opts_default(&go);
+                        bench_opts(&go, c);
                         go.host_ctas = ghs[b], go.window = gws[d];
                         dak_gemm_plan plan;
                         double ms = time_split(ctx, &A, B, C, 8, &go, c->reps, &plan, NULL);
@@ -833,7 +853,7 @@ static int run(const bench_cfg *c)
                     DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, wr[b], &rows, &err));
                     DK(dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err));
                     dak_gemm_opts go;
-                    dak_gemm_opts_default(&go);
+                    bench_opts(&go, c);
                     go.host_ctas = c->host_sms, go.window = c->window;
                     double on = time_split(ctx, &A, B, C, wn[a], &go, c->reps, NULL, NULL);
                     go.wave_align = 0;
@@ -870,7 +890,7 @@ static int run(const bench_cfg *c)
                     for (size_t e = 0; e < 3; e++) {
                         if ((K / 64) % dk[b]) continue;
                         dak_gemm_opts go;
-                        dak_gemm_opts_default(&go);
+                        bench_opts(&go, c);
                         go.kstep = dk[b], go.stages = dst[e];
                         dak_gemm_plan plan;
                         cm_err perr;
@@ -931,7 +951,7 @@ static int run(const bench_cfg *c)
                     double t[3];
                     for (int v = 0; v < 2; v++) {
                         dak_gemm_opts go;
-                        dak_gemm_opts_default(&go);
+                        bench_opts(&go, c);
                         go.wgmma = (uint32_t)v;
                         fx_op so;
                         if (fx_prepare(&so, ctx, Aw, B, C, N, &go)) {
@@ -972,7 +992,7 @@ static int run(const bench_cfg *c)
                 dak_tiered At[FX_NCP];
                 for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&At[i], M, K, 0, Ahp, ap[i], 1, &err));
                 dak_gemm_opts go[7];
-                for (int v = 0; v < 7; v++) dak_gemm_opts_default(&go[v]);
+                for (int v = 0; v < 7; v++) bench_opts(&go[v], c);
                 go[1].pdl = 1, go[2].diag_fixup_atomic = 1, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
                 go[5].dyn = 1, go[6].dyn = 1, go[6].pdl = 1;
                 fx_op so[7];
@@ -1022,7 +1042,7 @@ static int run(const bench_cfg *c)
                 /* where one launch's time goes: per-CTA %globaltimer stamps (static, dynamic units) */
                 for (int dv = 0; dv < 2; dv++) {
                 dak_gemm_opts gt;
-                dak_gemm_opts_default(&gt);
+                bench_opts(&gt, c);
                 gt.diag_times = 1, gt.dyn = (uint32_t)dv;
                 dak_gemm_launch *lt;
                 if (dak_gemm_prepare(ctx, &At[0], B, C, N, &gt, &lt, &err)) {

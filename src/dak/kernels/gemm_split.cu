@@ -18,7 +18,10 @@
 #define DYN_Q 4u               /* fix-up queue depth */
 
 typedef struct {
-    uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, stages, bn_box;
+    uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, bn_box;
+    uint32_t stages[2];        /* ring slots of each tier */
+    uint32_t mh[2];            /* 64-row boxes of A per tile and slot: 1, or 2 for 128-row tiles (opts.bm) */
+    uint32_t mt64[2];          /* 64-row tile rows of each tier (an odd count leaves a last half 128-row tile) */
     uint32_t kstep, kblocks; /* 64-column blocks per stage, K / 64 */
     uint32_t host_ctas;
     uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
@@ -27,7 +30,7 @@ typedef struct {
     uint32_t b_perm;           /* 1: B tensor map {64, N, K/64}, smem [block][n][64]; 0: {64, K/64, N}, [n][block][64] */
     uint32_t b_rn, b_rk;       /* smem row of B column n, block bk: n * b_rn + bk * b_rk */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
-    unsigned long long ws0[2]; /* first partial tile of each tier in the workspace */
+    unsigned long long ws0[2]; /* first partial tile of each tier in the workspace (64 x 64 fp32 units) */
     int out_bf16;
     void *C;
     float *ws;
@@ -190,29 +193,42 @@ static __device__ __forceinline__ void slot_release(uint32_t bar_empty_s, uint32
     }
 }
 
-/* The A copies of one ring slot: the stage's kstep blocks are contiguous in the packed
- * layout (one bulk copy, a 1/c share per cluster member), else kstep 2-D tensor copies. */
+/* 64-row boxes of A that tile row mt of `tier` holds: mh (2 for 128-row tiles), but 1 for the
+ * last 128-row tile when the tier has an odd number of 64-row tile rows (its second warpgroup
+ * idles).  Uniform over the CTA. */
+static __device__ __forceinline__ uint32_t tile_boxes(const kparams *p, uint32_t tier, uint32_t mt)
+{
+    const uint32_t left = p->mt64[tier] - mt * p->mh[tier];
+    return left < p->mh[tier] ? left : p->mh[tier];
+}
+
+/* The A copies of one ring slot: nbox boxes of 64 rows (64-row tile rows mt64, mt64 + 1, ...;
+ * box b at dst0 + b x kstep x 8 KiB).  In the packed layout a box's kstep blocks are contiguous
+ * (one bulk copy, a 1/c share per cluster member; the next tile row's starts K/64 blocks later),
+ * else kstep 2-D tensor copies per box. */
 static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorMap *ta, uint32_t dst0,
-                                               const uint16_t *src, uint32_t fb, uint32_t kc, uint32_t mt,
-                                               uint32_t rank, uint16_t mask)
+                                               const uint16_t *src, uint32_t fb, uint32_t kc, uint32_t mt64,
+                                               uint32_t nbox, uint32_t rank, uint16_t mask)
 {
     const uint32_t c = p->c, kstep = p->kstep;
-    if (p->a_bulk) {
-        const uint32_t pbytes = A_BYTES * kstep / c;
-        uint32_t dst = dst0 + rank * pbytes;
-        if (c > 1)
-            ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
-        else
-            ptx_bulk_g2s(dst, src, pbytes, fb);
-    } else {
-        const uint32_t prow = 64u / c, pblk = A_BYTES / c;
-        for (uint32_t j = 0; j < kstep; j++) {
-            uint32_t dst = dst0 + j * A_BYTES + rank * pblk;
-            int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(mt * 64u + rank * prow);
+    for (uint32_t b = 0; b < nbox; b++, mt64++, dst0 += A_BYTES * kstep, src += (size_t)p->kblocks * 4096u) {
+        if (p->a_bulk) {
+            const uint32_t pbytes = A_BYTES * kstep / c;
+            uint32_t dst = dst0 + rank * pbytes;
             if (c > 1)
-                ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, mask);
+                ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
             else
-                ptx_tma_2d_g2s(dst, ta, c0, c1, fb);
+                ptx_bulk_g2s(dst, src, pbytes, fb);
+        } else {
+            const uint32_t prow = 64u / c, pblk = A_BYTES / c;
+            for (uint32_t j = 0; j < kstep; j++) {
+                uint32_t dst = dst0 + j * A_BYTES + rank * pblk;
+                int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(mt64 * 64u + rank * prow);
+                if (c > 1)
+                    ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, mask);
+                else
+                    ptx_tma_2d_g2s(dst, ta, c0, c1, fb);
+            }
         }
     }
 }
@@ -223,15 +239,16 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 {
     extern __shared__ uint8_t smem_raw[];
     uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
-    const uint32_t S = p.stages, kstep = p.kstep;
-    const uint32_t astage = A_BYTES * kstep, bbytes = p.bn_box * 128u * kstep;
+    const uint32_t tier = blockIdx.x < p.host_ctas ? 0u : 1u;
+    /* a slot: mh boxes of A (kstep blocks of 64 rows each), then elsewhere the B rows */
+    const uint32_t S = p.stages[tier], kstep = p.kstep, mh = p.mh[tier];
+    const uint32_t ahalf = A_BYTES * kstep, astage = ahalf * mh, bbytes = p.bn_box * 128u * kstep;
     const uint32_t sA = ptx_smem(sm), sB = sA + S * astage;
     const uint32_t bar_full = sB + S * bbytes, bar_empty = bar_full + 8u * S;
     volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (astage + bbytes) + 16u * S);
     /* the warp index through a shuffle: provably warp-uniform for the compiler, so that the
      * consumers' wgmma (warpgroup-collective) are not on a "divergent" path (ptxas C7518) */
     const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u;
-    const uint32_t tier = blockIdx.x < p.host_ctas ? 0u : 1u;
     const uint32_t c = p.c;
     const uint32_t lb = tier ? blockIdx.x - p.host_ctas : blockIdx.x;
     const uint32_t cid = lb / c;
@@ -272,7 +289,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             ptx_prefetch_tensormap(&tb);
             const uint32_t W = p.window[tier];
             const bool windowed = W < S; /* host tier: at most W copies in flight */
-            const uint32_t pbytes = astage / c;
+            const uint32_t pbytes = ahalf / c; /* bytes of one box a member issues */
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
             const bool bperm = p.b_perm != 0;
             const size_t astep = (size_t)kstep * 4096u; /* elements of A per stage */
@@ -305,7 +322,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                         const uint32_t fb = bar_full + 8u * pre;
                         dtags[pre] = u;
                         ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 0u, mask);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 0u, mask);
                     }
                     ptx_griddep_wait();
                     if (ts) ts[2] = ptx_globaltimer();
@@ -320,7 +337,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                             ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                             dtags[s] = u; /* before the arrive (release) that the consumers acquire */
                             ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 0u, mask);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 0u, mask);
                         }
                         if (bperm)
                             ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, 0, (int)(kc * kstep), fb);
@@ -342,12 +359,13 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 if (!windowed) {
                     seg_begin(&p, tier, cid, ncl, &si);
                     while (pre < S && seg_next(&p, tier, cid, ncl, &si, &g)) {
-                        const uint16_t *src = abase + ((size_t)g.mt * p.kblocks + (size_t)g.kb * kstep) * 4096u +
+                        const uint32_t nbox = tile_boxes(&p, tier, g.mt);
+                        const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
                                               (size_t)rank * (pbytes / 2u);
                         for (uint32_t kc = g.kb; kc < g.ke && pre < S; kc++, pre++, src += astep) {
                             const uint32_t fb = bar_full + 8u * pre;
-                            ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt, rank, mask);
+                            ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
+                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, rank, mask);
                         }
                     }
                 }
@@ -358,7 +376,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             while (seg_next(&p, tier, cid, ncl, &si, &g)) {
                 uint32_t nt = g.ng * c + rank;
                 uint32_t ntb = nt < p.ntiles ? nt : p.ntiles - 1u; /* idle member: load valid B */
-                const uint16_t *src = abase + ((size_t)g.mt * p.kblocks + (size_t)g.kb * kstep) * 4096u +
+                const uint32_t nbox = tile_boxes(&p, tier, g.mt);
+                const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
                                       (size_t)rank * (pbytes / 2u);
                 for (uint32_t kc = g.kb; kc < g.ke; kc++, it++, src += astep) {
                     const uint32_t fb = bar_full + 8u * s;
@@ -368,8 +387,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                             ptx_mbar_wait(bar_full + 8u * sw, phw);
                             if (++sw == S) sw = 0, phw ^= 1u;
                         }
-                        ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                        issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt, rank, mask);
+                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
+                        issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask);
                     }
                     /* B: one 3-D copy of kstep blocks x bn_box columns, into [block][n][64]
                        (conflict-free ldmatrix) or [n][block][64] */
@@ -377,7 +396,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                         ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(ntb * 64u), (int)(kc * kstep), fb);
                     else
                         ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), (int)(ntb * 64u), fb);
-                    hb += pbytes;
+                    hb += pbytes * nbox;
                     if (ts && it == 0) ts[1] = ptx_globaltimer();
                     if (++s == S) s = 0, ph ^= 1u;
                 }
@@ -431,7 +450,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
          * the K half of every 64-column block; narrow tiles (<= 32 valid columns): rows
          * 16 (w % 4) .., all columns; wide tiles: rows 32 (w % 2) .., n8 tiles 4 ((w / 2) % 2) ..
          * At the tile's end the kh = 1 warps hand their sums to the kh = 0 warps, which own
-         * the result.  (Run 4: four warps, one mma chain each, did not keep up with HBM.) ---- */
+         * the result.  (Run 4: four warps, one mma chain each, did not keep up with HBM.)
+         * 128-row tiles (mh = 2, the HBM tier with opts.bm): warpgroup kh takes instead rows
+         * 64 kh .. 64 kh + 63 (the slot's box kh) over the whole K of every block, with the same
+         * per-warp maps inside its 64 rows; each warp owns its sums, no hand-over. ---- */
         const uint32_t ctid = threadIdx.x;
         const uint32_t kh = warp >> 2, q = warp & 3u;
         float4 *red = (float4 *)(sm + S * (astage + bbytes) + 512u); /* K-half hand-over */
@@ -493,8 +515,18 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         seg_iter si;
         seg_t g;
         seg_begin(&p, tier, cid, ncl, &si);
+        const bool two = mh == 2u; /* 128-row tiles */
         while (seg_next(&p, tier, cid, ncl, &si, &g)) {
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
+            /* own: this warp holds result rows at the end (64-row tiles: the first K half; 128-row
+             * tiles: every warp whose box was loaded, i.e. not warpgroup 1 of a half tile) */
+            const bool own = two ? kh < tile_boxes(&p, tier, mt) : kh == 0u;
+            /* the math does not depend on own: a branch on kh (uniform over a warpgroup, but the
+             * compiler only sees it warp-uniform) around wgmma serialises it (ptxas C7520).  The
+             * idle warpgroup of a half tile computes on the slot's stale second box, unstored. */
+            const bool math = !p.nomath;
+            const uint32_t aoff = two ? kh * ahalf : 0u; /* this warpgroup's box in the slot */
+            const uint32_t kh0 = two ? 0u : kh, kh1 = two ? 1u : kh; /* the K halves it computes */
             const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane, (int)p.wgmma);
             const uint32_t nv8 = wt.nv8, MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
             const uint32_t arow = wt.arow;
@@ -515,8 +547,13 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                     if (ts && ctid == 0) {
                         stamp_slot(ts);
                     }
-                    if (!p.nomath) {
-                        consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh);
+                    if (math) {
+                        /* two calls, so that `full` is a constant in each: a run-time k16 count
+                         * inside consume_wgmma serialised the wgmma (ptxas C7520) */
+                        if (two)
+                            consume_wgmma(w, sA + s * astage + aoff, sB + s * bbytes, kstep, p.b_rk, 0u, true);
+                        else
+                            consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh, false);
                         ptx_wgmma_wait1(); /* the previous slot's group is complete */
                     }
                     if (pend) slot_release(bar_empty + 8u * ps, c, lane);
@@ -533,12 +570,14 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 if (ts && ctid == 0) {
                     stamp_slot(ts);
                 }
-                if (nv8 && !p.nomath) {
-                    const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
-                    if (wide)
-                        consume_wide(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nb0, nn);
-                    else
-                        consume_narrow(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, kh, nn);
+                if (nv8 && math) {
+                    const uint32_t aS = sA + s * astage + aoff, bS = sB + s * bbytes;
+                    for (uint32_t h = kh0; h <= kh1; h++) {
+                        if (wide)
+                            consume_wide(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, h, nb0, nn);
+                        else
+                            consume_narrow(acc, aS, bS, kstep, p.b_rn, p.b_rk, arow, h, nn);
+                    }
                 }
                 slot_release(bar_empty + 8u * s, c, lane);
                 if (++s == S) s = 0, ph ^= 1u;
@@ -552,41 +591,45 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 #pragma unroll
                     for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
             }
-            /* the second K half hands its sums to the first */
-            if (kh) {
+            /* the second K half hands its sums to the first (64-row tiles) */
+            if (!two) {
+                if (kh) {
 #pragma unroll
-                for (uint32_t mi = 0; mi < 2; mi++)
+                    for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
-                    for (uint32_t nj = 0; nj < 4; nj++)
-                        if (mi < MI && nj < nn)
-                            red[((q * MI + mi) * 4u + nj) * 32u + lane] =
-                                make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+                        for (uint32_t nj = 0; nj < 4; nj++)
+                            if (mi < MI && nj < nn)
+                                red[((q * MI + mi) * 4u + nj) * 32u + lane] =
+                                    make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
+                }
+                ptx_bar_sync(2, NCW * 32u);
+                if (!kh) {
+#pragma unroll
+                    for (uint32_t mi = 0; mi < 2; mi++)
+#pragma unroll
+                        for (uint32_t nj = 0; nj < 4; nj++)
+                            if (mi < MI && nj < nn) {
+                                float4 v = red[((q * MI + mi) * 4u + nj) * 32u + lane];
+                                acc[mi][nj][0] += v.x, acc[mi][nj][1] += v.y;
+                                acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
+                            }
+                }
+                ptx_bar_sync(2, NCW * 32u); /* red is free again */
             }
-            ptx_bar_sync(2, NCW * 32u);
-            if (!kh) {
-#pragma unroll
-                for (uint32_t mi = 0; mi < 2; mi++)
-#pragma unroll
-                    for (uint32_t nj = 0; nj < 4; nj++)
-                        if (mi < MI && nj < nn) {
-                            float4 v = red[((q * MI + mi) * 4u + nj) * 32u + lane];
-                            acc[mi][nj][0] += v.x, acc[mi][nj][1] += v.y;
-                            acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
-                        }
-            }
-            ptx_bar_sync(2, NCW * 32u); /* red is free again */
 
-            const uint32_t row = p.row0[tier] + mt * 64u + row16;
+            const uint32_t row = p.row0[tier] + mt * 64u * mh + (two ? kh * 64u : 0u) + row16;
             const uint32_t col0 = nt * 64u;
             if (g.ncontrib == 1 || p.nofixup) {
-                if (!kh) store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
+                if (own) store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
             }
-            const uint32_t ks_n = g.ncontrib, ks = g.slot;
+            /* a contributor's partial: mh 64 x 64 fp32 tiles (warpgroup kh of a 128-row tile
+             * writes the second at 1024 float4 on); the tile's counter is its first 64-row one's */
+            const uint32_t ks_n = g.ncontrib, ks = g.slot, pt = 4096u * mh, hoff = two ? kh * 1024u : 0u;
             const unsigned long long tile = (unsigned long long)mt * p.ntp + nt;
-            float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier]) * 4096ull;
-            float4 *mine = (float4 *)(slots + (size_t)ks * 4096u);
-            const size_t ci = (size_t)(p.mt0[tier] + mt) * p.ntp + nt;
+            float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier] * mh) * 4096ull;
+            float4 *mine = (float4 *)(slots + (size_t)ks * pt) + hoff;
+            const size_t ci = (size_t)(p.mt0[tier] + mt * mh) * p.ntp + nt;
             if (p.fix_wait && p.even[tier] && c == 1) {
                 /* Even split (stream-K): slot 0 holds the tile's first K chunks at the END of
                  * its range, the other contributors hold the rest at the START of theirs, so
@@ -596,7 +639,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                  * publishing never waits, and all CTAs of the grid are resident (grid <= SMs,
                  * one per SM; clusters, whose co-residency is not assured, keep the old way). */
                 if (ks) {
-                    if (!kh) {
+                    if (own) {
 #pragma unroll
                         for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -615,9 +658,9 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                     p.ctr[ci] = 0; /* ready for the next launch */
                 }
                 ptx_bar_sync(1, NCW * 32u);
-                if (!kh) {
+                if (own) {
                     for (uint32_t j = 1; j < ks_n; j++) {
-                        const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
+                        const float4 *src = (const float4 *)(slots + (size_t)j * pt) + hoff;
 #pragma unroll
                         for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -634,7 +677,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             }
             /* runs 1-9 (and round-robin, where a tile's contributors may be in later waves):
              * every contributor publishes its partial; the last of the ncontrib CTAs sums them */
-            if (!kh) {
+            if (own) {
 #pragma unroll
                 for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -654,11 +697,11 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             ptx_bar_sync(1, NCW * 32u);
             if (*flag) {
                 __threadfence();
-                if (!kh) {
+                if (own) {
                     float sum[2][4][4];
                     dak_acc_zero(sum);
                     for (uint32_t j = 0; j < ks_n; j++) {
-                        const float4 *src = (const float4 *)(slots + (size_t)j * 4096u);
+                        const float4 *src = (const float4 *)(slots + (size_t)j * pt) + hoff;
 #pragma unroll
                         for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -868,7 +911,10 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     memset(k, 0, sizeof *k);
     k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->ntiles = p->ntiles;
     k->ngroups = p->ngroups, k->c = p->cluster, k->ntp = p->ngroups * p->cluster;
-    k->stages = p->stages, k->bn_box = p->bn_box;
+    k->bn_box = p->bn_box;
+    k->stages[0] = p->stages, k->stages[1] = p->hbm_stages;
+    k->mh[0] = 1u, k->mh[1] = p->bm / 64u; /* the host tier keeps 64-row tiles */
+    k->mt64[0] = A->rows_host / 64u, k->mt64[1] = (A->M - A->rows_host) / 64u;
     k->kstep = p->kstep, k->kblocks = A->K / 64u;
     k->host_ctas = p->host.ctas;
     const dak_tier_plan *tp[2] = {&p->host, &p->hbm};
@@ -876,7 +922,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         k->ctas[t] = tp[t]->ctas;
         k->items[t] = tp[t]->items;
         k->ksplit[t] = tp[t]->ksplit ? tp[t]->ksplit : 1;
-        k->window[t] = tp[t]->window ? tp[t]->window : p->stages;
+        k->window[t] = tp[t]->window ? tp[t]->window : k->stages[t];
     }
     k->a_bulk = !o->a_tma2d;
     k->nomath = o->diag_nomath;

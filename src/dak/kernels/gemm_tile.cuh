@@ -178,22 +178,26 @@ static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t
 }
 
 /* One ring slot of a wide column tile through wgmma (opts.wgmma): the warpgroup kh (warps 4 kh ..
- * 4 kh + 3, all of them calling) takes the K half kh of every block, 2 k16 steps per block, each
+ * 4 kh + 3, all of them calling) takes the K half kh of every block, 2 k16 steps per block (or,
+ * with `full`, the whole K of every block, 4 k16 steps: the 128-row tiles of gemm_split.cu, where
+ * aS is this warpgroup's own 64-row box), each
  * one m64n64k16 reading the slot's A block and B rows in place through descriptors (the B box
  * is 64 rows whenever wgmma is on; rows past N are zero-filled by TMA).  Issues and commits one
  * group; the caller waits (wgmma.wait_group) before it releases the slot or reads acc.  acc flat
  * = the wgmma accumulator (gemm_layout.h).  Every branch around it must be visibly warp-uniform
  * (values through __shfl_sync), or ptxas serialises the wgmma (C7518). */
 static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
-                                                     uint32_t rk, uint32_t kh)
+                                                     uint32_t rk, uint32_t kh, bool full)
 {
     float *d = &acc[0][0][0];
+    const uint32_t k0 = full ? 0u : 2u * kh, nk = full ? 4u : 2u;
     ptx_wgmma_fence(); /* acc was last written by ordinary instructions (zeroing) or a wgmma */
 #pragma unroll 1
     for (uint32_t bk = 0; bk < kstep; bk++) {
 #pragma unroll
-        for (uint32_t h = 0; h < 2; h++) {
-            const uint32_t k16 = 2u * kh + h;
+        for (uint32_t h = 0; h < 4; h++) {
+            if (h >= nk) continue;
+            const uint32_t k16 = k0 + h;
             const uint64_t da = ptx_wgmma_desc_sw128(aS + dak_wg_a_off(bk, k16), DAK_WG_SBO);
             const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO);
             ptx_wgmma_m64n64k16_bf16(d, da, db);

@@ -66,6 +66,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->panel_cluster = 0;
     o->panel_blocks = 0;
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
+    o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -180,6 +181,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->wgmma == 1 && o->diag_b_nmajor)
         return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64] in shared memory (a canonical K-major "
                             "operand); diag_b_nmajor lays it out as [n][block][64]: set diag_b_nmajor 0 or wgmma 0");
+    if (o->bm != 0 && o->bm != 64 && o->bm != 128)
+        return cm_fail(err, "gemm: bm %u must be 0 (auto), 64 or 128 (rows of A per CTA tile of the HBM tier)",
+                       o->bm);
     if (o->panel == 1 && o->pdl)
         return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
     if (o->panel == 1 && o->a_tma2d)
@@ -196,16 +200,39 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * so the B box is 64 rows then (TMA zero-fills the rows past N) */
     p->wgmma = N > 32 && (o->wgmma == 1 || (o->wgmma == 2 && !o->diag_b_nmajor));
     p->bn_box = N <= 8 && o->diag_bn8 ? 8 : (N >= TILE || p->wgmma ? TILE : ceil_div(N, 16) * 16);
-    uint32_t fixed = DAK_GEMM_SMEM_BASE + (N > 32 ? 16384u : 8192u);
+
+    uint32_t kblocks = K / TILE, mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
+    /* the panel path: on when asked, or (auto) when the tiled path would fetch each host tile
+     * more than once (more than one column group) and the host rows are at least 1/16 of A.
+     * Below that the GEMM is bound by the HBM rows' math at these N, and the panel kernel's
+     * clusters (>= 8 SMs) cost more than the re-fetches save (H200 sweep, dak-gemm.md "Panel
+     * path": r = 2 %, N = 512: tiled 347, panel 252 GB/s; r = 10 %: 65 against 97) */
+    memset(&p->panel, 0, sizeof p->panel);
+    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1 &&
+                                         16ull * rows_host >= M));
+    if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
+    const int host_tiled = mt_h && !pon; /* the tiled kernel has a host tier (64-row tiles) */
+    /* 128-row HBM tiles (bm): at N = 64 a 64-row slot carries as many bytes of B as of A, so
+     * every SM pulls 2x A's bytes through L2 (the L2 -> SM limit, ~7.5 TB/s, not HBM, bound the
+     * N = 64 streaming in run 10); 128 rows per copy of B make it 1.5x, and halve B's TMA writes
+     * into shared memory at N >= 128 (each warpgroup's wgmma still reads B itself).  Auto where
+     * some tile is wide (N > 32); needs two tile rows. */
+    p->bm = (o->bm == 128 || (o->bm == 0 && N > 32)) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
+    const uint32_t mh = p->bm / TILE; /* 64-row boxes of A per HBM slot */
+    /* the K-half hand-over area: only 64-row tiles have one */
+    uint32_t fixed = DAK_GEMM_SMEM_BASE + (host_tiled || mh == 1 ? (N > 32 ? 16384u : 8192u) : 0u);
 
     /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
      * the largest kstep in {4, 2, 1} dividing K/64 that still leaves >= 3 slots (or what
      * was asked).  Runs 4-6 on the H200: larger copies and fewer slot hand-overs win over
-     * ring depth (3 slots of 4 blocks beat 6 of 2 by 8-13 % at N = 64). */
-    uint32_t kblocks = K / TILE, fit = 0, kstep = 1;
+     * ring depth (3 slots of 4 blocks beat 6 of 2 by 8-13 % at N = 64).  With 128-row HBM
+     * tiles the choice is made for their slot (2 x 8 KiB of A per block; the host tier's
+     * 64-row slots then get as many as fit of the same kstep): at N = 64 kstep 2 x 4 slots
+     * of 48 KiB, the same 32 KiB of A per slot hand-over as 64-row kstep 4. */
+    uint32_t fit = 0, kstep = 1;
     for (uint32_t cand = 4; cand >= 1; cand /= 2) {
         if (kblocks % cand || (o->kstep && cand != o->kstep)) continue;
-        size_t slot = (size_t)cand * (TILE * TILE * 2 + (size_t)p->bn_box * 128);
+        size_t slot = (size_t)cand * (mh * TILE * TILE * 2 + (size_t)p->bn_box * 128);
         if (smem_bytes < fixed + 2 * slot) continue;
         uint32_t f = (uint32_t)((smem_bytes - fixed) / slot);
         if (f > MAX_STAGES) f = MAX_STAGES;
@@ -227,20 +254,21 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     }
     p->kstep = kstep;
     p->kchunks = kblocks / kstep;
-    p->stages = fit;
-    p->smem_bytes = fixed + fit * kstep * (TILE * TILE * 2 + p->bn_box * 128);
+    const uint32_t slot64 = kstep * (TILE * TILE * 2 + p->bn_box * 128);
+    if (mh == 1) {
+        p->stages = p->hbm_stages = fit;
+        p->smem_bytes = fixed + fit * slot64;
+    } else {
+        uint32_t f64 = (uint32_t)((smem_bytes - fixed) / slot64);
+        if (f64 > MAX_STAGES) f64 = MAX_STAGES;
+        p->hbm_stages = fit;
+        p->stages = o->stages ? o->stages : f64;
+        const uint32_t ring_g = fit * kstep * (mh * TILE * TILE * 2 + p->bn_box * 128);
+        const uint32_t ring_h = host_tiled ? p->stages * slot64 : 0u;
+        p->smem_bytes = fixed + (ring_g > ring_h ? ring_g : ring_h);
+    }
 
-    uint32_t mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
-    /* the panel path: on when asked, or (auto) when the tiled path would fetch each host tile
-     * more than once (more than one column group) and the host rows are at least 1/16 of A.
-     * Below that the GEMM is bound by the HBM rows' math at these N, and the panel kernel's
-     * clusters (>= 8 SMs) cost more than the re-fetches save (H200 sweep, dak-gemm.md "Panel
-     * path": r = 2 %, N = 512: tiled 347, panel 252 GB/s; r = 10 %: 65 against 97) */
-    memset(&p->panel, 0, sizeof p->panel);
-    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1 &&
-                                         16ull * rows_host >= M));
     uint32_t ch = c; /* cluster of the CTAs that read host rows */
-    if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
     if (pon) ch = p->panel.cluster;
     uint32_t host_avail = 0;
     if (mt_h && o->host_ctas) {
@@ -261,7 +289,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: panel CTAs %u + HBM CTAs %u exceed the %u SMs (both kernels run side by side)",
                        host_avail, hbm_avail, sm_count);
     plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, &p->host);
-    plan_tier(mt_g, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, &p->hbm);
+    plan_tier((mt_g + mh - 1) / mh, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, &p->hbm);
     if (pon) {
         dak_panel_plan *q = &p->panel;
         uint32_t ncl = host_avail / q->cluster;
@@ -288,12 +316,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         uint32_t per = (uint32_t)(TILE * TILE * 2 * kstep / c); /* bytes one host copy moves */
         wauto = HOST_INFLIGHT_BYTES / (p->host.ctas * per);
         if (wauto < 1) wauto = 1;
-        if (wauto > fit) wauto = fit;
+        if (wauto > p->stages) wauto = p->stages;
     }
-    p->host.window = p->host.ctas ? (o->window ? (o->window < fit ? o->window : fit) : wauto) : 0;
-    p->hbm.window = p->hbm.ctas ? fit : 0;
-    if (o->window > fit && mt_h && !pon)
-        return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, fit);
+    const uint32_t hs = p->stages;
+    p->host.window = p->host.ctas ? (o->window ? (o->window < hs ? o->window : hs) : wauto) : 0;
+    p->hbm.window = p->hbm.ctas ? p->hbm_stages : 0;
+    if (o->window > hs && mt_h && !pon)
+        return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, hs);
 
     /* Dynamic units (HBM tier, one column tile, no cluster): units of 2 ring slots for narrow
      * tiles, 4 for wide ones (fewer accumulator reductions per byte of A). */
@@ -307,7 +336,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
     p->ws_bytes = 0;
     if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
-    if (p->hbm.ksplit > 1) p->ws_bytes += (uint64_t)mt_g * p->ngroups * c * p->hbm.ksplit * PARTIAL_BYTES;
+    if (p->hbm.ksplit > 1) /* a 128-row tile's partial is two 64 x 64 ones */
+        p->ws_bytes += (uint64_t)p->hbm.mtiles * mh * p->ngroups * c * p->hbm.ksplit * PARTIAL_BYTES;
     if (p->ws_bytes > WS_CAP_BYTES)
         return cm_fail(err, "gemm: split workspace of %llu bytes exceeds %llu (N %u too large for this split)",
                        (unsigned long long)p->ws_bytes, (unsigned long long)WS_CAP_BYTES, N);
