@@ -29,6 +29,8 @@ expect 2 "expected udp or packet" -- "$DSB" serve --transport tcp
 expect 2 "expected cpu, launch, proxy or gpu" -- "$DSB" serve --dispatch fpga
 expect 2 "--sums: expected auto, cuda or tensor" -- "$DSB" serve --dispatch gpu --sums fast
 expect 2 "applies to the GPU dispatchers" -- "$DSB" serve --sums tensor
+expect 2 "--gpu-workers: expected an integer in \[1, 100000\], got '0'" -- "$DSB" serve --dispatch gpu --gpu-workers 0
+expect 2 "applies to the persistent-worker dispatchers" -- "$DSB" serve --dispatch launch --gpu-workers 132
 expect 2 "--port: expected" -- "$DSB" serve --port 70000
 expect 2 "--workers: expected" -- "$DSB" serve --workers 0
 expect 2 "--batch: expected" -- "$DSB" serve --batch 65

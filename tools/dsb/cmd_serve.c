@@ -44,6 +44,9 @@ static void usage(FILE *o)
             "                          most 32 tiles of 16 rows x 8 replicas, else the CUDA\n"
             "                          cores; cuda: the CUDA cores always)\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
+            "  --gpu-workers N         proxy, gpu: persistent worker blocks (default: all that\n"
+            "                          fit, two per SM; the SM count gives one per SM, each\n"
+            "                          solve then at its unloaded speed)\n"
             "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
             "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
             "  --batch N               frames per recvmmsg (1..64, default 32)\n"
@@ -116,7 +119,7 @@ int cmd_serve(int argc, char **argv)
     cfg.dispatch = "cpu";
     dsb_resident_config_default(&cfg.gpu);
     double duration = 0;
-    int stats = 0, json = 0, max_wait_set = 0, sums_set = 0;
+    int stats = 0, json = 0, max_wait_set = 0, sums_set = 0, gpu_workers_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -151,6 +154,10 @@ int cmd_serve(int argc, char **argv)
                 sums_set = 1;
             } else if (arg_is(a, "--streams")) {
                 if (arg_u32(P, "--streams", v, 1, 64, &cfg.launch.streams)) return 2;
+            } else if (arg_is(a, "--gpu-workers")) {
+                if (arg_u32(P, "--gpu-workers", v, 1, 100000, &cfg.proxy.max_workers)) return 2;
+                cfg.gpu.pipe.max_workers = cfg.proxy.max_workers;
+                gpu_workers_set = 1;
             } else if (arg_is(a, "--workers")) {
                 if (arg_u32(P, "--workers", v, 1, 1024, &cfg.cpu.workers)) return 2;
             } else if (arg_is(a, "--queue")) {
@@ -187,6 +194,11 @@ int cmd_serve(int argc, char **argv)
     if (sums_set && !strcmp(cfg.dispatch, "cpu")) {
         fprintf(stderr, "%s: --sums: applies to the GPU dispatchers (launch, proxy, gpu), not to "
                         "--dispatch cpu\n", P);
+        return 2;
+    }
+    if (gpu_workers_set && strcmp(cfg.dispatch, "proxy") && strcmp(cfg.dispatch, "gpu")) {
+        fprintf(stderr, "%s: --gpu-workers: applies to the persistent-worker dispatchers (proxy, gpu), "
+                        "not to --dispatch %s\n", P, cfg.dispatch);
         return 2;
     }
     if (!max_wait_set) cfg.cpu.max_wait_ns = 500000000ull;

@@ -181,6 +181,7 @@ int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn f
     pc.placement = DSB_PIPE_HOST;
     pc.max_steps = d->cfg.max_steps;
     pc.sums = d->cfg.sums;
+    pc.max_workers = d->cfg.max_workers;
     if (d->cfg.smem_bytes) pc.smem_bytes = d->cfg.smem_bytes;
     d->cfg.smem_bytes = pc.smem_bytes;
     if (dsb_pipe_config_check(&pc, err) || dsb_pipe_create(&pc, &d->pipe, err)) {
