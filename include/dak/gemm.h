@@ -35,6 +35,11 @@
  * A and one copy of the B rows; warpgroup h computes rows 64 h.. over the slot's whole K (no K
  * halves, no hand-over), so B crosses L2 -> SM once per 128 rows (1.5x A's bytes at N = 64, not
  * 2x).  Partials are 128 x 64; an odd count of HBM tile rows leaves a half last tile.
+ * Wide column tiles (opts.bn 128 / 256, with 128-row tiles): the slot's B is bn rows (one copy of
+ * kstep x bn x 128 B, the same [block][n][64] swizzled layout) and warpgroup h runs m64n<bn>k16
+ * on it (64 / 128 accumulator registers per thread), so A crosses L2 -> SM once per bn columns
+ * and each wgmma's A operand read from shared memory serves bn columns, not 64.  Partials
+ * 128 x bn.  Kernels k_split_n128 / k_split_n256 (gemm_split.cu); bn 256 has no tiled host tier.
  *
  * Panel path (opts.panel, gemm_panel.cu; issue #7, read amplification): the tiled path
  * above re-fetches every host tile once per group of 64 x cluster columns (8x at N = 4096
@@ -131,10 +136,16 @@ typedef struct {
                            no hand-over), so B is read once per 128 rows.  The host tier keeps 64 rows;
                            the dyn diagnostic uses 64 whatever bm says.  An odd count of HBM tile rows
                            leaves the last 128-row tile half full (one box, warpgroup 1 idle) */
+    uint32_t bn;        /* columns per CTA tile of the HBM tier's 128-row tiles (wgmma m64n<bn>k16, one B slot
+                           of bn rows): 0 auto (the widest of 64 / 128 / 256 that covers N / cluster columns,
+                           so that A is read once per 256 columns), 64, 128 or 256.  Only where the HBM tier has
+                           128-row tiles through wgmma; elsewhere (64-row tiles from bm auto, N <= 32, one HBM
+                           tile row, no HBM rows) it falls back to 64.  Refused with bm 64, wgmma 0, dyn or
+                           diag_b_nmajor.  The host tier and the panel kernel keep 64-column tiles */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A,
- * panel auto, wgmma auto, bm auto. */
+ * panel auto, wgmma auto, bm auto, bn auto. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {
@@ -147,6 +158,7 @@ typedef struct {
     uint32_t chunks;   /* largest number of K chunks (64 columns of A) one CTA loads per wave */
     uint32_t window;   /* in-flight copies per SM */
     double balance;    /* mean work per CTA / largest work per CTA (1 = even) */
+    uint32_t ngroups;  /* column groups of this tier: ceil(ceil(N / column tile width) / cluster) */
 } dak_tier_plan;
 
 /* The panel kernel's plan (host tile rows, A-stationary; opts.panel). */
@@ -169,9 +181,11 @@ typedef struct {
     uint32_t M, N, K, rows_host;
     uint32_t kstep;    /* 64-column blocks of A per ring slot (stage): 4, 2 or 1 */
     uint32_t kchunks;  /* K / (64 kstep): stages per tile row */
-    uint32_t ntiles;   /* ceil(N / 64) column tiles */
+    uint32_t ntiles;   /* ceil(N / 64) column tiles of 64 columns (the host tier, the panel kernel) */
     uint32_t cluster;  /* CTAs per cluster */
-    uint32_t ngroups;  /* ceil(ntiles / cluster) column groups */
+    uint32_t ngroups;  /* ceil(ntiles / cluster) column groups of 64-column tiles (hbm.ngroups: the HBM tier's) */
+    uint32_t bn;       /* columns per CTA tile of the HBM tier: 64, or 128 / 256 (opts.bn; 128-row tiles, wgmma);
+                          a wide HBM slot holds kstep x bn B rows (one copy, box bn rows) */
     uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8;
                           64 with wgmma) */
     uint32_t stages;   /* ring slots of the 64-row tiles (the host tier, and the HBM tier when bm = 64) */

@@ -472,8 +472,11 @@ static void test_plan_bm(void)
     /* N <= 32: 64 rows (B is a small share of a slot); N = 33 is wide: 128 */
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.mtiles == 112);
     CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 56);
+    /* N = 1024 with bn 64 (the slots of N = 64); bn auto (256) in test_plan_bn */
+    o.bn = 64;
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kstep == 2 &&
-          p.hbm_stages == 4);
+          p.hbm_stages == 4 && p.bn == 64);
+    o.bn = 0;
     /* asked: 64 keeps the plan of runs 1-10 (kstep 4 x 3 slots at N = 64) */
     o.bm = 64;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.kstep == 4 &&
@@ -520,6 +523,118 @@ static void test_plan_bm(void)
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 256"));
 }
 
+/* Wide HBM column tiles (opts.bn): validation, auto (the widest covering N / cluster, 128 beside a
+ * tiled host tier), slot sizes and ring depths (>= 4 slots), the HBM tier's column groups, K split
+ * and workspace, refusals and fallbacks.  SMEM = 232448 B; a 128-row slot holds per block 16 KiB
+ * of A and bn x 128 B of B. */
+static void test_plan_bn(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(o.bn == 0);
+    /* N = 128, r = 0: bn 128.  Slot per block 16384 + 16384 = 32768 B; kstep 4 (131072 B) holds
+     * 1; kstep 2 (65536 B): (232448 - 1536) / 65536 = 3 < 4; kstep 1: 230912 / 32768 = 7.
+     * 56 tile rows x 1 column group x 112 chunks = 6272 over 132 CTAs: 47.5 -> 48 each, fq 47,
+     * a tile shared by <= ceil(112 / 47) + 2 = 5; partial 128 x 128 fp32 = 4 x 16 KiB */
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.bm == 128 && p.bn == 128 && p.wgmma == 1 && p.kstep == 1 && p.kchunks == 112 && p.hbm_stages == 7);
+    CHECK(p.smem_bytes == 1536u + 7u * 32768u && p.ntiles == 2 && p.ngroups == 2);
+    CHECK(p.hbm.ngroups == 1 && p.hbm.mtiles == 56 && p.hbm.items == 6272 && p.hbm.ctas == 132 &&
+          p.hbm.chunks == 48 && p.hbm.ksplit == 5 && p.hbm.window == 7);
+    CHECK(p.ws_bytes == 56ull * 4 * 5 * 16384);
+    /* N = 512: bn 256.  Slot per block 16384 + 32768 = 49152 B; kstep 2 (98304 B): 2 < 4; kstep 1:
+     * 230912 / 49152 = 4.  2 column groups: 56 x 2 x 112 = 12544 chunks, 95.03 -> 96 per CTA,
+     * fq 95, ksplit ceil(112 / 95) + 2 = 4; partial 128 x 256 = 8 x 16 KiB */
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.bn == 256 && p.kstep == 1 && p.hbm_stages == 4 && p.smem_bytes == 1536u + 4u * 49152u);
+    CHECK(p.hbm.ngroups == 2 && p.hbm.items == 12544 && p.hbm.chunks == 96 && p.hbm.ksplit == 4);
+    CHECK(p.ws_bytes == 56ull * 8 * 2 * 4 * 16384);
+    /* the widest covering N: 100 -> 128; 200, 256 -> 256 (one group); 1024 -> 256 (4 groups);
+     * 64 -> 64 (the slots of test_plan_bm) */
+    CHECK(dak_gemm_plan_make(7168, 100, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 128 && p.hbm.ngroups == 1);
+    CHECK(dak_gemm_plan_make(7168, 200, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.hbm.ngroups == 1);
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.hbm.ngroups == 1);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.hbm.ngroups == 4 &&
+          p.ngroups == 16);
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.kstep == 2);
+    /* asked: 64 at N = 512 keeps the 64-column plan (kstep 2 x 4 slots, 8 groups) */
+    o.bn = 64;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.kstep == 2 &&
+          p.hbm_stages == 4 && p.hbm.ngroups == 8);
+    /* asked: 256 at N = 100 (one tile, 156 columns of zero-filled B) and 128 at N = 512 (4 groups) */
+    o.bn = 256;
+    CHECK(dak_gemm_plan_make(7168, 100, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.hbm.ngroups == 1);
+    o.bn = 128;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 128 && p.hbm.ngroups == 4 &&
+          p.kstep == 1 && p.hbm_stages == 7);
+    /* a tiled host tier (2 host tile rows of 7168: r = 1.8 %, below the panel's 1/16): auto 128,
+     * 17920 B fixed (hand-over); HBM kstep 2 (65536 B): (232448 - 17920) / 65536 = 3 < 4, kstep 1:
+     * 214528 / 32768 = 6; host 64-row slots of kstep 1: 214528 / 16384 = 13 -> the larger ring,
+     * 13 x 16384 = 212992 B.  110 HBM tile rows -> 55; the host tier keeps 8 groups of 64 */
+    o.bn = 0;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(!p.panel.on && p.host.ctas > 0 && p.bn == 128 && p.kstep == 1 && p.hbm_stages == 6 && p.stages == 13);
+    CHECK(p.smem_bytes == 17920u + 212992u && p.hbm.mtiles == 55 && p.hbm.ngroups == 4 && p.host.ngroups == 8);
+    CHECK(dak_gemm_plan_host_bytes(&p) == 128ull * 7168 * 2 * 8);
+    /* asked 256 there: refused (the 256-column kernel has no host tier); with the panel path: 256 */
+    o.bn = 256;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bn 256") &&
+          strstr(e.msg, "panel"));
+    o.panel = 1;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.host.ctas == 0 &&
+          p.bn == 256 && p.hbm.ngroups == 2);
+    o.panel = 2;
+    /* r = 10 % (panel auto takes the host rows): auto 256 */
+    o.bn = 0;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.bn == 256);
+    /* clusters: the widest covering N / c.  c 2, N = 512: 256, one group of 2; c 8, N = 512: 64;
+     * c 8, N = 1024: 128 (8 tiles, one group) */
+    o.cluster = 2;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 2 && p.bn == 256 &&
+          p.hbm.ngroups == 1);
+    o.cluster = 8;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 128 && p.hbm.ngroups == 1);
+    o.cluster = 1;
+    /* kstep asked 2 at bn 256: 98304 B slots, 2 fit */
+    o.kstep = 2;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.kstep == 2 &&
+          p.hbm_stages == 2 && p.smem_bytes == 1536u + 2u * 98304u);
+    o.kstep = 0;
+    /* fall back to 64 where there is no 128-row wgmma tier: N <= 32 (bm auto 64; bm 128 asked: no
+     * wgmma), one HBM tile row */
+    o.bn = 128;
+    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 64);
+    o.bm = 128;
+    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 128 &&
+          p.wgmma == 0);
+    o.bm = 0;
+    o.bn = 256;
+    CHECK(dak_gemm_plan_make(128, 512, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.bn == 64);
+    /* wgmma auto steps aside for diag_b_nmajor: 64 (bn auto) */
+    o.bn = 0, o.diag_b_nmajor = 1;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.wgmma == 0);
+    o.diag_b_nmajor = 0;
+    /* refused: bad widths, and wide with bm 64, wgmma 0, dyn, diag_b_nmajor */
+    o.bn = 96;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bn 96") &&
+          strstr(e.msg, "64, 128 or 256"));
+    o.bn = 512;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bn 512"));
+    o.bn = 128, o.bm = 64;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "128-row"));
+    o.bm = 0, o.wgmma = 0;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "wgmma"));
+    o.wgmma = 2, o.dyn = 1;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bn 128"));
+    o.dyn = 0, o.diag_b_nmajor = 1;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bn 128"));
+    o.diag_b_nmajor = 0, o.bn = 64, o.wgmma = 0; /* 64 goes with anything */
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64);
+}
+
 int main(void)
 {
     test_ratio();
@@ -530,6 +645,7 @@ int main(void)
     test_plan_panel();
     test_plan_wgmma();
     test_plan_bm();
+    test_plan_bn();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

@@ -19,8 +19,14 @@
  * 128-row HBM tiles (opts.bm): every check of the main loop (each shape, N and ratio, odd HBM
  * tile-row counts included: the half last tile) runs with bm 64 and bm 128, and the r = 10 %
  * variants run with bm auto (128 for N > 32) and again with the other height.
- * Usage: test_gemm_split [--quick | --panel | --wgmma]   (quick: the smallest shape and the panel
- * tests on small shapes; panel: the panel tests only; wgmma: the wgmma tests only) */
+ * Wide HBM column tiles (opts.bn): every shape x N {100, 128, 200, 256, 512, 1024} (100 and 200:
+ * partial column tiles) x r {0, 2 %, 10 %, 50 %} with bn 64, 128 and 256 (bn 256 beside a tiled host
+ * tier, r = 2 %: the refusal checked, then with the panel path), the plan's width checked against
+ * the documented rule; at r = 0 with bn 128 and 256: bf16 C, round-robin, the old fix-up, cluster
+ * 2 and 4 multicast, PDL back to back, kstep 2, 3 stages; and bn auto in every check of the main
+ * loop with bm 128 and in the r = 10 % variants.
+ * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn]   (quick: the smallest shape and the
+ * panel tests on small shapes; panel / wgmma / bn: those tests only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -294,20 +300,21 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
 
 /* ---- wgmma consumer ---- */
 
-/* One wgmma check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for
- * N columns); the plan must record wgmma where wide tiles exist. */
-static void wg_case(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio, const dak_gemm_opts *o,
-                    int runs, const char *what)
+/* The common part of a checked case on shape s: the tiered view at `ratio` (row-major A from Ah
+ * with a_tma2d, else the packed copies), C poisoned with NaN, `runs` launches and a sync.  Returns
+ * the launch for the caller's plan and error checks (rows: host rows of the view), or NULL after
+ * recording the failure under `label`; a sticky CUDA error ends the run. */
+static dak_gemm_launch *case_run(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio,
+                                 const dak_gemm_opts *o, int runs, const char *label, uint32_t *rows)
 {
     cm_err err;
-    uint32_t rows;
     dak_tiered A;
-    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, &rows, &err) ||
-        (o->a_tma2d ? dak_tiered_view(&A, s->M, s->K, rows, Ah, s->Ad, 0, &err)
-                    : dak_tiered_view(&A, s->M, s->K, rows, s->Ahp, s->Adp, 1, &err)) ||
+    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, rows, &err) ||
+        (o->a_tma2d ? dak_tiered_view(&A, s->M, s->K, *rows, Ah, s->Ad, 0, &err)
+                    : dak_tiered_view(&A, s->M, s->K, *rows, s->Ahp, s->Adp, 1, &err)) ||
         dak_fill_u32(s->C, (size_t)s->M * N, 0x7fc00000u, NULL, &err)) {
-        CHECK(0, "wgmma %s: %s", what, err.msg);
-        return;
+        CHECK(0, "%s: %s", label, err.msg);
+        return NULL;
     }
     dak_gemm_launch *l = NULL;
     int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
@@ -316,15 +323,28 @@ static void wg_case(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, doub
         cudaError_t e = cudaDeviceSynchronize();
         if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
     }
-    CHECK(rc == 0, "wgmma %s %ux%u N %u r %g: %s", what, s->M, s->K, N, ratio, err.msg);
+    CHECK(rc == 0, "%s %ux%u N %u r %g: %s", label, s->M, s->K, N, ratio, err.msg);
     if (rc) {
         dak_gemm_launch_free(l);
         if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
             printf("%d passed, %d failed\n", passed, failed);
             exit(1);
         }
-        return;
+        return NULL;
     }
+    return l;
+}
+
+/* One wgmma check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for
+ * N columns); the plan must record wgmma where wide tiles exist. */
+static void wg_case(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio, const dak_gemm_opts *o,
+                    int runs, const char *what)
+{
+    char label[64];
+    uint32_t rows;
+    snprintf(label, sizeof label, "wgmma %s", what);
+    dak_gemm_launch *l = case_run(ctx, s, Ah, N, ratio, o, runs, label, &rows);
+    if (!l) return;
     const dak_gemm_plan *p = dak_gemm_launch_plan(l);
     CHECK(p->wgmma == (uint32_t)(o->wgmma && N > 32), "wgmma %s N %u: plan wgmma %u", what, N, p->wgmma);
     size_t bad;
@@ -415,13 +435,123 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* ---- wide HBM column tiles (opts.bn) ---- */
+
+/* One bn check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for N
+ * columns); the plan's width must be `want`. */
+static void bn_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const dak_gemm_opts *o, int runs,
+                    uint32_t want, const char *what)
+{
+    char label[64];
+    uint32_t rows;
+    snprintf(label, sizeof label, "bn %u %s", o->bn, what);
+    dak_gemm_launch *l = case_run(ctx, s, NULL, N, ratio, o, runs, label, &rows);
+    if (!l) return;
+    const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+    CHECK(p->bn == want, "bn %u %s N %u r %g: plan bn %u, expected %u", o->bn, what, N, ratio, p->bn, want);
+    size_t bad;
+    const double e = pshape_err(s, N, o->out_bf16, &bad);
+    CHECK(e <= 1e-2, "bn %u %s %ux%u N %u r %g: rel err %g, %zu unwritten", o->bn, what, s->M, s->K, N, ratio, e, bad);
+    printf("  bn %3u (plan %3u) %-10s %5ux%-5u N %4u r %5.1f%% kstep %u slots %u cluster %u panel %d hbm ksplit %u: "
+           "rel err %.2e\n",
+           o->bn, p->bn, what, s->M, s->K, N, 100.0 * rows / s->M, p->kstep, p->hbm_stages, p->cluster, p->panel.on,
+           p->hbm.ksplit, e);
+    fflush(stdout);
+    dak_gemm_launch_free(l);
+}
+
+static int test_bn(dak_gemm_ctx *ctx, int full)
+{
+    cm_err err;
+    static const uint32_t shp[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
+    static const uint32_t ns[6] = {100, 128, 200, 256, 512, 1024};
+    static const double rs[4] = {0.0, 0.02, 0.1, 0.5};
+    static const uint32_t bns[3] = {64, 128, 256};
+    for (int si = 0; si < (full ? 3 : 1); si++) {
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 1024, 0xb00 + si, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return -1;
+        }
+        for (int ni = 0; ni < 6; ni++) {
+            const uint32_t N = ns[ni];
+            if (pshape_ref(&s, N, &err)) {
+                fprintf(stderr, "%s\n", err.msg);
+                return -1;
+            }
+            for (int ri = 0; ri < 4; ri++)
+                for (int bi = 0; bi < 3; bi++) {
+                    dak_gemm_opts o;
+                    dak_gemm_opts_default(&o);
+                    o.bn = bns[bi];
+                    /* r = 2 % leaves the host rows to the tiled kernel (panel auto from 1/16): bn 256 is
+                     * refused there, then runs with the panel path */
+                    if (bns[bi] == 256 && ri == 1) {
+                        uint32_t rows;
+                        dak_tiered A;
+                        dak_tiered_rows_for_ratio(s.M, DAK_TILE_ROWS, rs[ri], &rows, &err);
+                        dak_tiered_view(&A, s.M, s.K, rows, s.Ahp, s.Adp, 1, &err);
+                        dak_gemm_launch *l = NULL;
+                        int rc = dak_gemm_prepare(ctx, &A, s.B, s.C, N, &o, &l, &err);
+                        CHECK(rc != 0 && strstr(err.msg, "bn 256") && strstr(err.msg, "panel"),
+                              "bn 256 beside a tiled host tier: %s", rc ? err.msg : "accepted");
+                        if (!rc) dak_gemm_launch_free(l);
+                        o.panel = 1;
+                    }
+                    bn_case(ctx, &s, N, rs[ri], &o, 1, bns[bi], o.panel == 1 ? "panel" : "");
+                }
+            /* bn auto: the widest covering N, 128 beside the tiled host tier of r = 2 % */
+            for (int ri = 0; ri < 4; ri++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                bn_case(ctx, &s, N, rs[ri], &o, 1, N <= 128 || ri == 1 ? 128u : 256u, "auto");
+            }
+            if (!full && N != 100 && N != 200 && N != 512) continue;
+            for (int bi = 1; bi < 3; bi++)
+                for (int v = 0; v < 8; v++) {
+                    dak_gemm_opts o;
+                    dak_gemm_opts_default(&o);
+                    o.bn = bns[bi];
+                    int runs = 1;
+                    const char *w = "";
+                    if (v == 0) o.out_bf16 = 1, w = "bf16";
+                    if (v == 1) o.wave_align = 0, w = "round-rob";
+                    if (v == 2) o.diag_fixup_atomic = 1, w = "oldfix";
+                    if (v == 3) o.cluster = 2, w = "mc2";
+                    if (v == 4) o.cluster = 4, o.wave_align = 0, o.out_bf16 = 1, w = "rr mc4 bf16";
+                    if (v == 5) o.pdl = 1, runs = 3, w = "pdl x3";
+                    if (v == 6) o.kstep = 2, w = "kstep 2";
+                    if (v == 7) o.stages = 3, w = "3 stages";
+                    bn_case(ctx, &s, N, 0.0, &o, runs, bns[bi], w);
+                }
+        }
+        pshape_free(&s);
+    }
+    /* refused with a message: a bad width; wide with 64-row tiles, mma.sync or dyn */
+    {
+        dak_gemm_opts o;
+        dak_gemm_opts_default(&o);
+        o.bn = 96;
+        expect_refused(ctx, &o, "bn 96");
+        o.bn = 128, o.bm = 64;
+        expect_refused(ctx, &o, "128-row");
+        o.bm = 0, o.wgmma = 0;
+        expect_refused(ctx, &o, "wgmma");
+        o.wgmma = 2, o.dyn = 1;
+        expect_refused(ctx, &o, "bn 128");
+    }
+    fprintf(stderr, "bn tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     int panel_only = argc > 1 && !strcmp(argv[1], "--panel");
     int wgmma_only = argc > 1 && !strcmp(argv[1], "--wgmma");
-    if (argc > 1 && !quick && !panel_only && !wgmma_only) {
-        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma]\n", argv[0]);
+    int bn_only = argc > 1 && !strcmp(argv[1], "--bn");
+    if (argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only) {
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn]\n", argv[0]);
         return 2;
     }
     cm_err err;
@@ -437,8 +567,15 @@ int main(int argc, char **argv)
         printf("%d passed, %d failed\n", passed, failed);
         return rc || failed ? 1 : 0;
     }
+    if (bn_only) {
+        int rc = test_bn(ctx, 1);
+        dak_gemm_ctx_destroy(ctx);
+        printf("%d passed, %d failed\n", passed, failed);
+        return rc || failed ? 1 : 0;
+    }
     if (test_panel(ctx, !quick)) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
+    if (!panel_only && test_bn(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
     /* 20: narrow tiles with 3 n8 tiles; 40: one wide tile whose second column half has 1 n8
        tile; 100: a full wide tile and a 36-column one */

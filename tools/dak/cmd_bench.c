@@ -34,6 +34,7 @@ typedef struct {
     int nr;
     uint32_t reps, host_sms, window, cluster, layers;
     uint32_t bm; /* rows per CTA tile of the split kernel's HBM tier: 0 auto, 64, 128 (dak_gemm_opts.bm) */
+    uint32_t bn; /* columns per CTA tile of its 128-row HBM tiles: 0 auto, 64, 128, 256 (dak_gemm_opts.bn) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
@@ -53,6 +54,10 @@ static void usage(FILE *o)
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
             "  --bm N           rows of A per CTA tile of the split kernel's HBM tier: 0 (auto: 128 where\n"
             "                   N > 32), 64 or 128; applies to every split-kernel configuration (default 0)\n"
+            "  --bn N           columns per CTA tile of the split kernel's 128-row HBM tiles: 0 (auto: as wide\n"
+            "                   as N, up to 256; 128 beside a tiled host tier), 64, 128 or 256; configurations\n"
+            "                   it does not apply to (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host\n"
+            "                   tier) run with bn auto, noted once on stderr (default 0)\n"
             "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma (default all but diag, fixed and wgmma;\n"
             "                   wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS table alone)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
@@ -172,6 +177,12 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--bm", v, 0, 128, &c->bm)) return -1;
             if (c->bm != 0 && c->bm != 64 && c->bm != 128) {
                 fprintf(stderr, "dak bench: --bm: expected 0 (auto), 64 or 128, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--bn")) {
+            if (!VAL() || arg_u32("dak bench", "--bn", v, 0, 256, &c->bn)) return -1;
+            if (c->bn != 0 && c->bn != 64 && c->bn != 128 && c->bn != 256) {
+                fprintf(stderr, "dak bench: --bn: expected 0 (auto), 64, 128 or 256, got '%s'\n", v);
                 return -1;
             }
         } else if (arg_is(a, "--layers")) {
@@ -381,6 +392,21 @@ fail:
     return NAN;
 }
 
+/* dak_gemm_prepare with --bn as a request: a configuration that refuses the width asked for
+ * (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host tier) runs with bn auto instead, noted
+ * once; the plan (JSON "bn") says which width ran. */
+static int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
+                         const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err)
+{
+    if (!dak_gemm_prepare(ctx, A, B, C, N, go, l, err)) return 0;
+    if (!go->bn) return -1;
+    static int told;
+    if (!told++) fprintf(stderr, "dak bench: note: %s; such configurations run with bn 0 (auto)\n", err->msg);
+    dak_gemm_opts o2 = *go;
+    o2.bn = 0;
+    return dak_gemm_prepare(ctx, A, B, C, N, &o2, l, err);
+}
+
 static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, dak_tiered *At, const uint16_t *B, float *C, uint32_t N,
                       const dak_gemm_opts *go)
 {
@@ -388,7 +414,7 @@ static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, dak_tiered *At, const uint16_
     memset(o, 0, sizeof *o);
     o->kind = 0, o->ctx = ctx;
     for (int i = 0; i < FX_NCP; i++)
-        if (dak_gemm_prepare(ctx, &At[i], B, C, N, go, &o->l[i], &err)) {
+        if (bench_prepare(ctx, &At[i], B, C, N, go, &o->l[i], &err)) {
             fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
             for (int j = 0; j < i; j++) dak_gemm_launch_free(o->l[j]);
             return -1;
@@ -458,7 +484,7 @@ static double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t 
     op_t o;
     memset(&o, 0, sizeof o);
     o.kind = 0, o.ctx = ctx;
-    if (dak_gemm_prepare(ctx, A, B, C, N, go, &o.launch, &err)) {
+    if (bench_prepare(ctx, A, B, C, N, go, &o.launch, &err)) {
         fprintf(stderr, "dak bench: split: %s\n", err.msg);
         return NAN;
     }
@@ -474,11 +500,12 @@ static double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t 
     return ms;
 }
 
-/* The split kernel's options for one configuration: the defaults and the --bm asked for. */
+/* The split kernel's options for one configuration: the defaults and the --bm / --bn asked for. */
 static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
 {
     dak_gemm_opts_default(o);
     o->bm = c->bm;
+    o->bn = c->bn;
 }
 
 static int run(const bench_cfg *c)
@@ -621,7 +648,9 @@ static int run(const bench_cfg *c)
             printf("\n# A %ux%u (%.1f MB): effective bandwidth A-bytes/time in GB/s; bound = min(B_h/r, B_g/(1-r))\n", M, K,
                    abytes / 1e6);
             printf("# mma.sync: the split column's configuration with wgmma 0 (wide tiles on mma.sync; N > 32)\n");
-            printf("# split kernels' HBM tiles: --bm %u (0 = auto: 128 rows where N > 32; JSON \"bm\" per point)\n", c->bm);
+            printf("# split kernels' HBM tiles: --bm %u (0 = auto: 128 rows where N > 32; JSON \"bm\" per point), --bn %u\n"
+                   "# (0 = auto: as wide as N up to 256, 128 beside a tiled host tier; JSON \"bn\" per point)\n",
+                   c->bm, c->bn);
             printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd",
                    "mma.sync", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
         }
@@ -745,6 +774,7 @@ static int run(const bench_cfg *c)
                 json_kv_u64(&w, "hbm_ksplit", plan.hbm.ksplit);
                 json_kv_u64(&w, "stages", plan.stages);
                 json_kv_u64(&w, "bm", plan.bm);
+                json_kv_u64(&w, "bn", plan.bn);
                 json_kv_u64(&w, "hbm_stages", plan.hbm_stages);
                 json_kv_u64(&w, "kstep", plan.kstep);
                 json_kv_u64(&w, "cluster_mc", plan_mc.cluster);

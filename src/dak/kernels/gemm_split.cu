@@ -18,7 +18,11 @@
 #define DYN_Q 4u               /* fix-up queue depth */
 
 typedef struct {
-    uint32_t M, N, K, kchunks, ntiles, ngroups, ntp, c, bn_box;
+    uint32_t M, N, K, kchunks, c;
+    uint32_t ntiles[2], ngroups[2], ntp[2]; /* column tiles, groups, tiles per group row of each tier */
+    uint32_t tn[2];            /* columns per column tile: 64, or opts.bn (128 / 256) for the HBM tier */
+    uint32_t bn_box[2];        /* B rows per slot and copy (tn when wider than 64) */
+    unsigned long long ctr0[2]; /* first per-tile counter of each tier */
     uint32_t stages[2];        /* ring slots of each tier */
     uint32_t mh[2];            /* 64-row boxes of A per tile and slot: 1, or 2 for 128-row tiles (opts.bm) */
     uint32_t mt64[2];          /* 64-row tile rows of each tier (an odd count leaves a last half 128-row tile) */
@@ -31,6 +35,7 @@ typedef struct {
     uint32_t b_rn, b_rk;       /* smem row of B column n, block bk: n * b_rn + bk * b_rk */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
     unsigned long long ws0[2]; /* first partial tile of each tier in the workspace (64 x 64 fp32 units) */
+    /* a tile's counter: ctr0[tier] + (64-row tile row of its first box) x ntp[tier] + column tile */
     int out_bf16;
     void *C;
     float *ws;
@@ -50,7 +55,7 @@ struct dak_gemm_launch {
     dak_gemm_ctx *ctx;
     dak_gemm_plan plan;
     kparams kp;
-    CUtensorMap ta_h, ta_g, tb;
+    CUtensorMap ta_h, ta_g, tb, tbw; /* tbw: B boxes of bn rows (wide HBM column tiles) */
     size_t smem;
     unsigned long long *hb;
     unsigned long long *times; /* diag_times: per-CTA stamps */
@@ -65,8 +70,11 @@ typedef struct {
     uint32_t slot, ncontrib; /* this CTA's partial slot, CTAs contributing to the tile */
 } seg_t;
 
+/* Position in a CTA's work: chunks (even) or items (round-robin) [x, end).  32-bit: a tier's items
+ * are a uint32_t in the plan; 32-bit positions keep the division out of the 64-bit routine and two
+ * registers free across the consumers' slot loops (the 256-column kernel's 128 accumulators). */
 typedef struct {
-    unsigned long long x, end;
+    uint32_t x, end;
 } seg_iter;
 
 static __device__ __forceinline__ void seg_begin(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
@@ -74,8 +82,8 @@ static __device__ __forceinline__ void seg_begin(const kparams *p, uint32_t tier
 {
     if (p->even[tier]) {
         unsigned long long T = p->items[tier];
-        it->x = (unsigned long long)cid * T / ncl;
-        it->end = (unsigned long long)(cid + 1u) * T / ncl;
+        it->x = (uint32_t)((unsigned long long)cid * T / ncl);
+        it->end = (uint32_t)((unsigned long long)(cid + 1u) * T / ncl);
     } else {
         it->x = cid;
         it->end = p->items[tier];
@@ -95,26 +103,26 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
     const uint32_t kcn = p->kchunks;
     if (p->even[tier]) {
         const unsigned long long T = p->items[tier];
-        unsigned long long u = it->x / kcn, t0 = u * kcn, t1 = t0 + kcn;
-        unsigned long long se = it->end < t1 ? it->end : t1;
-        g->mt = (uint32_t)(u / p->ngroups);
-        g->ng = (uint32_t)(u % p->ngroups);
-        g->kb = (uint32_t)(it->x - t0);
-        g->ke = (uint32_t)(se - t0);
-        uint32_t first = seg_owner(t0, T, ncl), last = seg_owner(t1 - 1ull, T, ncl);
+        const uint32_t u = it->x / kcn, t0 = u * kcn, t1 = t0 + kcn; /* t1 <= T: whole tiles */
+        const uint32_t se = it->end < t1 ? it->end : t1;
+        g->mt = u / p->ngroups[tier];
+        g->ng = u % p->ngroups[tier];
+        g->kb = it->x - t0;
+        g->ke = se - t0;
+        uint32_t first = seg_owner(t0, T, ncl), last = seg_owner(t1 - 1u, T, ncl);
         g->slot = cid - first;
         g->ncontrib = last - first + 1u;
         it->x = se;
     } else {
-        uint32_t i = (uint32_t)it->x, ks_n = p->ksplit[tier];
+        uint32_t i = it->x, ks_n = p->ksplit[tier];
         uint32_t ks = i % ks_n, t = i / ks_n;
-        g->ng = t % p->ngroups;
-        g->mt = t / p->ngroups;
+        g->ng = t % p->ngroups[tier];
+        g->mt = t / p->ngroups[tier];
         g->kb = ks * kcn / ks_n;
         g->ke = (ks + 1u) * kcn / ks_n;
         g->slot = ks;
         g->ncontrib = ks_n;
-        it->x += ncl;
+        it->x = it->end - i > ncl ? i + ncl : it->end; /* no wrap past 2^32 */
     }
     return true;
 }
@@ -233,16 +241,187 @@ static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorM
     }
 }
 
-__global__ void __launch_bounds__(NTHREADS, 1)
-    k_split(const __grid_constant__ CUtensorMap ta_h, const __grid_constant__ CUtensorMap ta_g,
-            const __grid_constant__ CUtensorMap tb, const __grid_constant__ kparams p)
+/* ---- the split-K fix-up protocol (every consumer thread of the CTA calls these; shared by the
+ * 64-column epilogue and the wide one) ---- */
+
+/* Owner waits (even split, cluster 1; run 10): a contributor whose partial is stored publishes it
+ * with one release-add after a CTA barrier. */
+static __device__ __forceinline__ void fix_publish(uint32_t *ctr)
 {
+    ptx_bar_sync(1, NCW * 32u);
+    if (threadIdx.x == 0) ptx_red_release_gpu_add_u32(ctr, 1u);
+}
+
+/* The owner (slot 0): one acquire poll until the ks_n - 1 others have published (normally at
+ * once), the counter reset for the next launch. */
+static __device__ __forceinline__ void fix_wait_others(uint32_t *ctr, uint32_t ks_n)
+{
+    if (threadIdx.x == 0) {
+        while (ptx_ld_acquire_gpu_u32(ctr) != ks_n - 1u) {
+        }
+        *ctr = 0;
+    }
+    ptx_bar_sync(1, NCW * 32u);
+}
+
+/* Runs 1-9 (and round-robin): after every contributor's partial store, true in the last of the
+ * ks_n CTAs to arrive, which then sums and resets the counter.  One fence per storing thread,
+ * an acquire fence only in the last CTA.  (Run 6 tried thread 0 alone fencing before and after
+ * its atomic: no gain measured.) */
+static __device__ __forceinline__ bool fix_arrive_last(uint32_t *ctr, uint32_t ks_n, volatile uint32_t *flag)
+{
+    __threadfence();
+    ptx_bar_sync(1, NCW * 32u);
+    if (threadIdx.x == 0) {
+        uint32_t old = atomicAdd(ctr, 1u);
+        *flag = old == ks_n - 1u;
+    }
+    ptx_bar_sync(1, NCW * 32u);
+    if (!*flag) return false;
+    __threadfence();
+    return true;
+}
+
+/* ---- wide HBM column tiles (opts.bn 128 / 256): 128 rows x tn = 8 J columns; warp q of
+ * warpgroup h holds rows 64 h + 16 q .. and all J n8 groups, d[4 j + e] the wgmma accumulator
+ * layout (gemm_layout.h).  J is a constant after inlining, so d stays in registers. ---- */
+
+/* Writes a warp's 16 x tn sums to C (rows row + .., columns col0 + ..; none at or past N). */
+static __device__ __forceinline__ void store_wide(const kparams *p, const float *d, const uint32_t J, uint32_t row,
+                                                  uint32_t col0)
+{
+    const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++)
+#pragma unroll
+        for (uint32_t e = 0; e < 4; e++) {
+            const uint32_t re = row + g + (e >> 1) * 8u, ce = col0 + j * 8u + 2u * t4 + (e & 1u);
+            if (ce >= p->N) continue;
+            const size_t idx = (size_t)ce * p->M + re;
+            if (p->out_bf16)
+                ((__nv_bfloat16 *)p->C)[idx] = __float2bfloat16_rn(d[4u * j + e]);
+            else
+                ((float *)p->C)[idx] = d[4u * j + e];
+        }
+}
+
+/* A warp's fragments in its warpgroup's half of a partial: float4 (q J + j) x 32 + lane. */
+static __device__ __forceinline__ void put_wide(float4 *dst, const float *d, const uint32_t J, uint32_t q)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++)
+        dst[(q * J + j) * 32u + lane] = make_float4(d[4u * j], d[4u * j + 1u], d[4u * j + 2u], d[4u * j + 3u]);
+}
+
+/* Adds another contributor's partial (same layout) into d, 4 fragments at a time: the compiler
+ * would otherwise issue all J loads first, 4 J more live registers beside the 4 J of d. */
+static __device__ __forceinline__ void add_wide(float *d, const float4 *src, const uint32_t J, uint32_t q)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++) {
+        const float4 v = __ldcg(src + (q * J + j) * 32u + lane);
+        d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+        if (j % 4u == 3u) asm volatile("" ::: "memory"); /* no load moves above this */
+    }
+}
+
+/* The consumers' share of one segment g (K chunks kb..ke of one tile) of a wide HBM tile, slots
+ * from *sp / *php on: warpgroup kh computes rows 64 kh.. over the slot's whole K (its own box at
+ * kh x kstep x 8 KiB in the slot), one wgmma group per slot, the previous slot released after
+ * wait_group 1 (as the 64-column wgmma loop); then the epilogue: the store, or the partial
+ * (128 x tn fp32: warpgroup kh's half at 16 tn float4 on) and the fix-up of the 64-column path.
+ * The idle warpgroup of a half last tile computes on the slot's stale second box, unstored. */
+static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g, const uint32_t J, uint32_t rank,
+                                                uint32_t sA, uint32_t sB, uint32_t astage, uint32_t bbytes,
+                                                uint32_t bar_full, uint32_t bar_empty, uint32_t S, uint32_t kh,
+                                                uint32_t q, uint32_t *sp, uint32_t *php, volatile uint32_t *flag)
+{
+    /* the stamps' address from the parameters, not a register held across the slot loop */
+    unsigned long long *ts = p->times ? p->times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
+    const uint32_t lane = threadIdx.x & 31u, c = p->c, tn = 8u * J;
+    const uint32_t mt = g->mt, nt = g->ng * c + rank;
+    const uint32_t aoff = kh * A_BYTES * p->kstep;
+    uint32_t s = *sp, ph = *php, ps = 0;
+    bool pend = false;
+    float d[128]; /* 4 J used */
+#pragma unroll
+    for (uint32_t i = 0; i < 4u * J; i++) d[i] = 0.f;
+    for (uint32_t kc = g->kb; kc < g->ke; kc++) {
+        ptx_mbar_wait(bar_full + 8u * s, ph);
+        if (ts && threadIdx.x == 0) stamp_slot(ts);
+        if (!p->nomath) {
+            consume_wgmma_wide(d, sA + s * astage + aoff, sB + s * bbytes, p->kstep, J);
+            ptx_wgmma_wait1(); /* the previous slot's group is complete */
+        }
+        if (pend) slot_release(bar_empty + 8u * ps, c, lane);
+        pend = true, ps = s;
+        if (++s == S) s = 0, ph ^= 1u;
+    }
+    *sp = s, *php = ph; /* before the epilogue: not live across it here */
+    ptx_wgmma_wait0();
+    ptx_wgmma_fence_acc(d, (int)(4u * J));
+    if (pend) slot_release(bar_empty + 8u * ps, c, lane);
+    if ((int)p->N - (int)(nt * tn) <= 0) return; /* uniform: this member's column tile is past N */
+
+    const bool own = kh < tile_boxes(p, 1u, mt);
+    const uint32_t row = p->row0[1] + mt * 128u + kh * 64u + q * 16u, col0 = nt * tn;
+    if (g->ncontrib == 1 || p->nofixup) {
+        if (own) store_wide(p, d, J, row, col0);
+        return;
+    }
+    const uint32_t ks_n = g->ncontrib, ks = g->slot, pu = J / 4u; /* 64 x 64 units per partial */
+    const unsigned long long tile = (unsigned long long)mt * p->ntp[1] + nt;
+    float *slots = p->ws + (p->ws0[1] + tile * p->ksplit[1] * pu) * 4096ull;
+    const size_t pt = 4096u * pu, hoff = (size_t)kh * 16u * tn; /* floats per partial, float4 to this half */
+    uint32_t *ctr = &p->ctr[p->ctr0[1] + (size_t)mt * 2u * p->ntp[1] + nt];
+    if (p->fix_wait && p->even[1] && c == 1) {
+        if (ks) {
+            if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
+            fix_publish(ctr);
+            return;
+        }
+        fix_wait_others(ctr, ks_n);
+        if (own) {
+            for (uint32_t j = 1; j < ks_n; j++) add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
+            store_wide(p, d, J, row, col0);
+        }
+        return;
+    }
+    if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
+    if (fix_arrive_last(ctr, ks_n, flag)) {
+        if (own) {
+            for (uint32_t j = 0; j < ks_n; j++)
+                if (j != ks) add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
+            store_wide(p, d, J, row, col0);
+        }
+        if (threadIdx.x == 0) *ctr = 0; /* ready for the next launch */
+    }
+}
+
+/* The split kernel's body, instantiated three times (k_split, k_split_n128, k_split_n256 below):
+ * WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
+ * bn 128, 32: bn 256; a constant after inlining).  Registers: 168 per thread is the cap (10 warps,
+ * 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the slot loops
+ * (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
+ * spilled the slot loops and every mma.sync loop with the host tier's consumers compiled in, so it
+ * has only the wide consumer (the planner gives bn 256 no tiled host tier).  setmaxnreg (12 warps,
+ * the producer's warpgroup giving registers to the consumers') was tried: ptxas ignored it for
+ * n256 (C7507) and spilled the producer for n128.  The tensor maps and p are the kernel's
+ * __grid_constant__ parameters (TMA reads the maps from there). */
+static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, const CUtensorMap *ta_gp,
+                                                  const CUtensorMap *tbp, const CUtensorMap *tbwp,
+                                                  const kparams *pp, const uint32_t WJ)
+{
+    const CUtensorMap &ta_h = *ta_hp, &ta_g = *ta_gp, &tb = *tbp, &tbw = *tbwp;
+    const kparams &p = *pp;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
     const uint32_t tier = blockIdx.x < p.host_ctas ? 0u : 1u;
     /* a slot: mh boxes of A (kstep blocks of 64 rows each), then elsewhere the B rows */
     const uint32_t S = p.stages[tier], kstep = p.kstep, mh = p.mh[tier];
-    const uint32_t ahalf = A_BYTES * kstep, astage = ahalf * mh, bbytes = p.bn_box * 128u * kstep;
+    const uint32_t ahalf = A_BYTES * kstep, astage = ahalf * mh, bbytes = p.bn_box[tier] * 128u * kstep;
     const uint32_t sA = ptx_smem(sm), sB = sA + S * astage;
     const uint32_t bar_full = sB + S * bbytes, bar_empty = bar_full + 8u * S;
     volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (astage + bbytes) + 16u * S);
@@ -266,7 +445,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     volatile uint32_t *dtags = (volatile uint32_t *)(sm + S * (astage + bbytes) + 512u);
     volatile uint32_t *fq_tag = dtags + 32;
     const uint32_t fq_full = ptx_smem(sm + S * (astage + bbytes) + 512u) + 256u, fq_empty = fq_full + 8u * DYN_Q;
-    const bool dyn = tier == 1u && p.dyn != 0;
+    const bool dyn = !WJ && tier == 1u && p.dyn != 0; /* (never in the wide-tile kernels: bn > 64 refuses dyn) */
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < S; s++) {
             ptx_mbar_init(bar_full + 8u * s, 1);
@@ -285,8 +464,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         /* ---- producer: one lane issues every copy ---- */
         if (lane == 0) {
             const CUtensorMap *ta = tier ? &ta_g : &ta_h;
+            /* B: boxes of bn rows for the wide HBM column tiles, else of bn_box (<= 64) */
+            const CUtensorMap *tbt = tier && p.tn[1] > 64u ? &tbw : &tb;
             ptx_prefetch_tensormap(ta);
-            ptx_prefetch_tensormap(&tb);
+            ptx_prefetch_tensormap(tbt);
             const uint32_t W = p.window[tier];
             const bool windowed = W < S; /* host tier: at most W copies in flight */
             const uint32_t pbytes = ahalf / c; /* bytes of one box a member issues */
@@ -375,7 +556,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             seg_begin(&p, tier, cid, ncl, &si);
             while (seg_next(&p, tier, cid, ncl, &si, &g)) {
                 uint32_t nt = g.ng * c + rank;
-                uint32_t ntb = nt < p.ntiles ? nt : p.ntiles - 1u; /* idle member: load valid B */
+                uint32_t ntb = nt < p.ntiles[tier] ? nt : p.ntiles[tier] - 1u; /* idle member: load valid B */
                 const uint32_t nbox = tile_boxes(&p, tier, g.mt);
                 const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
                                       (size_t)rank * (pbytes / 2u);
@@ -391,11 +572,11 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                         issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask);
                     }
                     /* B: one 3-D copy of kstep blocks x bn_box columns, into [block][n][64]
-                       (conflict-free ldmatrix) or [n][block][64] */
+                       (conflict-free ldmatrix) or [n][block][64] (never for wide tiles) */
                     if (bperm)
-                        ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(ntb * 64u), (int)(kc * kstep), fb);
+                        ptx_tma_3d_g2s(sB + s * bbytes, tbt, 0, (int)(ntb * p.tn[tier]), (int)(kc * kstep), fb);
                     else
-                        ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), (int)(ntb * 64u), fb);
+                        ptx_tma_3d_g2s(sB + s * bbytes, tbt, 0, (int)(kc * kstep), (int)(ntb * p.tn[tier]), fb);
                     hb += pbytes * nbox;
                     if (ts && it == 0) ts[1] = ptx_globaltimer();
                     if (++s == S) s = 0, ph ^= 1u;
@@ -418,7 +599,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                 const uint32_t u = fq_tag[fj];
                 if (u == DYN_END) break;
                 const uint32_t mt = u / P;
-                const size_t ci = (size_t)(p.mt0[1] + mt) * p.ntp;
+                const size_t ci = p.ctr0[1] + (size_t)mt * p.ntp[1];
                 uint32_t old = 0;
                 if (lane == 0) old = ptx_atom_acq_rel_gpu_add_u32(&p.ctr[ci], 1u);
                 old = __shfl_sync(0xffffffffu, old, 0);
@@ -517,6 +698,12 @@ __global__ void __launch_bounds__(NTHREADS, 1)
         seg_begin(&p, tier, cid, ncl, &si);
         const bool two = mh == 2u; /* 128-row tiles */
         while (seg_next(&p, tier, cid, ncl, &si, &g)) {
+            /* the HBM tier's wide column tiles (p.tn[1] = 8 WJ); k_split_n256 has no other consumer
+             * path (its plans have no tiled host tier), so that its 128 accumulators fit */
+            if (WJ == 32u || (WJ && tier)) {
+                seg_wide(&p, &g, WJ, rank, sA, sB, astage, bbytes, bar_full, bar_empty, S, kh, q, &s, &ph, flag);
+                continue;
+            }
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
             /* own: this warp holds result rows at the end (64-row tiles: the first K half; 128-row
              * tiles: every warp whose box was loaded, i.e. not warpgroup 1 of a half tile) */
@@ -626,10 +813,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
             /* a contributor's partial: mh 64 x 64 fp32 tiles (warpgroup kh of a 128-row tile
              * writes the second at 1024 float4 on); the tile's counter is its first 64-row one's */
             const uint32_t ks_n = g.ncontrib, ks = g.slot, pt = 4096u * mh, hoff = two ? kh * 1024u : 0u;
-            const unsigned long long tile = (unsigned long long)mt * p.ntp + nt;
+            const unsigned long long tile = (unsigned long long)mt * p.ntp[tier] + nt;
             float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier] * mh) * 4096ull;
             float4 *mine = (float4 *)(slots + (size_t)ks * pt) + hoff;
-            const size_t ci = (size_t)(p.mt0[tier] + mt * mh) * p.ntp + nt;
+            uint32_t *ctr = &p.ctr[p.ctr0[tier] + (size_t)mt * mh * p.ntp[tier] + nt];
             if (p.fix_wait && p.even[tier] && c == 1) {
                 /* Even split (stream-K): slot 0 holds the tile's first K chunks at the END of
                  * its range, the other contributors hold the rest at the START of theirs, so
@@ -648,16 +835,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                                     mine[((q * 2u + mi) * 4u + nj) * 32u + lane] = make_float4(
                                         acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
                     }
-                    ptx_bar_sync(1, NCW * 32u);
-                    if (ctid == 0) ptx_red_release_gpu_add_u32(&p.ctr[ci], 1u);
+                    fix_publish(ctr);
                     continue;
                 }
-                if (ctid == 0) {
-                    while (ptx_ld_acquire_gpu_u32(&p.ctr[ci]) != ks_n - 1u) {
-                    }
-                    p.ctr[ci] = 0; /* ready for the next launch */
-                }
-                ptx_bar_sync(1, NCW * 32u);
+                fix_wait_others(ctr, ks_n);
                 if (own) {
                     for (uint32_t j = 1; j < ks_n; j++) {
                         const float4 *src = (const float4 *)(slots + (size_t)j * pt) + hoff;
@@ -686,17 +867,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                             mine[((q * 2u + mi) * 4u + nj) * 32u + lane] =
                                 make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
             }
-            /* One fence per storing thread, an acquire fence only in the last CTA.  (Run 6
-             * tried thread 0 alone fencing before and after its atomic: no gain measured.) */
-            __threadfence();
-            ptx_bar_sync(1, NCW * 32u);
-            if (ctid == 0) {
-                uint32_t old = atomicAdd(&p.ctr[ci], 1u);
-                *flag = old == ks_n - 1u;
-            }
-            ptx_bar_sync(1, NCW * 32u);
-            if (*flag) {
-                __threadfence();
+            if (fix_arrive_last(ctr, ks_n, flag)) {
                 if (own) {
                     float sum[2][4][4];
                     dak_acc_zero(sum);
@@ -723,7 +894,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
                     }
                     store_tile(&p, sum, MI, nb0, nn, wg, row, col0);
                 }
-                if (ctid == 0) p.ctr[ci] = 0; /* ready for the next launch */
+                if (ctid == 0) *ctr = 0; /* ready for the next launch */
             }
         }
         }
@@ -731,6 +902,18 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     }
     if (c > 1) ptx_cluster_sync();
 }
+
+#define K_SPLIT(name, WJ)                                                                                      \
+    __global__ void __launch_bounds__(NTHREADS, 1)                                                          \
+        name(const __grid_constant__ CUtensorMap ta_h, const __grid_constant__ CUtensorMap ta_g,             \
+             const __grid_constant__ CUtensorMap tb, const __grid_constant__ CUtensorMap tbw,                \
+             const __grid_constant__ kparams p)                                                              \
+    {                                                                                                          \
+        split_body(&ta_h, &ta_g, &tb, &tbw, &p, WJ);                                                          \
+    }
+K_SPLIT(k_split, 0u)
+K_SPLIT(k_split_n128, 16u)
+K_SPLIT(k_split_n256, 32u)
 
 /* Diagnostic: the launch floor of the split kernel's configuration. */
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void) {}
@@ -774,6 +957,10 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
         DAK_CU(cudaEventCreateWithFlags(&c->ev_gemm[i], cudaEventDisableTiming), err);
     }
     DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    DAK_CU(cudaFuncSetAttribute(k_split_n128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    DAK_CU(cudaFuncSetAttribute(k_split_n256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
     DAK_CU(cudaFuncSetAttribute(k_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
@@ -897,6 +1084,30 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
             b_perm = 0;
         }
     }
+    if (p->bn == 256u && p->host.ctas) { /* the planner's rule: k_split_n256 has no host-tier consumers */
+        cudaFree(l->hb);
+        free(l);
+        return cm_fail(err, "gemm: internal: bn 256 planned beside a tiled host tier");
+    }
+    if (p->bn > 64u && !b_perm) {
+        /* wide tiles need B as [block][n][64] (one canonical operand of bn rows per block) */
+        cudaFree(l->hb);
+        free(l);
+        if (o->bn) return cm_fail(err, "gemm: bn %u needs B as [block][n][64], which the driver refused here; set bn 64", o->bn);
+        dak_gemm_opts o64 = *o;
+        o64.bn = 64; /* auto: 64-column tiles */
+        return dak_gemm_prepare(ctx, A, B, C, N, &o64, out, err);
+    }
+    if (p->bn > 64u) {
+        cuuint64_t d[3] = {64, N, A->K / 64u};
+        cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
+        cuuint32_t bx[3] = {64, p->bn, p->kstep};
+        if (dak_encode_3d(ctx, &l->tbw, B, d, st, bx, err)) {
+            cudaFree(l->hb);
+            free(l);
+            return -1;
+        }
+    }
     cuuint64_t bdims[3] = {64, A->K / 64u, N};
     cuuint64_t bstrides[2] = {128, (cuuint64_t)A->K * 2u};
     cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
@@ -909,9 +1120,14 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     }
     kparams *k = &l->kp;
     memset(k, 0, sizeof *k);
-    k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->ntiles = p->ntiles;
-    k->ngroups = p->ngroups, k->c = p->cluster, k->ntp = p->ngroups * p->cluster;
-    k->bn_box = p->bn_box;
+    k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->c = p->cluster;
+    /* the host tier keeps 64-column tiles; the HBM tier's are bn wide */
+    k->tn[0] = 64u, k->tn[1] = p->bn;
+    k->ntiles[0] = p->ntiles, k->ntiles[1] = (N + p->bn - 1u) / p->bn;
+    k->ngroups[0] = p->ngroups, k->ngroups[1] = p->hbm.ngroups;
+    for (int t = 0; t < 2; t++) k->ntp[t] = k->ngroups[t] * p->cluster;
+    k->bn_box[0] = p->bn_box, k->bn_box[1] = p->bn > 64u ? p->bn : p->bn_box;
+    k->ctr0[0] = 0, k->ctr0[1] = (unsigned long long)(A->rows_host / 64u) * k->ntp[0];
     k->stages[0] = p->stages, k->stages[1] = p->hbm_stages;
     k->mh[0] = 1u, k->mh[1] = p->bm / 64u; /* the host tier keeps 64-row tiles */
     k->mt64[0] = A->rows_host / 64u, k->mt64[1] = (A->M - A->rows_host) / 64u;
@@ -936,7 +1152,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->mt0[0] = 0, k->mt0[1] = A->rows_host / 64u;
     k->row0[0] = 0, k->row0[1] = A->rows_host;
     k->ws0[0] = 0;
-    k->ws0[1] = p->host.ksplit > 1 ? (unsigned long long)p->host.mtiles * k->ntp * p->host.ksplit : 0ull;
+    k->ws0[1] = p->host.ksplit > 1 ? (unsigned long long)p->host.mtiles * k->ntp[0] * p->host.ksplit : 0ull;
     l->plain_launch = o->diag_plain_launch;
     l->pdl = o->pdl != 0;
     k->pdl = (uint32_t)l->pdl;
@@ -1033,8 +1249,11 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
     }
     cfg.attrs = at;
     cfg.numAttrs = na;
-    void *args[4] = {&l->ta_h, &l->ta_g, &l->tb, &l->kp};
-    DAK_CU(cudaLaunchKernelExC(&cfg, (const void *)k_split, args), err);
+    void *args[5] = {&l->ta_h, &l->ta_g, &l->tb, &l->tbw, &l->kp};
+    /* the instantiation for the HBM tier's column tile width */
+    const void *kf = l->kp.tn[1] == 256u ? (const void *)k_split_n256
+                     : l->kp.tn[1] == 128u ? (const void *)k_split_n128 : (const void *)k_split;
+    DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
     return 0;
 }
 

@@ -206,6 +206,30 @@ static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_
     ptx_wgmma_commit();
 }
 
+/* One ring slot of a wide HBM tile (opts.bn: 128-row tiles, bn = 8 J columns, J = 16 or 32, a
+ * constant after inlining): warpgroup h (all 4 warps calling) runs m64n<bn>k16 over the whole K of
+ * every block, A from its own 64-row box at aS, B from the slot's bn rows of each block at bS (rows
+ * of block bk from bk x bn: the descriptor's 8-row groups, SBO 1024, span all bn rows).  Issues
+ * and commits one group, as consume_wgmma; d flat = the wgmma accumulator, 4 J floats. */
+static __device__ __forceinline__ void consume_wgmma_wide(float *d, uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                          const uint32_t J)
+{
+    ptx_wgmma_fence();
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+#pragma unroll
+        for (uint32_t k16 = 0; k16 < 4; k16++) {
+            const uint64_t da = ptx_wgmma_desc_sw128(aS + dak_wg_a_off(bk, k16), DAK_WG_SBO);
+            const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, 8u * J, k16), DAK_WG_SBO);
+            if (J == 32u)
+                ptx_wgmma_m64n256k16_bf16(d, da, db);
+            else
+                ptx_wgmma_m64n128k16_bf16(d, da, db);
+        }
+    }
+    ptx_wgmma_commit();
+}
+
 /* After the last slot of a tile: every wgmma group of this thread complete, acc pinned after it. */
 static __device__ __forceinline__ void wgmma_drain(float (*acc)[4][4])
 {

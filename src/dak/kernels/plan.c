@@ -67,6 +67,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->panel_blocks = 0;
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
     o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
+    o->bn = 0;    /* auto: HBM column tiles as wide as N (up to 256) with 128-row tiles (A read once per bn columns) */
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -79,6 +80,7 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
                       uint32_t c, int align, dak_tier_plan *t)
 {
     t->mtiles = mtiles;
+    t->ngroups = ngroups;
     t->even = 0;
     t->ctas = t->ksplit = t->items = t->waves = t->chunks = 0;
     t->balance = 1.0;
@@ -184,6 +186,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->bm != 0 && o->bm != 64 && o->bm != 128)
         return cm_fail(err, "gemm: bm %u must be 0 (auto), 64 or 128 (rows of A per CTA tile of the HBM tier)",
                        o->bm);
+    if (o->bn != 0 && o->bn != 64 && o->bn != 128 && o->bn != 256)
+        return cm_fail(err, "gemm: bn %u must be 0 (auto), 64, 128 or 256 (columns per CTA tile of the HBM tier)",
+                       o->bn);
+    if (o->bn > TILE && (o->bm == TILE || o->wgmma == 0 || o->diag_b_nmajor || o->dyn))
+        return cm_fail(err, "gemm: bn %u needs 128-row HBM tiles through wgmma (bm 0 or 128, wgmma 1 or 2, no dyn, "
+                            "no diag_b_nmajor); set bn 0 or 64",
+                       o->bn);
     if (o->panel == 1 && o->pdl)
         return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
     if (o->panel == 1 && o->a_tma2d)
@@ -219,6 +228,22 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * some tile is wide (N > 32); needs two tile rows. */
     p->bm = (o->bm == 128 || (o->bm == 0 && N > 32)) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
     const uint32_t mh = p->bm / TILE; /* 64-row boxes of A per HBM slot */
+    /* Wide HBM column tiles (bn): with 64 columns every A tile crosses L2 -> SM once per 64 columns
+     * (2x at N = 128, 8x at N = 512) and each m64n64k16 reads as many bytes of A as of B per flop;
+     * m64n128 / m64n256 read A once per bn columns.  Auto: the widest that covers the columns one
+     * cluster member computes (N / cluster: wider would leave members without a column tile), as
+     * wasteful as that may be on a partial tile (N = 200 computes 256 columns, A read once); at
+     * most 128 when the tiled kernel also has a host tier (64-row tiles: see gemm_split.cu). */
+    p->bn = TILE;
+    if (mh == 2u && p->wgmma && !o->diag_b_nmajor) {
+        uint32_t cover = ceil_div(N, c);
+        p->bn = o->bn ? o->bn : (cover <= TILE ? TILE : (cover <= 2u * TILE || host_tiled ? 2u * TILE : 4u * TILE));
+        /* bn 256's kernel has room (registers) for the wide consumer only: no 64-row host tier */
+        if (p->bn == 4u * TILE && host_tiled)
+            return cm_fail(err, "gemm: bn 256 needs the host rows on the panel path (or none): the 256-column kernel "
+                                "has no 64-row host tier; set bn 128 (or 0) or panel 1");
+    }
+    const uint32_t bnh = p->bn > TILE ? p->bn : p->bn_box; /* B rows per HBM slot */
     /* the K-half hand-over area: only 64-row tiles have one */
     uint32_t fixed = DAK_GEMM_SMEM_BASE + (host_tiled || mh == 1 ? (N > 32 ? 16384u : 8192u) : 0u);
 
@@ -229,14 +254,18 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * tiles the choice is made for their slot (2 x 8 KiB of A per block; the host tier's
      * 64-row slots then get as many as fit of the same kstep): at N = 64 kstep 2 x 4 slots
      * of 48 KiB, the same 32 KiB of A per slot hand-over as 64-row kstep 4. */
+    /* Wide column tiles want 4 slots: the wgmma consumer holds two (the one it computes on and the
+     * previous one, released after wait_group 1), so 3 would leave one copy in flight (bn 128:
+     * kstep 1 x 7 slots of 32 KiB, not kstep 2 x 3; bn 256: kstep 1 x 4 slots of 48 KiB). */
+    const uint32_t minslots = p->bn > TILE ? 4u : 3u;
     uint32_t fit = 0, kstep = 1;
     for (uint32_t cand = 4; cand >= 1; cand /= 2) {
         if (kblocks % cand || (o->kstep && cand != o->kstep)) continue;
-        size_t slot = (size_t)cand * (mh * TILE * TILE * 2 + (size_t)p->bn_box * 128);
+        size_t slot = (size_t)cand * (mh * TILE * TILE * 2 + (size_t)bnh * 128);
         if (smem_bytes < fixed + 2 * slot) continue;
         uint32_t f = (uint32_t)((smem_bytes - fixed) / slot);
         if (f > MAX_STAGES) f = MAX_STAGES;
-        if (o->stages ? f >= o->stages : (f >= 3 || cand == 1 || o->kstep)) {
+        if (o->stages ? f >= o->stages : (f >= minslots || cand == 1 || o->kstep)) {
             kstep = cand, fit = f;
             break;
         }
@@ -263,7 +292,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         if (f64 > MAX_STAGES) f64 = MAX_STAGES;
         p->hbm_stages = fit;
         p->stages = o->stages ? o->stages : f64;
-        const uint32_t ring_g = fit * kstep * (mh * TILE * TILE * 2 + p->bn_box * 128);
+        const uint32_t ring_g = fit * kstep * (mh * TILE * TILE * 2 + bnh * 128);
         const uint32_t ring_h = host_tiled ? p->stages * slot64 : 0u;
         p->smem_bytes = fixed + (ring_g > ring_h ? ring_g : ring_h);
     }
@@ -289,7 +318,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: panel CTAs %u + HBM CTAs %u exceed the %u SMs (both kernels run side by side)",
                        host_avail, hbm_avail, sm_count);
     plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, &p->host);
-    plan_tier((mt_g + mh - 1) / mh, p->ngroups, p->kchunks, hbm_avail, c, o->wave_align, &p->hbm);
+    plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
+              &p->hbm);
     if (pon) {
         dak_panel_plan *q = &p->panel;
         uint32_t ncl = host_avail / q->cluster;
@@ -336,8 +366,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
     p->ws_bytes = 0;
     if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
-    if (p->hbm.ksplit > 1) /* a 128-row tile's partial is two 64 x 64 ones */
-        p->ws_bytes += (uint64_t)p->hbm.mtiles * mh * p->ngroups * c * p->hbm.ksplit * PARTIAL_BYTES;
+    if (p->hbm.ksplit > 1) /* a 128-row x bn tile's partial is 2 x bn / 64 64 x 64 ones */
+        p->ws_bytes += (uint64_t)p->hbm.mtiles * mh * (p->bn / TILE) * p->hbm.ngroups * c * p->hbm.ksplit *
+                       PARTIAL_BYTES;
     if (p->ws_bytes > WS_CAP_BYTES)
         return cm_fail(err, "gemm: split workspace of %llu bytes exceeds %llu (N %u too large for this split)",
                        (unsigned long long)p->ws_bytes, (unsigned long long)WS_CAP_BYTES, N);
