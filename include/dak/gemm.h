@@ -116,8 +116,7 @@ typedef struct {
                            >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
                            0 off, 1 on, 2 auto (on when the tiled path would fetch a host tile more than once,
-                           i.e. more than 64 x cluster columns, the host rows are at least M / 16, and
-                           neither pdl nor a_tma2d is set).  Needs packed A,
+                           i.e. more than 64 x cluster columns, and neither pdl nor a_tma2d is set).  Needs packed A,
                            no pdl.  With it, host_ctas and window apply to the panel kernel, cluster to the HBM rows */
     uint32_t panel_cluster; /* CTAs sharing each panel: 0 auto (8), 1, 2, 4, 8 or 16 (16 is non-portable: checked
                                at prepare, refused with a message where the device does not allow it) */

@@ -170,9 +170,9 @@ static void test_plan_multicast(void)
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.panel.on && p.host.ctas == 0 && dak_gemm_plan_host_bytes(&p) == 7168ull * 7168 * 2);
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
-    /* ... but not when the host rows are under 1/16 of A (448 of 7168 rows is exactly 1/16) */
-    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 384, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
-    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 448, &o, 132, SMEM, &p, &e) == 0 && p.panel.on);
+    /* ... at any ratio, down to one host tile row (64 of 7168 rows) */
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.panel.on);
+    CHECK(dak_gemm_plan_make(7168, 1024, 7168, 384, &o, 132, SMEM, &p, &e) == 0 && p.panel.on);
     /* the tiled path alone (panel off) */
     o.panel = 0;
     o.cluster = 8;
@@ -569,11 +569,11 @@ static void test_plan_bn(void)
     o.bn = 128;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 128 && p.hbm.ngroups == 4 &&
           p.kstep == 1 && p.hbm_stages == 7);
-    /* a tiled host tier (2 host tile rows of 7168: r = 1.8 %, below the panel's 1/16): auto 128,
+    /* a tiled host tier (panel 0; 2 host tile rows of 7168: r = 1.8 %): auto 128,
      * 17920 B fixed (hand-over); HBM kstep 2 (65536 B): (232448 - 17920) / 65536 = 3 < 4, kstep 1:
      * 214528 / 32768 = 6; host 64-row slots of kstep 1: 214528 / 16384 = 13 -> the larger ring,
      * 13 x 16384 = 212992 B.  110 HBM tile rows -> 55; the host tier keeps 8 groups of 64 */
-    o.bn = 0;
+    o.bn = 0, o.panel = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0);
     CHECK(!p.panel.on && p.host.ctas > 0 && p.bn == 128 && p.kstep == 1 && p.hbm_stages == 6 && p.stages == 13);
     CHECK(p.smem_bytes == 17920u + 212992u && p.hbm.mtiles == 55 && p.hbm.ngroups == 4 && p.host.ngroups == 8);
@@ -585,7 +585,10 @@ static void test_plan_bn(void)
     o.panel = 1;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.host.ctas == 0 &&
           p.bn == 256 && p.hbm.ngroups == 2);
-    o.panel = 2;
+    /* and by default (panel auto takes those host rows too): bn auto 256 */
+    o.panel = 2, o.bn = 0;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.host.ctas == 0 &&
+          p.bn == 256 && p.hbm.ngroups == 2);
     /* r = 10 % (panel auto takes the host rows): auto 256 */
     o.bn = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.bn == 256);

@@ -484,27 +484,31 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     o.bn = bns[bi];
-                    /* r = 2 % leaves the host rows to the tiled kernel (panel auto from 1/16): bn 256 is
-                     * refused there, then runs with the panel path */
+                    /* r = 2 % with the tiled host tier (panel 0): bn 256 is refused there, then runs
+                     * with the panel path (auto) */
                     if (bns[bi] == 256 && ri == 1) {
                         uint32_t rows;
                         dak_tiered A;
                         dak_tiered_rows_for_ratio(s.M, DAK_TILE_ROWS, rs[ri], &rows, &err);
                         dak_tiered_view(&A, s.M, s.K, rows, s.Ahp, s.Adp, 1, &err);
                         dak_gemm_launch *l = NULL;
+                        o.panel = 0;
                         int rc = dak_gemm_prepare(ctx, &A, s.B, s.C, N, &o, &l, &err);
                         CHECK(rc != 0 && strstr(err.msg, "bn 256") && strstr(err.msg, "panel"),
                               "bn 256 beside a tiled host tier: %s", rc ? err.msg : "accepted");
                         if (!rc) dak_gemm_launch_free(l);
-                        o.panel = 1;
+                        o.panel = 2;
                     }
-                    bn_case(ctx, &s, N, rs[ri], &o, 1, bns[bi], o.panel == 1 ? "panel" : "");
+                    bn_case(ctx, &s, N, rs[ri], &o, 1, bns[bi], "");
                 }
-            /* bn auto: the widest covering N, 128 beside the tiled host tier of r = 2 % */
-            for (int ri = 0; ri < 4; ri++) {
+            /* bn auto: the widest covering N (panel auto takes the host rows of every ratio here);
+             * 128 beside a tiled host tier (panel 0, r = 2 %) */
+            for (int ri = 0; ri < 5; ri++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
-                bn_case(ctx, &s, N, rs[ri], &o, 1, N <= 128 || ri == 1 ? 128u : 256u, "auto");
+                if (ri == 4) o.panel = 0;
+                bn_case(ctx, &s, N, rs[ri < 4 ? ri : 1], &o, 1, N <= 128 || ri == 4 ? 128u : 256u,
+                        ri == 4 ? "auto tiled" : "auto");
             }
             if (!full && N != 100 && N != 200 && N != 512) continue;
             for (int bi = 1; bi < 3; bi++)
@@ -645,6 +649,7 @@ int main(int argc, char **argv)
                     dak_gemm_opts_default(&o);
                     o.cluster = mc && N >= 128 ? 8 : 1;
                     o.wgmma = mc == 2; /* wide tiles through wgmma, with multicast from N = 128 */
+                    if (mc == 1) o.panel = 0; /* the tiled host tier with multicast at every ratio */
                     o.bm = bm;
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc = dak_gemm_split(ctx, &A, B, C, N, &o, &err);

@@ -2,7 +2,8 @@
 # GPU test (label gpu): `dsb serve --dispatch D` (launch, proxy or gpu) answers over UDP loopback
 # with replies bit-exact with the CPU reference (the client recomputes every
 # energy and re-solves the first 20 requests on the CPU), counts what does not
-# fit one block as too_large, and loses nothing.
+# fit one block as too_large, and loses nothing.  DSB_SERVE_ARGS: more server
+# flags (e.g. "--gpu-workers 132": one persistent worker per SM).
 set -u
 DSB=$1
 DISPATCH=${2:-launch}
@@ -20,7 +21,7 @@ check() { # check NAME FILE PATTERN...
 }
 
 for port in $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)); do
-    "$DSB" serve --dispatch "$DISPATCH" --port "$port" --duration 120 --json >"$tmp/srv.out" 2>"$tmp/srv.err" &
+    "$DSB" serve --dispatch "$DISPATCH" ${DSB_SERVE_ARGS:-} --port "$port" --duration 120 --json >"$tmp/srv.out" 2>"$tmp/srv.err" &
     srv=$!
     sleep 1
     if kill -0 "$srv" 2>/dev/null; then break; fi

@@ -35,6 +35,7 @@ typedef struct {
     uint32_t reps, host_sms, window, cluster, layers;
     uint32_t bm; /* rows per CTA tile of the split kernel's HBM tier: 0 auto, 64, 128 (dak_gemm_opts.bm) */
     uint32_t bn; /* columns per CTA tile of its 128-row HBM tiles: 0 auto, 64, 128, 256 (dak_gemm_opts.bn) */
+    uint32_t panel; /* host rows of the split column through the panel kernel: 0 no, 1 yes, 2 auto */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
@@ -58,6 +59,9 @@ static void usage(FILE *o)
             "                   as N, up to 256; 128 beside a tiled host tier), 64, 128 or 256; configurations\n"
             "                   it does not apply to (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host\n"
             "                   tier) run with bn auto, noted once on stderr (default 0)\n"
+            "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
+            "                   1 always, 2 auto (where the tiled path would fetch a host tile twice)\n"
+            "                   (default 2)\n"
             "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma (default all but diag, fixed and wgmma;\n"
             "                   wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS table alone)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
@@ -142,7 +146,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--shapes", "7168x7168,28672x7168,11008x4096", 0, c);
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
-    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8;
+    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -179,6 +183,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
                 fprintf(stderr, "dak bench: --bm: expected 0 (auto), 64 or 128, got '%s'\n", v);
                 return -1;
             }
+        } else if (arg_is(a, "--panel")) {
+            if (!VAL() || arg_u32("dak bench", "--panel", v, 0, 2, &c->panel)) return -1;
         } else if (arg_is(a, "--bn")) {
             if (!VAL() || arg_u32("dak bench", "--bn", v, 0, 256, &c->bn)) return -1;
             if (c->bn != 0 && c->bn != 64 && c->bn != 128 && c->bn != 256) {
@@ -229,6 +235,8 @@ typedef struct {
     uint32_t M, N, K, layers;
     uint16_t *um; /* managed copy of A for the uvm baseline */
     size_t um_host_bytes;
+    dak_gemm_launch *seq[2]; /* split-seq: launches over two copies of A's HBM rows */
+    cudaStream_t seq_stream; /* blocking stream: ordered with the legacy stream's events */
 } op_t;
 
 static int op_run(op_t *o, cm_err *err)
@@ -240,6 +248,11 @@ static int op_run(op_t *o, cm_err *err)
     case 3: return dak_base_prefetch_overlap(o->ctx, o->A, o->stage, o->B, o->C, o->N, o->layers, NULL, err);
     case 4: return dak_base_naive(o->A, o->B, o->C, o->N, NULL, err);
     case 5: return dak_base_cublas(o->ctx, o->um, o->B, o->C, o->M, o->N, o->K, NULL, err);
+    case 6: /* the split GEMM as a sequence of `layers` GEMMs, alternating between two copies of the
+               HBM rows like the overlap baseline's two staging buffers (PDL where the plan allows) */
+        for (uint32_t i = 0; i < o->layers; i++)
+            if (dak_gemm_run(o->seq[i & 1u], o->seq_stream, err)) return -1;
+        return 0;
     }
     return cm_fail(err, "bad op");
 }
@@ -289,7 +302,7 @@ static double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
     }
     double m = *failed ? NAN : bench_median(t, reps);
     free(t);
-    if (!*failed && o->kind == 3) m /= o->layers;
+    if (!*failed && (o->kind == 3 || o->kind == 6)) m /= o->layers;
     return m;
 }
 
@@ -500,12 +513,46 @@ static double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t 
     return ms;
 }
 
-/* The split kernel's options for one configuration: the defaults and the --bm / --bn asked for. */
+/* The split kernel's options for one configuration: the defaults and the --bm / --bn / --panel
+ * asked for. */
 static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
 {
     dak_gemm_opts_default(o);
     o->bm = c->bm;
     o->bn = c->bn;
+    o->panel = c->panel;
+}
+
+/* The split GEMM as a sequence of `layers` launches (the counterpart of the overlap baseline's
+ * sequence): two launches, over A and over a view whose HBM rows are the copy Adp2 (host rows
+ * shared, as overlap re-copies the same host rows), alternated on one blocking stream; PDL unless
+ * the split column's plan used the panel path (pdl turns it off).  Median ms per GEMM. */
+static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *Adp2, const uint16_t *B, float *C,
+                             uint32_t N, const bench_cfg *c, int panel_on)
+{
+    cm_err err;
+    op_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = 6, o.ctx = ctx, o.layers = c->layers;
+    dak_tiered A2;
+    dak_gemm_opts so;
+    bench_opts(&so, c);
+    so.host_ctas = c->host_sms, so.window = c->window;
+    so.pdl = !panel_on;
+    double ms = NAN;
+    if (dak_tiered_view(&A2, A->M, A->K, A->rows_host, A->host, Adp2, 1, &err) ||
+        bench_prepare(ctx, A, B, C, N, &so, &o.seq[0], &err) || bench_prepare(ctx, &A2, B, C, N, &so, &o.seq[1], &err) ||
+        cudaStreamCreate(&o.seq_stream) != cudaSuccess) {
+        fprintf(stderr, "dak bench: split-seq: %s\n", err.msg);
+    } else {
+        int failed;
+        ms = time_op(&o, c->reps, &err, &failed);
+        if (failed) fprintf(stderr, "dak bench: split-seq: %s\n", err.msg);
+    }
+    if (o.seq_stream) cudaStreamDestroy(o.seq_stream);
+    dak_gemm_launch_free(o.seq[0]);
+    dak_gemm_launch_free(o.seq[1]);
+    return ms;
 }
 
 static int run(const bench_cfg *c)
@@ -625,6 +672,11 @@ static int run(const bench_cfg *c)
         CK(cudaHostAlloc((void **)&Ahp, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
         DK(dak_pack_rowmajor(Ad, Adp, M, K, &err));
         CK(cudaMemcpy(Ahp, Adp, abytes, cudaMemcpyDeviceToHost));
+        uint16_t *Adp2 = NULL; /* split-seq: a second packed copy (the sequence's odd GEMMs) */
+        if (c->base_overlap) {
+            CK(cudaMalloc((void **)&Adp2, abytes));
+            CK(cudaMemcpy(Adp2, Adp, abytes, cudaMemcpyDeviceToDevice));
+        }
         if (c->base_prefetch || c->base_overlap) {
             for (int i = 0; i < 2; i++) {
                 CK(cudaMalloc((void **)&st[i], abytes));
@@ -651,8 +703,11 @@ static int run(const bench_cfg *c)
             printf("# split kernels' HBM tiles: --bm %u (0 = auto: 128 rows where N > 32; JSON \"bm\" per point), --bn %u\n"
                    "# (0 = auto: as wide as N up to 256, 128 beside a tiled host tier; JSON \"bn\" per point)\n",
                    c->bm, c->bn);
-            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "r%", "bound", "split", "%bnd",
-                   "mma.sync", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm");
+            printf("# split-seq: the split column's GEMM as a sequence of %u (as overlap), PDL where the plan has no panel\n",
+                   c->layers);
+            printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %9s\n", "N", "r%", "bound", "split", "%bnd",
+                   "mma.sync", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm",
+                   "split-seq");
         }
         for (int ni = 0; ni < c->nn && c->sec_sweep; ni++) {
             uint32_t N = c->ns[ni];
@@ -699,7 +754,7 @@ static int run(const bench_cfg *c)
                         go.cluster = c->cluster;
                         t_mc = time_split(ctx, &A, B, C, N, &go, c->reps, &plan_mc, NULL);
                     }
-                    go.panel = 2;
+                    go.panel = c->panel;
                 }
                 double t_2d = NAN;
                 if (N <= 64) {
@@ -719,10 +774,12 @@ static int run(const bench_cfg *c)
                     t_pf = time_op(&ob, c->reps, &err, &failed);
                     if (failed) fprintf(stderr, "dak bench: prefetch: %s\n", err.msg);
                 }
+                double t_seq = NAN;
                 if (c->base_overlap) {
                     ob.kind = 3;
                     t_ov = time_op(&ob, c->reps, &err, &failed);
                     if (failed) fprintf(stderr, "dak bench: overlap: %s\n", err.msg);
+                    t_seq = time_split_seq(ctx, &A, Adp2, B, C, N, c, plan.panel.on);
                 }
                 if (c->base_naive && N <= 64) {
                     ob.kind = 4;
@@ -740,9 +797,10 @@ static int run(const bench_cfg *c)
                     }
                 }
                 double eb = gbs(abytes, t_split);
-                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", N, 100 * r,
-                       bound, eb, 100 * eb / bound, gbs(abytes, t_wg), gbs(abytes, t_tl), gbs(abytes, t_mc), gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf),
-                       gbs(abytes, t_ov), gbs(abytes, t_nv), gbs(abytes, t_um));
+                printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f\n", N,
+                       100 * r, bound, eb, 100 * eb / bound, gbs(abytes, t_wg), gbs(abytes, t_tl), gbs(abytes, t_mc),
+                       gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf), gbs(abytes, t_ov),
+                       gbs(abytes, t_nv), gbs(abytes, t_um), gbs(abytes, t_seq));
                 fflush(stdout);
                 json_obj_begin(&w);
                 json_kv_u64(&w, "M", M);
@@ -765,6 +823,7 @@ static int run(const bench_cfg *c)
                 kv_num(&w, "cublas0_GBs", gbs(abytes, t_cublas));
                 kv_num(&w, "prefetch_GBs", gbs(abytes, t_pf));
                 kv_num(&w, "overlap_GBs", gbs(abytes, t_ov));
+                kv_num(&w, "split_seq_GBs", gbs(abytes, t_seq));
                 kv_num(&w, "naive_GBs", gbs(abytes, t_nv));
                 kv_num(&w, "uvm_GBs", gbs(abytes, t_um));
                 json_kv_u64(&w, "host_ctas", plan.host.ctas);
@@ -775,6 +834,7 @@ static int run(const bench_cfg *c)
                 json_kv_u64(&w, "stages", plan.stages);
                 json_kv_u64(&w, "bm", plan.bm);
                 json_kv_u64(&w, "bn", plan.bn);
+                json_kv_u64(&w, "panel", plan.panel.on);
                 json_kv_u64(&w, "hbm_stages", plan.hbm_stages);
                 json_kv_u64(&w, "kstep", plan.kstep);
                 json_kv_u64(&w, "cluster_mc", plan_mc.cluster);
@@ -1131,6 +1191,7 @@ static int run(const bench_cfg *c)
         cudaFree(Ad);
         cudaFreeHost(Ah);
         cudaFree(Adp);
+        if (Adp2) cudaFree(Adp2);
         cudaFreeHost(Ahp);
         cudaFree(B);
         cudaFree(C);

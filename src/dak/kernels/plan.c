@@ -212,13 +212,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
     uint32_t kblocks = K / TILE, mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
     /* the panel path: on when asked, or (auto) when the tiled path would fetch each host tile
-     * more than once (more than one column group) and the host rows are at least 1/16 of A.
-     * Below that the GEMM is bound by the HBM rows' math at these N, and the panel kernel's
-     * clusters (>= 8 SMs) cost more than the re-fetches save (H200 sweep, dak-gemm.md "Panel
-     * path": r = 2 %, N = 512: tiled 347, panel 252 GB/s; r = 10 %: 65 against 97) */
+     * more than once (more than one column group).  Until the HBM tier had tiles as wide as N,
+     * auto also asked for host rows >= 1/16 of A (at r = 2 %, N = 512 the tiled path was then
+     * 347 against the panel's 252 GB/s); with them the panel path wins at every ratio measured,
+     * 1.15-2.9x at r = 1.7-5.4 % and N = 128-1024 (H200, dak-gemm.md "Panel path at any
+     * ratio"), and equal at N = 64 (one column group: the panel is not chosen there). */
     memset(&p->panel, 0, sizeof p->panel);
-    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1 &&
-                                         16ull * rows_host >= M));
+    int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1));
     if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
     const int host_tiled = mt_h && !pon; /* the tiled kernel has a host tier (64-row tiles) */
     /* 128-row HBM tiles (bm): at N = 64 a 64-row slot carries as many bytes of B as of A, so
