@@ -343,14 +343,6 @@ PTX_DEV void ptx_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.alig
 PTX_DEV void ptx_wgmma_wait0(void) { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
 PTX_DEV void ptx_wgmma_wait1(void) { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
 
-/* Pins 32 accumulator registers in place across a wgmma.wait (no read moved above it, no write
- * below the next issue): an empty asm that reads and writes each of them. */
-PTX_DEV void ptx_wgmma_fence_acc32(float *d)
-{
-#pragma unroll
-    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 /* D(64x64, f32: d[32] per thread) += A(64x16 bf16, K-major, desc a) * B(16x64 bf16, K-major, desc b). */
 PTX_DEV void ptx_wgmma_m64n64k16_bf16(float *d, uint64_t a, uint64_t b)
 {
@@ -368,8 +360,9 @@ PTX_DEV void ptx_wgmma_m64n64k16_bf16(float *d, uint64_t a, uint64_t b)
                  : "memory");
 }
 
-/* Pins n (a compile-time constant after inlining) accumulator registers across a wgmma.wait, as
- * ptx_wgmma_fence_acc32 (the wide tiles' 64 and 128). */
+/* Pins n (a compile-time constant after inlining: 32, 64 or 128) accumulator registers in place
+ * across a wgmma.wait (no read moved above it, no write below the next issue): an empty asm that
+ * reads and writes each of them. */
 PTX_DEV void ptx_wgmma_fence_acc(float *d, const int n)
 {
 #pragma unroll

@@ -136,8 +136,9 @@ typedef struct {
                            the dyn diagnostic uses 64 whatever bm says.  An odd count of HBM tile rows
                            leaves the last 128-row tile half full (one box, warpgroup 1 idle) */
     uint32_t bn;        /* columns per CTA tile of the HBM tier's 128-row tiles (wgmma m64n<bn>k16, one B slot
-                           of bn rows): 0 auto (the widest of 64 / 128 / 256 that covers N / cluster columns,
-                           so that A is read once per 256 columns), 64, 128 or 256.  Only where the HBM tier has
+                           of bn rows): 0 auto (the narrowest of 64 / 128 / 256 that covers the N / cluster
+                           columns of one cluster member, 256 when none does; at most 128 beside a tiled
+                           host tier), 64, 128 or 256.  Only where the HBM tier has
                            128-row tiles through wgmma; elsewhere (64-row tiles from bm auto, N <= 32, one HBM
                            tile row, no HBM rows) it falls back to 64.  Refused with bm 64, wgmma 0, dyn or
                            diag_b_nmajor.  The host tier and the panel kernel keep 64-column tiles */

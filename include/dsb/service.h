@@ -59,6 +59,7 @@ struct dsb_dispatcher {
     size_t (*depth)(dsb_dispatcher *d);
     /* Finishes the queued jobs (answering each), stops the workers and frees. */
     void (*destroy)(dsb_dispatcher *d);
+    uint32_t gpu_workers; /* persistent GPU worker blocks (proxy); 0 for the others */
 };
 
 typedef struct {
@@ -173,6 +174,8 @@ void dsb_server_counters(dsb_server *s, dsb_counters *out);
 /* --dispatch gpu: the NIC stand-in's counters and busy times (final after
  * shutdown); -1 for the other dispatchers. */
 int dsb_server_nic_stats(dsb_server *s, dsb_nic_stats *out);
+/* Persistent GPU worker blocks of the proxy and gpu dispatchers (0 for cpu and launch). */
+uint32_t dsb_server_gpu_workers(dsb_server *s);
 /* Local UDP port (for servers bound to port 0). */
 uint16_t dsb_server_port(dsb_server *s);
 const uint8_t *dsb_server_mac(dsb_server *s);

@@ -523,7 +523,7 @@ static void test_plan_bm(void)
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 256"));
 }
 
-/* Wide HBM column tiles (opts.bn): validation, auto (the widest covering N / cluster, 128 beside a
+/* Wide HBM column tiles (opts.bn): validation, auto (the narrowest covering N / cluster, 128 beside a
  * tiled host tier), slot sizes and ring depths (>= 4 slots), the HBM tier's column groups, K split
  * and workspace, refusals and fallbacks.  SMEM = 232448 B; a 128-row slot holds per block 16 KiB
  * of A and bn x 128 B of B. */
@@ -551,7 +551,7 @@ static void test_plan_bn(void)
     CHECK(p.bn == 256 && p.kstep == 1 && p.hbm_stages == 4 && p.smem_bytes == 1536u + 4u * 49152u);
     CHECK(p.hbm.ngroups == 2 && p.hbm.items == 12544 && p.hbm.chunks == 96 && p.hbm.ksplit == 4);
     CHECK(p.ws_bytes == 56ull * 8 * 2 * 4 * 16384);
-    /* the widest covering N: 100 -> 128; 200, 256 -> 256 (one group); 1024 -> 256 (4 groups);
+    /* the narrowest covering N: 100 -> 128; 200, 256 -> 256 (one group); 1024 -> 256 (4 groups);
      * 64 -> 64 (the slots of test_plan_bm) */
     CHECK(dak_gemm_plan_make(7168, 100, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 128 && p.hbm.ngroups == 1);
     CHECK(dak_gemm_plan_make(7168, 200, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.hbm.ngroups == 1);
@@ -592,7 +592,7 @@ static void test_plan_bn(void)
     /* r = 10 % (panel auto takes the host rows): auto 256 */
     o.bn = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.bn == 256);
-    /* clusters: the widest covering N / c.  c 2, N = 512: 256, one group of 2; c 8, N = 512: 64;
+    /* clusters: the narrowest covering N / c.  c 2, N = 512: 256, one group of 2; c 8, N = 512: 64;
      * c 8, N = 1024: 128 (8 tiles, one group) */
     o.cluster = 2;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 2 && p.bn == 256 &&

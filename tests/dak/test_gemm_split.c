@@ -501,7 +501,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
                     }
                     bn_case(ctx, &s, N, rs[ri], &o, 1, bns[bi], "");
                 }
-            /* bn auto: the widest covering N (panel auto takes the host rows of every ratio here);
+            /* bn auto: the narrowest covering N, 256 at most (panel auto takes the host rows of every ratio here);
              * 128 beside a tiled host tier (panel 0, r = 2 %) */
             for (int ri = 0; ri < 5; ri++) {
                 dak_gemm_opts o;

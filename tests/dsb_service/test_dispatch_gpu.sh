@@ -61,12 +61,20 @@ wait "$srv"
 rc=$?
 srv=
 if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: server exit $rc" >&2; fi
-if python3 - "$tmp/e.json" "$tmp/srv.out" <<'PY'
+if python3 - "$tmp/e.json" "$tmp/srv.out" "$DISPATCH" "${DSB_SERVE_ARGS:-}" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))['load']
-s = json.load(open(sys.argv[2]))['counters']
+srv = json.load(open(sys.argv[2]))
+s = srv['counters']
 ok = (c['sent'] == c['answered'] + c['lost'] and c['answered'] == c['ok'] + c['by_status']['overloaded']
       and c['lost'] <= s['kernel_drops'] + c['client_socket_drops'])
+# the persistent-worker dispatchers report their worker blocks; --gpu-workers N sets them
+args = sys.argv[4].split()
+if sys.argv[3] in ('proxy', 'gpu'):
+    want = int(args[args.index('--gpu-workers') + 1]) if '--gpu-workers' in args else None
+    got = srv.get('gpu_workers', 0)
+    print('gpu_workers %d%s' % (got, '' if want is None else ' (asked %d)' % want))
+    ok = ok and got > 0 and (want is None or got == want)
 print('overload: sent %d answered %d (ok %d, overloaded %d) lost %d; server kernel/ring drops %d, '
       'client socket drops %d' % (c['sent'], c['answered'], c['ok'], c['by_status']['overloaded'],
                                   c['lost'], s['kernel_drops'], c['client_socket_drops']))

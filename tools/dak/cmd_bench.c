@@ -56,7 +56,7 @@ static void usage(FILE *o)
             "  --bm N           rows of A per CTA tile of the split kernel's HBM tier: 0 (auto: 128 where\n"
             "                   N > 32), 64 or 128; applies to every split-kernel configuration (default 0)\n"
             "  --bn N           columns per CTA tile of the split kernel's 128-row HBM tiles: 0 (auto: as wide\n"
-            "                   as N, up to 256; 128 beside a tiled host tier), 64, 128 or 256; configurations\n"
+            "                   as N / cluster, up to 256; 128 beside a tiled host tier), 64, 128 or 256; configurations\n"
             "                   it does not apply to (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host\n"
             "                   tier) run with bn auto, noted once on stderr (default 0)\n"
             "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
@@ -538,11 +538,12 @@ static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *A
     dak_gemm_opts so;
     bench_opts(&so, c);
     so.host_ctas = c->host_sms, so.window = c->window;
-    so.pdl = !panel_on;
+    if (!panel_on) so.panel = 0, so.pdl = 1; /* pdl and the panel path exclude each other */
     double ms = NAN;
+    cudaError_t e = cudaSuccess;
     if (dak_tiered_view(&A2, A->M, A->K, A->rows_host, A->host, Adp2, 1, &err) ||
         bench_prepare(ctx, A, B, C, N, &so, &o.seq[0], &err) || bench_prepare(ctx, &A2, B, C, N, &so, &o.seq[1], &err) ||
-        cudaStreamCreate(&o.seq_stream) != cudaSuccess) {
+        ((e = cudaStreamCreate(&o.seq_stream)) != cudaSuccess && cm_fail(&err, "stream: %s", cudaGetErrorString(e)))) {
         fprintf(stderr, "dak bench: split-seq: %s\n", err.msg);
     } else {
         int failed;
@@ -673,7 +674,7 @@ static int run(const bench_cfg *c)
         DK(dak_pack_rowmajor(Ad, Adp, M, K, &err));
         CK(cudaMemcpy(Ahp, Adp, abytes, cudaMemcpyDeviceToHost));
         uint16_t *Adp2 = NULL; /* split-seq: a second packed copy (the sequence's odd GEMMs) */
-        if (c->base_overlap) {
+        if (c->base_overlap && c->sec_sweep) {
             CK(cudaMalloc((void **)&Adp2, abytes));
             CK(cudaMemcpy(Adp2, Adp, abytes, cudaMemcpyDeviceToDevice));
         }
@@ -701,7 +702,7 @@ static int run(const bench_cfg *c)
                    abytes / 1e6);
             printf("# mma.sync: the split column's configuration with wgmma 0 (wide tiles on mma.sync; N > 32)\n");
             printf("# split kernels' HBM tiles: --bm %u (0 = auto: 128 rows where N > 32; JSON \"bm\" per point), --bn %u\n"
-                   "# (0 = auto: as wide as N up to 256, 128 beside a tiled host tier; JSON \"bn\" per point)\n",
+                   "# (0 = auto: as wide as N / cluster up to 256, 128 beside a tiled host tier; JSON \"bn\" per point)\n",
                    c->bm, c->bn);
             printf("# split-seq: the split column's GEMM as a sequence of %u (as overlap), PDL where the plan has no panel\n",
                    c->layers);
@@ -735,6 +736,7 @@ static int run(const bench_cfg *c)
                 bench_opts(&go, c);
                 go.host_ctas = c->host_sms, go.window = c->window;
                 dak_gemm_plan plan;
+                memset(&plan, 0, sizeof plan); /* time_split fills it only on success */
                 /* split: the defaults (host rows through the panel kernel where the tiled
                    path would fetch them more than once); tiled and tiled-mc: the tiled
                    kernel for every row, without and with cluster multicast */
@@ -996,13 +998,13 @@ static int run(const bench_cfg *c)
                         double t4 = NAN; /* B box of 8 rows (N <= 8), stage count as asked */
                         go.diag_plain_launch = 0, go.diag_bn8 = 1;
                         if (dn[a] <= 8) t4 = time_split(ctx, &A, B, C, dn[a], &go, c->reps, NULL, NULL);
-                        printf("%5u %6u %7u %10.1f %10.1f %10.1f %10.1f %10.1f\n", dn[a], dk[b], plan.stages,
+                        printf("%5u %6u %7u %10.1f %10.1f %10.1f %10.1f %10.1f\n", dn[a], dk[b], plan.hbm_stages,
                                gbs(abytes, t1), gbs(abytes, t0), gbs(abytes, t2), gbs(abytes, t3), gbs(abytes, t4));
                         fflush(stdout);
                         json_obj_begin(&w);
                         json_kv_u64(&w, "N", dn[a]);
                         json_kv_u64(&w, "kstep", dk[b]);
-                        json_kv_u64(&w, "stages", plan.stages);
+                        json_kv_u64(&w, "stages", plan.hbm_stages); /* r = 0: the HBM tier's ring */
                         kv_num(&w, "GBs", gbs(abytes, t1));
                         kv_num(&w, "nomath_GBs", gbs(abytes, t0));
                         kv_num(&w, "b_nmajor_GBs", gbs(abytes, t2));
@@ -1135,7 +1137,7 @@ static int run(const bench_cfg *c)
                 bench_opts(&gt, c);
                 gt.diag_times = 1, gt.dyn = (uint32_t)dv;
                 dak_gemm_launch *lt;
-                if (dak_gemm_prepare(ctx, &At[0], B, C, N, &gt, &lt, &err)) {
+                if (bench_prepare(ctx, &At[0], B, C, N, &gt, &lt, &err)) {
                     fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
                     continue;
                 }

@@ -44,9 +44,10 @@ static void usage(FILE *o)
             "                          most 32 tiles of 16 rows x 8 replicas, else the CUDA\n"
             "                          cores; cuda: the CUDA cores always)\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
-            "  --gpu-workers N         proxy, gpu: persistent worker blocks (default: all that\n"
-            "                          fit, two per SM; the SM count gives one per SM, each\n"
-            "                          solve then at its unloaded speed)\n"
+            "  --gpu-workers N         proxy, gpu: persistent worker blocks, at most all that\n"
+            "                          fit (the default: two per SM at 48 KiB); the SM count\n"
+            "                          usually puts one on each SM, each solve then at its\n"
+            "                          unloaded speed (the block scheduler decides)\n"
             "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
             "  --queue N               bounded work queue; full -> RESULT overloaded (default 4096)\n"
             "  --batch N               frames per recvmmsg (1..64, default 32)\n"
@@ -73,6 +74,7 @@ static void counters_json(dsb_server *srv, const dsb_counters *c, const dsb_serv
     json_kv_str(&w, "dispatch", cfg->dispatch ? cfg->dispatch : "cpu");
     json_kv_str(&w, "sums", dsb_gpu_sums_name(cfg->launch.sums));
     json_kv_f64(&w, "seconds", secs);
+    if (dsb_server_gpu_workers(srv)) json_kv_u64(&w, "gpu_workers", dsb_server_gpu_workers(srv));
     bench_json_machine(&w);
     json_key(&w, "counters");
     json_obj_begin(&w);

@@ -234,7 +234,7 @@ static __device__ __forceinline__ void consume_wgmma_wide(float *d, uint32_t aS,
 static __device__ __forceinline__ void wgmma_drain(float (*acc)[4][4])
 {
     ptx_wgmma_wait0();
-    ptx_wgmma_fence_acc32(&acc[0][0][0]);
+    ptx_wgmma_fence_acc(&acc[0][0][0], 32);
 }
 
 #endif

@@ -230,8 +230,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     const uint32_t mh = p->bm / TILE; /* 64-row boxes of A per HBM slot */
     /* Wide HBM column tiles (bn): with 64 columns every A tile crosses L2 -> SM once per 64 columns
      * (2x at N = 128, 8x at N = 512) and each m64n64k16 reads as many bytes of A as of B per flop;
-     * m64n128 / m64n256 read A once per bn columns.  Auto: the widest that covers the columns one
-     * cluster member computes (N / cluster: wider would leave members without a column tile), as
+     * m64n128 / m64n256 read A once per bn columns.  Auto (the rule of gemm.h, opts.bn): the narrowest
+     * that covers the columns one cluster member computes (N / cluster), 256 when none does, as
      * wasteful as that may be on a partial tile (N = 200 computes 256 columns, A read once); at
      * most 128 when the tiled kernel also has a host tier (64-row tiles: see gemm_split.cu). */
     p->bn = TILE;

@@ -31,8 +31,8 @@ static __device__ __forceinline__ void gen_copy_frames(const dsb_pipe_dev &d, co
         uint32_t tj[GEN_BATCH], nj[GEN_BATCH];
 #pragma unroll
         for (uint32_t u = 0; u < GEN_BATCH; u++) {
-            tj[u] = __shfl_sync(0xffffffffu, tm, (j0 + u) & 31u);
-            nj[u] = j0 + u < k ? __shfl_sync(0xffffffffu, nch, (j0 + u) & 31u) : 0u;
+            tj[u] = __shfl_sync(0xffffffffu, tm, j0 + u); /* j0 + u < 32: k <= 32 */
+            nj[u] = __shfl_sync(0xffffffffu, nch, j0 + u); /* 0 for lanes >= k */
         }
         for (uint32_t c = lane; c - lane < maxch; c += 32u) {
             uint4 v[GEN_BATCH];
@@ -77,7 +77,8 @@ __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, cons
         uint64_t last_poll = ptx_globaltimer();
         while (i < g.requests) {
             const uint32_t m = min(32u, g.requests - i);
-            const uint32_t outstanding = s - consumed_sh;
+            /* one reading for the warp: k must be uniform (gen_copy_frames shuffles) */
+            const uint32_t outstanding = s - __shfl_sync(0xffffffffu, consumed_sh, 0);
             const uint32_t want = outstanding >= maxo ? 0u : min(m, maxo - outstanding);
             uint32_t is_free = 0;
             if (lane < want) {
@@ -99,7 +100,7 @@ __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, cons
                     }
                 }
                 __syncwarp();
-                if (gen_done == 2) break;
+                if (__shfl_sync(0xffffffffu, gen_done, 0) == 2) break; /* the whole warp, or none */
                 continue;
             }
             __threadfence(); /* acquire: the acks before overwriting the slots */
@@ -145,9 +146,10 @@ __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, cons
             const uint32_t bal = __ballot_sync(0xffffffffu, ok);
             const uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
             if (k == 0) {
-                const uint32_t done = gen_done;
+                /* lane 0's reading for the warp: the loop's ballots need every lane */
+                const uint32_t done = __shfl_sync(0xffffffffu, gen_done, 0);
                 if (done == 2) break;
-                if (done == 1 && r == published_sh) break;
+                if (done == 1 && r == __shfl_sync(0xffffffffu, published_sh, 0)) break;
                 if (lane == 0) {
                     const uint64_t now = ptx_globaltimer();
                     if (now - last_poll >= d.poll_ns) {

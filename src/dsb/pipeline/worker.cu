@@ -20,8 +20,7 @@
 #include <stdint.h>
 
 #include "dsb/wire.h"
-#include "pipe_access.cuh"
-#include "ring.h"
+#include "pipe_access.cuh" /* and ring.h */
 /* models may be rewritten under the running workers (see solver_body.cuh) */
 #define DSB_GPU_MODEL_LOAD(p) __ldcg(p)
 #include "solver_tc.cuh"

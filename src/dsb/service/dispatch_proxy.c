@@ -189,6 +189,7 @@ int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn f
         return -1;
     }
     d->base.name = "proxy";
+    d->base.gpu_workers = dsb_pipe_workers(d->pipe);
     d->base.check = proxy_check;
     d->base.submit = proxy_submit;
     d->base.depth = proxy_depth;

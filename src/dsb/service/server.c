@@ -17,6 +17,7 @@ struct dsb_server {
     dsb_resident *res;
     dsb_nic_standin *nic;
     dsb_nic_stats nic_final;
+    uint32_t gpu_workers; /* proxy, gpu: persistent worker blocks (kept past shutdown) */
     uint64_t abandoned;
     atomic_int stop;
     _Atomic uint64_t c[DSB_C_COUNT];
@@ -107,6 +108,7 @@ static int gpu_server_create(dsb_server *s, dsb_server **out, cm_err *err)
         return -1;
     }
     s->cfg.gpu = rc;
+    s->gpu_workers = dsb_resident_workers(s->res);
     *out = s;
     return 0;
 }
@@ -190,6 +192,7 @@ int dsb_server_create(const dsb_server_config *c, dsb_server **out, cm_err *err)
         free(s);
         return -1;
     }
+    s->gpu_workers = s->disp->gpu_workers;
     *out = s;
     return 0;
 }
@@ -378,6 +381,8 @@ int dsb_server_nic_stats(dsb_server *s, dsb_nic_stats *out)
         *out = s->nic_final;
     return 0;
 }
+
+uint32_t dsb_server_gpu_workers(dsb_server *s) { return s->gpu_workers; }
 
 uint16_t dsb_server_port(dsb_server *s) { return s->t->port; }
 const uint8_t *dsb_server_mac(dsb_server *s) { return s->t->mac; }
