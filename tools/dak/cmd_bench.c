@@ -760,9 +760,9 @@ static int run(const bench_cfg *c)
                 }
                 double t_2d = NAN;
                 if (N <= 64) {
-                    go.cluster = 1, go.a_tma2d = 1;
+                    go.cluster = 1, go.a_tma2d = 1, go.panel = 0; /* the panel path needs packed A */
                     t_2d = time_split(ctx, &Ar, B, C, N, &go, c->reps, NULL, NULL);
-                    go.a_tma2d = 0;
+                    go.a_tma2d = 0, go.panel = c->panel;
                 }
                 double t_dyn = NAN;
                 if (N <= 64) {
