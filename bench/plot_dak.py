@@ -20,6 +20,7 @@ def main():
     out = sys.argv[2]
     sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
     series = [("bound_GBs", "bound", "--", "k"), ("split_GBs", "split (DAK)", "o-", "tab:blue"),
+              ("split_seq_GBs", "split, sequence of 8 (PDL)", "o--", "tab:pink"),
               ("split_tiled_GBs", "split, tiled host rows", "P-", "tab:olive"),
               ("split_mc_GBs", "split, tiled + multicast", "s-", "tab:orange"),
               ("split_2d_GBs", "split, 2-D TMA", "d:", "tab:cyan"),
