@@ -36,6 +36,7 @@ typedef struct {
     uint32_t bm; /* rows per CTA tile of the split kernel's HBM tier: 0 auto, 64, 128 (dak_gemm_opts.bm) */
     uint32_t bn; /* columns per CTA tile of its 128-row HBM tiles: 0 auto, 64, 128, 256 (dak_gemm_opts.bn) */
     uint32_t panel; /* host rows of the split column through the panel kernel: 0 no, 1 yes, 2 auto */
+    uint32_t kstep, stages; /* ring slot size (64-column blocks) and slot count, 0 auto (dak_gemm_opts) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
@@ -59,6 +60,9 @@ static void usage(FILE *o)
             "                   as N / cluster, up to 256; 128 beside a tiled host tier), 64, 128 or 256; configurations\n"
             "                   it does not apply to (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host\n"
             "                   tier) run with bn auto, noted once on stderr (default 0)\n"
+            "  --kstep N        64-column blocks of A per ring slot of the split kernels: 0 (auto), 1, 2\n"
+            "                   or 4 (default 0)\n"
+            "  --stages N       ring slots of the split kernels: 0 (as many as fit) or 2..24 (default 0)\n"
             "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
             "                   1 always, 2 auto (where the tiled path would fetch a host tile twice)\n"
             "                   (default 2)\n"
@@ -181,6 +185,18 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--bm", v, 0, 128, &c->bm)) return -1;
             if (c->bm != 0 && c->bm != 64 && c->bm != 128) {
                 fprintf(stderr, "dak bench: --bm: expected 0 (auto), 64 or 128, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--kstep")) {
+            if (!VAL() || arg_u32("dak bench", "--kstep", v, 0, 4, &c->kstep)) return -1;
+            if (c->kstep == 3) {
+                fprintf(stderr, "dak bench: --kstep: expected 0 (auto), 1, 2 or 4, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--stages")) {
+            if (!VAL() || arg_u32("dak bench", "--stages", v, 0, 24, &c->stages)) return -1;
+            if (c->stages == 1) {
+                fprintf(stderr, "dak bench: --stages: expected 0 (as many as fit) or 2..24, got '%s'\n", v);
                 return -1;
             }
         } else if (arg_is(a, "--panel")) {
@@ -521,6 +537,8 @@ static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->bm = c->bm;
     o->bn = c->bn;
     o->panel = c->panel;
+    o->kstep = c->kstep;
+    o->stages = c->stages;
 }
 
 /* The split GEMM as a sequence of `layers` launches (the counterpart of the overlap baseline's
