@@ -98,6 +98,10 @@ typedef struct {
     uint32_t stages;    /* ring slots per SM (0: as many as fit, at most 24) */
     uint32_t cluster;   /* 1, 2, 4 or 8 CTAs sharing each A tile by multicast */
     int wave_align;     /* 1: choose CTAs and K split so tiles per SM divide evenly */
+    int tile_align;     /* 1 (default): with wave_align and hbm_ctas auto, and host rows at most M / 64 (where
+                           the HBM rows bind), the HBM tier takes the largest CTA count, keeping >= 80 % of
+                           its SMs, that divides its tiles or that they divide, when there are fewer than two
+                           tiles a CTA (every tile in whole equal shares); 0: all SMs */
     int out_bf16;       /* 1: C is bf16, else fp32 */
     int a_tma2d;        /* 1: A row-major, loaded by 2-D tensor copies; 0: packed A, 1-D bulk copies */
     uint32_t kstep;     /* 64-column blocks per ring slot: 0 auto (the largest dividing K/64 that leaves 3 slots), else 1, 2 or 4 */
@@ -144,7 +148,7 @@ typedef struct {
                            diag_b_nmajor.  The host tier and the panel kernel keep 64-column tiles */
 } dak_gemm_opts;
 
-/* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, fp32, packed A,
+/* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
  * panel auto, wgmma auto, bm auto, bn auto. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 

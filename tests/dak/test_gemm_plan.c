@@ -53,6 +53,7 @@ static void test_plan_decode(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
+    o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 32 KiB) = 8 -> ring 5 */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.host.window == 5);
@@ -248,6 +249,7 @@ static void test_plan_panel(void)
      * 19456 fixed + 2 x 64 KiB + 5 x 16 KiB B slots = 232448 exactly; all 132 SMs rounded down
      * to 16 clusters (128 CTAs), 98 units each; window 1 MiB / (128 x 2 KiB) = 4 (of 8) */
     dak_gemm_opts_default(&o);
+    o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     o.panel = 1;
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.panel.cluster == 8 && p.panel.kstep == 2 && p.panel.pblocks == 8 && p.panel.npanels == 14);
@@ -456,6 +458,7 @@ static void test_plan_bm(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
+    o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     CHECK(o.bm == 0);
     /* auto, N = 64, r = 0: 128 rows.  No 64-row tier, so no hand-over area: 1536 B fixed.
      * kstep 4: 4 x (2 x 8192 + 8192) = 98304 B slots, (232448 - 1536) / 98304 = 2 (< 3); kstep 2:
@@ -533,6 +536,7 @@ static void test_plan_bn(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
+    o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     CHECK(o.bn == 0);
     /* N = 128, r = 0: bn 128.  Slot per block 16384 + 16384 = 32768 B; kstep 4 (131072 B) holds
      * 1; kstep 2 (65536 B): (232448 - 1536) / 65536 = 3 < 4; kstep 1: 230912 / 32768 = 7.
@@ -638,6 +642,38 @@ static void test_plan_bn(void)
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64);
 }
 
+/* Tile alignment of the HBM tier (opts.tile_align, default on): with fewer than two tiles a CTA,
+ * the largest CTA count keeping >= 80 % of the 132 SMs (>= 106) that divides the tiles or that the
+ * tiles divide. */
+static void test_plan_tile_align(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(o.tile_align == 1);
+    /* 7168^2, N = 1: 112 tiles of 64 rows; 112 divides 112 -> 112 CTAs, one tile each */
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.ctas == 112);
+    /* N = 64: 56 tiles of 128 rows; 112 is a multiple of 56 -> 112 CTAs, two equal halves a tile */
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.ctas == 112);
+    /* 2560 rows, N = 1: 40 tiles; 120 = 3 x 40 is the largest multiple in 106..132 */
+    CHECK(dak_gemm_plan_make(2560, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 120);
+    /* 11008 x 4096, N = 1: 172 tiles = 4 x 43, nothing in 106..132 -> all 132 */
+    CHECK(dak_gemm_plan_make(11008, 1, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
+    /* 28672 x 7168, N = 1: 448 tiles, at least two a CTA -> all 132 */
+    CHECK(dak_gemm_plan_make(28672, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
+    /* host rows over M / 64 (the host link binds): all SMs left; at most M / 64: aligned.  7168^2,
+     * r = 1.8 % (128 host rows, 110 HBM tiles, 128 SMs left): 128; 64 host rows (111 tiles, 128
+     * left): 111 */
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 128);
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 111);
+    /* asked CTAs are kept; off -> all SMs */
+    o.hbm_ctas = 100;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 100);
+    o.hbm_ctas = 0, o.tile_align = 0;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
+}
+
 int main(void)
 {
     test_ratio();
@@ -649,6 +685,7 @@ int main(void)
     test_plan_wgmma();
     test_plan_bm();
     test_plan_bn();
+    test_plan_tile_align();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

@@ -395,7 +395,7 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
             }
             if (!full && si == 0 && N != 100 && N != 512) continue;
             /* variants at r = 10 % (r = 50 % for the explicit panel ones) */
-            for (int v = 0; v < 12; v++) {
+            for (int v = 0; v < 14; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.wgmma = 1;
@@ -414,6 +414,8 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
                 if (v == 9) o.pdl = 1, r = 0.0, runs = 3, w = "pdl x3";
                 if (v == 10) o.window = 2, o.host_ctas = 8, o.panel = 0, w = "window 2";
                 if (v == 11) o.wgmma = 2, w = "auto";
+                if (v == 12) o.tile_align = 0, r = 0.0, w = "all SMs"; /* the CTA count before tile alignment */
+                if (v == 13) o.tile_align = 0, w = "all SMs r10";
                 wg_case(ctx, &s, Ah, N, r, &o, runs, w);
             }
         }

@@ -68,6 +68,7 @@ int main(void)
     EXPECT("bench gemm --bn 96", 2, "--bn: expected 0 (auto), 64, 128 or 256, got '96'");
     EXPECT("bench gemm --panel 3", 2, "--panel: expected an integer in [0, 2], got '3'");
     EXPECT("bench gemm --kstep 3", 2, "--kstep: expected 0 (auto), 1, 2 or 4, got '3'");
+    EXPECT("bench gemm --tile-align 2", 2, "--tile-align: expected an integer in [0, 1], got '2'");
     EXPECT("bench gemm --stages 1", 2, "--stages: expected 0 (as many as fit) or 2..24, got '1'");
 
     char json[] = "/tmp/test_planner_cli_XXXXXX";

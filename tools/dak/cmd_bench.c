@@ -37,6 +37,8 @@ typedef struct {
     uint32_t bn; /* columns per CTA tile of its 128-row HBM tiles: 0 auto, 64, 128, 256 (dak_gemm_opts.bn) */
     uint32_t panel; /* host rows of the split column through the panel kernel: 0 no, 1 yes, 2 auto */
     uint32_t kstep, stages; /* ring slot size (64-column blocks) and slot count, 0 auto (dak_gemm_opts) */
+    uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 all left (dak_gemm_opts.hbm_ctas) */
+    uint32_t tile_align;    /* dak_gemm_opts.tile_align (default 1) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     const char *json;
@@ -63,6 +65,9 @@ static void usage(FILE *o)
             "  --kstep N        64-column blocks of A per ring slot of the split kernels: 0 (auto), 1, 2\n"
             "                   or 4 (default 0)\n"
             "  --stages N       ring slots of the split kernels: 0 (as many as fit) or 2..24 (default 0)\n"
+            "  --hbm-sms N      CTAs of the split kernels that read HBM rows, 0 = all SMs left (default 0)\n"
+            "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
+            "                   SMs (default 1)\n"
             "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
             "                   1 always, 2 auto (where the tiled path would fetch a host tile twice)\n"
             "                   (default 2)\n"
@@ -150,7 +155,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--shapes", "7168x7168,28672x7168,11008x4096", 0, c);
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
-    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2;
+    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -193,6 +198,10 @@ static int parse(int argc, char **argv, bench_cfg *c)
                 fprintf(stderr, "dak bench: --kstep: expected 0 (auto), 1, 2 or 4, got '%s'\n", v);
                 return -1;
             }
+        } else if (arg_is(a, "--tile-align")) {
+            if (!VAL() || arg_u32("dak bench", "--tile-align", v, 0, 1, &c->tile_align)) return -1;
+        } else if (arg_is(a, "--hbm-sms")) {
+            if (!VAL() || arg_u32("dak bench", "--hbm-sms", v, 0, 1024, &c->hbm_sms)) return -1;
         } else if (arg_is(a, "--stages")) {
             if (!VAL() || arg_u32("dak bench", "--stages", v, 0, 24, &c->stages)) return -1;
             if (c->stages == 1) {
@@ -539,6 +548,8 @@ static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->panel = c->panel;
     o->kstep = c->kstep;
     o->stages = c->stages;
+    o->hbm_ctas = c->hbm_sms;
+    o->tile_align = (int)c->tile_align;
 }
 
 /* The split GEMM as a sequence of `layers` launches (the counterpart of the overlap baseline's
@@ -849,6 +860,7 @@ static int run(const bench_cfg *c)
                 json_kv_u64(&w, "host_ctas", plan.host.ctas);
                 json_kv_u64(&w, "host_window", plan.host.window);
                 json_kv_u64(&w, "hbm_ctas", plan.hbm.ctas);
+                json_kv_u64(&w, "tile_align", c->tile_align);
                 json_kv_u64(&w, "host_ksplit", plan.host.ksplit);
                 json_kv_u64(&w, "hbm_ksplit", plan.hbm.ksplit);
                 json_kv_u64(&w, "stages", plan.stages);

@@ -50,6 +50,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->stages = 0;
     o->cluster = 1;
     o->wave_align = 1;
+    o->tile_align = 1;
     o->out_bf16 = 0;
     o->a_tma2d = 0;
     o->kstep = 0;
@@ -76,8 +77,21 @@ static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
  * over all its clusters (contiguous ranges, so a CTA's range crosses at most a few
  * tiles and a tile is shared by at most ksplit CTAs).  Off: whole tiles, split in K
  * only as far as needed to give every cluster one, go round-robin. */
+/* Tile alignment of a tier with fewer than two tiles a CTA (the paper's kernel alignment, Sec. 6.2:
+ * tiles divisible over the SMs): the largest CTA count, among those keeping >= 80 % of `cl`, that
+ * divides the tiles or that the tiles divide, so that every tile is split into whole equal shares
+ * and no CTA holds the ends of two tiles (fewer, larger split-K fix-ups).  H200, r = 0
+ * (dak-gemm.md "Tile alignment"): 7168^2 132 -> 112 CTAs, 1.05-1.15x at N = 1..512. */
+static uint32_t tile_aligned(uint32_t tiles, uint32_t cl)
+{
+    if (tiles >= 2u * cl) return cl;
+    for (uint32_t k = cl; k > 0 && 5u * k >= 4u * cl; k--)
+        if (tiles % k == 0 || k % tiles == 0) return k;
+    return cl;
+}
+
 static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint32_t ctas_avail,
-                      uint32_t c, int align, dak_tier_plan *t)
+                      uint32_t c, int align, int tile_align, dak_tier_plan *t)
 {
     t->mtiles = mtiles;
     t->ngroups = ngroups;
@@ -87,6 +101,7 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
     if (mtiles == 0 || ctas_avail < c) return;
     uint32_t cl = ctas_avail / c;
     uint32_t base = mtiles * ngroups;
+    if (align && tile_align) cl = tile_aligned(base, cl);
     if (align) {
         uint64_t T = (uint64_t)base * kchunks;
         if (cl > T) cl = (uint32_t)T;
@@ -317,9 +332,15 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (pon && host_avail > sm_count - (mt_g ? hbm_avail : 0))
         return cm_fail(err, "gemm: panel CTAs %u + HBM CTAs %u exceed the %u SMs (both kernels run side by side)",
                        host_avail, hbm_avail, sm_count);
-    plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, &p->host);
+    plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, 0, &p->host);
+    /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or
+     * dyn units run, where the HBM rows bind the launch: host rows at most 1/64 of A (a PCIe link's
+     * crossover, B_h / (B_h + B_g) = 1.2 % on the H200).  Above that the host link binds, and in a
+     * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
+     * alignment") */
+    const int talign = o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M;
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
-              &p->hbm);
+              talign, &p->hbm);
     if (pon) {
         dak_panel_plan *q = &p->panel;
         uint32_t ncl = host_avail / q->cluster;
