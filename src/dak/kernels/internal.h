@@ -48,7 +48,7 @@ struct dak_gemm_ctx {
     } while (0)
 
 /* cuTensorMapEncodeTiled of a 3-D bf16 map (128-byte swizzle), message in err on failure
- * (gemm_split.cu). */
+ * (gemm_launch.cu). */
 int dak_encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
                   const cuuint64_t strides[2], const cuuint32_t box[3], cm_err *err);
 

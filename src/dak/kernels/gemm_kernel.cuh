@@ -1,0 +1,64 @@
+/* Shared by the split GEMM's kernels (gemm_split.cu) and their host side (gemm_launch.cu): the
+ * parameters the host fills and the kernels read, and the kernels' declarations.  The host launches
+ * them through their host stubs, ordinary host symbols: no relocatable device code.  Not a public
+ * header. */
+#ifndef DAK_GEMM_KERNEL_CUH
+#define DAK_GEMM_KERNEL_CUH
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+#define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
+#define NTHREADS (32u * (NCW + 2u)) /* + the producer warp and the fix-up warp (dynamic units) */
+
+typedef struct {
+    uint32_t M, N, K, kchunks, c;
+    uint32_t ntiles[2], ngroups[2], ntp[2]; /* column tiles, groups, tiles per group row of each tier */
+    uint32_t tn[2];            /* columns per column tile: 64, or opts.bn (128 / 256) for the HBM tier */
+    uint32_t bn_box[2];        /* B rows per slot and copy (tn when wider than 64) */
+    unsigned long long ctr0[2]; /* first per-tile counter of each tier */
+    uint32_t stages[2];        /* ring slots of each tier */
+    uint32_t mh[2];            /* 64-row boxes of A per tile and slot: 1, or 2 for 128-row tiles (opts.bm) */
+    uint32_t mt64[2];          /* 64-row tile rows of each tier (an odd count leaves a last half 128-row tile) */
+    uint32_t kstep, kblocks; /* 64-column blocks per stage, K / 64 */
+    uint32_t host_ctas;
+    uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
+    int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
+    int nomath;                /* diagnostic: skip the tensor-core math */
+    uint32_t b_perm;           /* 1: B tensor map {64, N, K/64}, smem [block][n][64]; 0: {64, K/64, N}, [n][block][64] */
+    uint32_t b_rn, b_rk;       /* smem row of B column n, block bk: n * b_rn + bk * b_rk */
+    const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
+    unsigned long long ws0[2]; /* first partial tile of each tier in the workspace (64 x 64 fp32 units) */
+    /* a tile's counter: ctr0[tier] + (64-row tile row of its first box) x ntp[tier] + column tile */
+    int out_bf16;
+    void *C;
+    float *ws;
+    uint32_t *ctr;
+    unsigned long long *host_bytes;
+    uint32_t pdl;              /* launched as a programmatic dependent (griddepcontrol) */
+    uint32_t fix_wait;         /* even split: the tile's owner waits for the other partials */
+    uint32_t nofixup;          /* diagnostic: no fix-up (C wrong) */
+    unsigned long long *times; /* diagnostic: DAK_GEMM_NTIMES stamps per CTA, or NULL */
+    uint32_t dyn, dyn_p, dyn_units; /* HBM tier in dynamic units: dyn_p pieces per tile row */
+    uint32_t *dynctr;          /* unit grab counter, kept zero between launches */
+    float *accw;               /* per-tile fp32 accumulators [col][row], kept zero between launches */
+    uint32_t wgmma;            /* 1: wide tiles through wgmma (consume_wgmma), 0: mma.sync */
+} kparams;
+
+/* The split kernel's signature, shared by its definitions (K_SPLIT in gemm_split.cu) and the
+ * declarations below. */
+#define K_SPLIT_SIG(name)                                                                                      \
+    __global__ void __launch_bounds__(NTHREADS, 1)                                                          \
+        name(const __grid_constant__ CUtensorMap ta_h, const __grid_constant__ CUtensorMap ta_g,             \
+             const __grid_constant__ CUtensorMap tb, const __grid_constant__ CUtensorMap tbw,                \
+             const __grid_constant__ kparams p)
+
+/* Defined in gemm_split.cu: one split kernel per width of the HBM tier's column tiles (64, 128, 256)
+ * and the diagnostic empty kernel. */
+K_SPLIT_SIG(k_split);
+K_SPLIT_SIG(k_split_n128);
+K_SPLIT_SIG(k_split_n256);
+__global__ void __launch_bounds__(NTHREADS, 1) k_empty(void);
+
+#endif

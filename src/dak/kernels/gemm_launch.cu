@@ -1,0 +1,411 @@
+/* Host side of the direct-access split GEMM: context, tensor maps, the kernel parameters from the
+ * plan, launches.  The kernels are in gemm_split.cu. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dak/gemm.h"
+#include "gemm_kernel.cuh"
+#include "internal.h"
+
+struct dak_gemm_launch {
+    dak_gemm_ctx *ctx;
+    dak_gemm_plan plan;
+    kparams kp;
+    CUtensorMap ta_h, ta_g, tb, tbw; /* tbw: B boxes of bn rows (wide HBM column tiles) */
+    size_t smem;
+    unsigned long long *hb;
+    unsigned long long *times; /* diag_times: per-CTA stamps */
+    int plain_launch; /* diagnostic: no cluster attribute when the cluster is 1 CTA */
+    int pdl;
+    dak_panel *panel; /* host rows through the panel kernel (gemm_panel.cu), or NULL */
+};
+
+extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
+{
+    *out = NULL;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0)
+        return cm_fail(err, "gemm: no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+    dak_gemm_ctx *c = (dak_gemm_ctx *)calloc(1, sizeof *c);
+    if (!c) return cm_fail(err, "gemm: out of memory");
+    DAK_CU(cudaGetDevice(&c->dev), err);
+    cudaDeviceProp pr;
+    DAK_CU(cudaGetDeviceProperties(&pr, c->dev), err);
+    if (pr.major < 9) {
+        free(c);
+        return cm_fail(err, "gemm: device %s is sm_%d%d, the kernels need sm_90a", pr.name, pr.major, pr.minor);
+    }
+    c->sms = (unsigned)pr.multiProcessorCount;
+    c->smem_optin = pr.sharedMemPerBlockOptin;
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) {
+        free(c);
+        return cm_fail(err, "gemm: driver entry point cuTensorMapEncodeTiled not found");
+    }
+    c->encode = (dak_encode_fn)fn;
+    if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
+        free(c);
+        return cm_fail(err, "gemm: cublasCreate failed");
+    }
+    DAK_CU(cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking), err);
+    DAK_CU(cudaEventCreateWithFlags(&c->ev_start, cudaEventDisableTiming), err);
+    for (int i = 0; i < 2; i++) {
+        DAK_CU(cudaEventCreateWithFlags(&c->ev_copy[i], cudaEventDisableTiming), err);
+        DAK_CU(cudaEventCreateWithFlags(&c->ev_gemm[i], cudaEventDisableTiming), err);
+    }
+    DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    DAK_CU(cudaFuncSetAttribute(k_split_n128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    DAK_CU(cudaFuncSetAttribute(k_split_n256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    DAK_CU(cudaFuncSetAttribute(k_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
+    *out = c;
+    return 0;
+}
+
+extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
+{
+    if (!c) return;
+    if (c->ws) cudaFree(c->ws);
+    if (c->ctr) cudaFree(c->ctr);
+    if (c->flush) cudaFree(c->flush);
+    if (c->accw) cudaFree(c->accw);
+    if (c->pws) cudaFree(c->pws);
+    if (c->dynctr) cudaFree(c->dynctr);
+    cublasDestroy(c->blas);
+    cudaStreamDestroy(c->copy_stream);
+    cudaEventDestroy(c->ev_start);
+    for (int i = 0; i < 2; i++) {
+        cudaEventDestroy(c->ev_copy[i]);
+        cudaEventDestroy(c->ev_gemm[i]);
+    }
+    free(c);
+}
+
+extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
+
+int dak_encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
+                     const cuuint64_t strides[2], const cuuint32_t box[3], cm_err *err)
+{
+    cuuint32_t es[3] = {1, 1, 1};
+    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)base, dims, strides, box, es,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cm_fail(err, "gemm: cuTensorMapEncodeTiled(3-D %llu x %llu x %llu, box %u x %u x %u) failed with %d",
+                       (unsigned long long)dims[2], (unsigned long long)dims[1], (unsigned long long)dims[0],
+                       box[2], box[1], box[0], (int)r);
+    return 0;
+}
+
+static int encode_2d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint64_t inner,
+                     uint64_t outer, uint32_t box_in, uint32_t box_out, cm_err *err)
+{
+    cuuint64_t dims[2] = {inner, outer};
+    cuuint64_t strides[1] = {inner * 2u};
+    cuuint32_t box[2] = {box_in, box_out};
+    cuuint32_t es[2] = {1, 1};
+    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides, box, es,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cm_fail(err, "gemm: cuTensorMapEncodeTiled(%llu x %llu, box %u x %u) failed with %d",
+                       (unsigned long long)outer, (unsigned long long)inner, box_out, box_in, (int)r);
+    return 0;
+}
+
+extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                                uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err)
+{
+    *out = NULL;
+    dak_gemm_launch *l = (dak_gemm_launch *)calloc(1, sizeof *l);
+    if (!l) return cm_fail(err, "gemm: out of memory");
+    l->ctx = ctx;
+    dak_gemm_plan *p = &l->plan;
+    if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) {
+        free(l);
+        return -1;
+    }
+    if (!B || !C) {
+        free(l);
+        return cm_fail(err, "gemm: B and C must be device pointers");
+    }
+    if (!o->a_tma2d && !A->packed) {
+        free(l);
+        return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
+    }
+    if (o->a_tma2d && A->packed) {
+        free(l);
+        return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");
+    }
+    /* workspace and counters */
+    if (p->ws_bytes > ctx->ws_bytes) {
+        if (ctx->ws) cudaFree(ctx->ws);
+        ctx->ws = NULL;
+        ctx->ws_bytes = 0;
+        DAK_CU(cudaMalloc((void **)&ctx->ws, p->ws_bytes), err);
+        ctx->ws_bytes = p->ws_bytes;
+    }
+    size_t nctr = (size_t)(A->M / 64u) * p->ngroups * p->cluster;
+    if (nctr > ctx->ctr_count) {
+        if (ctx->ctr) cudaFree(ctx->ctr);
+        ctx->ctr = NULL;
+        ctx->ctr_count = 0;
+        DAK_CU(cudaMalloc((void **)&ctx->ctr, nctr * 4u), err);
+        DAK_CU(cudaMemset(ctx->ctr, 0, nctr * 4u), err);
+        ctx->ctr_count = nctr;
+    }
+    DAK_CU(cudaMalloc((void **)&l->hb, 8), err);
+    DAK_CU(cudaMemset(l->hb, 0, 8), err);
+
+    const void *hbase = A->rows_host ? (const void *)A->host_dev : (const void *)A->dev;
+    uint64_t hrows = A->rows_host ? A->rows_host : A->M - A->rows_host;
+    const void *gbase = A->rows_host < A->M ? (const void *)A->dev : hbase;
+    uint64_t grows = A->rows_host < A->M ? A->M - A->rows_host : hrows;
+    uint32_t prow = 64u / p->cluster;
+    /* B (N rows of K) as 3-D {64, N, K/64 blocks} with strides 2K B and 128 B, so that a box
+     * lands in shared memory as [block][n][64]: the 8 rows one ldmatrix reads are consecutive,
+     * hence in 8 different swizzle phases (no bank conflicts).  If the driver refuses the
+     * decreasing strides, {64, K/64, N} ([n][block][64]: 2- or 4-way conflicts on B). */
+    int b_perm = !o->diag_b_nmajor;
+    if (b_perm) {
+        cuuint64_t d[3] = {64, N, A->K / 64u};
+        cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
+        cuuint32_t bx[3] = {64, p->bn_box, p->kstep};
+        cm_err e2;
+        if (dak_encode_3d(ctx, &l->tb, B, d, st, bx, &e2)) {
+            static int told;
+            if (!told++) fprintf(stderr, "dak gemm: note: %s; B kept as [n][block][64]\n", e2.msg);
+            b_perm = 0;
+        }
+    }
+    if (p->bn == 256u && p->host.ctas) { /* the planner's rule: k_split_n256 has no host-tier consumers */
+        cudaFree(l->hb);
+        free(l);
+        return cm_fail(err, "gemm: internal: bn 256 planned beside a tiled host tier");
+    }
+    if (p->bn > 64u && !b_perm) {
+        /* wide tiles need B as [block][n][64] (one canonical operand of bn rows per block) */
+        cudaFree(l->hb);
+        free(l);
+        if (o->bn) return cm_fail(err, "gemm: bn %u needs B as [block][n][64], which the driver refused here; set bn 64", o->bn);
+        dak_gemm_opts o64 = *o;
+        o64.bn = 64; /* auto: 64-column tiles */
+        return dak_gemm_prepare(ctx, A, B, C, N, &o64, out, err);
+    }
+    if (p->bn > 64u) {
+        cuuint64_t d[3] = {64, N, A->K / 64u};
+        cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
+        cuuint32_t bx[3] = {64, p->bn, p->kstep};
+        if (dak_encode_3d(ctx, &l->tbw, B, d, st, bx, err)) {
+            cudaFree(l->hb);
+            free(l);
+            return -1;
+        }
+    }
+    cuuint64_t bdims[3] = {64, A->K / 64u, N};
+    cuuint64_t bstrides[2] = {128, (cuuint64_t)A->K * 2u};
+    cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
+    if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
+        encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
+        (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err))) {
+        cudaFree(l->hb);
+        free(l);
+        return -1;
+    }
+    kparams *k = &l->kp;
+    memset(k, 0, sizeof *k);
+    k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->c = p->cluster;
+    /* the host tier keeps 64-column tiles; the HBM tier's are bn wide */
+    k->tn[0] = 64u, k->tn[1] = p->bn;
+    k->ntiles[0] = p->ntiles, k->ntiles[1] = (N + p->bn - 1u) / p->bn;
+    k->ngroups[0] = p->ngroups, k->ngroups[1] = p->hbm.ngroups;
+    for (int t = 0; t < 2; t++) k->ntp[t] = k->ngroups[t] * p->cluster;
+    k->bn_box[0] = p->bn_box, k->bn_box[1] = p->bn > 64u ? p->bn : p->bn_box;
+    k->ctr0[0] = 0, k->ctr0[1] = (unsigned long long)(A->rows_host / 64u) * k->ntp[0];
+    k->stages[0] = p->stages, k->stages[1] = p->hbm_stages;
+    k->mh[0] = 1u, k->mh[1] = p->bm / 64u; /* the host tier keeps 64-row tiles */
+    k->mt64[0] = A->rows_host / 64u, k->mt64[1] = (A->M - A->rows_host) / 64u;
+    k->kstep = p->kstep, k->kblocks = A->K / 64u;
+    k->host_ctas = p->host.ctas;
+    const dak_tier_plan *tp[2] = {&p->host, &p->hbm};
+    for (int t = 0; t < 2; t++) {
+        k->ctas[t] = tp[t]->ctas;
+        k->items[t] = tp[t]->items;
+        k->ksplit[t] = tp[t]->ksplit ? tp[t]->ksplit : 1;
+        k->window[t] = tp[t]->window ? tp[t]->window : k->stages[t];
+    }
+    k->a_bulk = !o->a_tma2d;
+    k->nomath = o->diag_nomath;
+    k->b_perm = (uint32_t)b_perm;
+    k->b_rn = b_perm ? 1u : p->kstep;
+    k->b_rk = b_perm ? p->bn_box : 1u;
+    k->a_ptr[0] = A->host_dev;
+    k->a_ptr[1] = A->dev;
+    k->even[0] = (uint32_t)p->host.even;
+    k->even[1] = (uint32_t)p->hbm.even;
+    k->mt0[0] = 0, k->mt0[1] = A->rows_host / 64u;
+    k->row0[0] = 0, k->row0[1] = A->rows_host;
+    k->ws0[0] = 0;
+    k->ws0[1] = p->host.ksplit > 1 ? (unsigned long long)p->host.mtiles * k->ntp[0] * p->host.ksplit : 0ull;
+    l->plain_launch = o->diag_plain_launch;
+    l->pdl = o->pdl != 0;
+    k->pdl = (uint32_t)l->pdl;
+    k->fix_wait = !o->diag_fixup_atomic;
+    k->nofixup = (uint32_t)(o->diag_nofixup != 0);
+    if (p->dyn_units) {
+        size_t ab = (size_t)(A->M / 64u) * 4096u * 4u;
+        if (ab > ctx->accw_bytes) {
+            if (ctx->accw) cudaFree(ctx->accw);
+            ctx->accw = NULL;
+            ctx->accw_bytes = 0;
+            DAK_CU(cudaMalloc((void **)&ctx->accw, ab), err);
+            DAK_CU(cudaMemset(ctx->accw, 0, ab), err);
+            ctx->accw_bytes = ab;
+        }
+        if (!ctx->dynctr) {
+            DAK_CU(cudaMalloc((void **)&ctx->dynctr, 8), err);
+            DAK_CU(cudaMemset(ctx->dynctr, 0, 8), err);
+        }
+        k->dyn = 1, k->dyn_p = p->dyn_p, k->dyn_units = p->dyn_units;
+        k->dynctr = ctx->dynctr, k->accw = ctx->accw;
+    }
+    if (o->diag_times) {
+        size_t nt = (size_t)(p->host.ctas + p->hbm.ctas) * DAK_GEMM_NTIMES;
+        cudaError_t e = cudaMalloc((void **)&l->times, nt * 8u);
+        if (e == cudaSuccess) e = cudaMemset(l->times, 0, nt * 8u);
+        if (e != cudaSuccess) {
+            cudaFree(l->hb);
+            if (l->times) cudaFree(l->times);
+            free(l);
+            return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
+        }
+        k->times = l->times;
+    }
+    if (p->wgmma && !b_perm && p->kstep > 1) {
+        /* [n][block][64] with kstep > 1 is no canonical operand layout */
+        if (o->wgmma == 1) {
+            cudaFree(l->hb);
+            if (l->times) cudaFree(l->times);
+            free(l);
+            return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64], which the driver refused here; set wgmma 0");
+        }
+        p->wgmma = 0; /* auto: mma.sync */
+    }
+    k->wgmma = p->wgmma;
+    k->out_bf16 = o->out_bf16;
+    k->C = C;
+    k->ws = ctx->ws;
+    k->ctr = ctx->ctr;
+    k->host_bytes = l->hb;
+    l->smem = p->smem_bytes;
+    if (p->panel.on && dak_panel_prepare(ctx, A, B, C, p, o, l->hb, &l->panel, err)) {
+        dak_gemm_launch_free(l);
+        return -1;
+    }
+    *out = l;
+    return 0;
+}
+
+extern "C" const dak_gemm_plan *dak_gemm_launch_plan(const dak_gemm_launch *l) { return &l->plan; }
+
+static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err *err);
+
+extern "C" int dak_gemm_run(dak_gemm_launch *l, void *stream, cm_err *err)
+{
+    uint32_t grid = l->plan.host.ctas + l->plan.hbm.ctas;
+    if (grid == 0 && !l->panel) return cm_fail(err, "gemm: empty plan");
+    if (l->panel && dak_panel_begin(l->panel, (cudaStream_t)stream, err)) return -1;
+    if (grid && launch_tiled(l, grid, stream, err)) return -1;
+    if (l->panel && dak_panel_end(l->panel, (cudaStream_t)stream, err)) return -1;
+    return 0;
+}
+
+static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err *err)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3(NTHREADS, 1, 1);
+    cfg.dynamicSmemBytes = l->smem;
+    cfg.stream = (cudaStream_t)stream;
+    cudaLaunchAttribute at[2];
+    unsigned na = 0;
+    if (!(l->plain_launch && l->plan.cluster == 1)) {
+        at[na].id = cudaLaunchAttributeClusterDimension;
+        at[na].val.clusterDim.x = l->plan.cluster;
+        at[na].val.clusterDim.y = 1;
+        at[na].val.clusterDim.z = 1;
+        na++;
+    }
+    if (l->pdl) {
+        at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[na].val.programmaticStreamSerializationAllowed = 1;
+        na++;
+    }
+    cfg.attrs = at;
+    cfg.numAttrs = na;
+    void *args[5] = {&l->ta_h, &l->ta_g, &l->tb, &l->tbw, &l->kp};
+    /* the instantiation for the HBM tier's column tile width */
+    const void *kf = l->kp.tn[1] == 256u ? (const void *)k_split_n256
+                     : l->kp.tn[1] == 128u ? (const void *)k_split_n128 : (const void *)k_split;
+    DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
+    return 0;
+}
+
+extern "C" int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err)
+{
+    unsigned long long v = 0;
+    DAK_CU(cudaMemcpy(&v, l->hb, 8, cudaMemcpyDeviceToHost), err);
+    *bytes = v;
+    return 0;
+}
+
+extern "C" int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err)
+{
+    uint32_t g = l->plan.host.ctas + l->plan.hbm.ctas;
+    if (ctas) *ctas = g;
+    if (!l->times) return cm_fail(err, "gemm: launch prepared without diag_times");
+    if (n < (size_t)g * DAK_GEMM_NTIMES)
+        return cm_fail(err, "gemm: %zu stamp words given, %u CTAs need %u", n, g, g * DAK_GEMM_NTIMES);
+    DAK_CU(cudaMemcpy(t, l->times, (size_t)g * DAK_GEMM_NTIMES * 8u, cudaMemcpyDeviceToHost), err);
+    return 0;
+}
+
+extern "C" int dak_diag_empty(dak_gemm_ctx *ctx, uint32_t grid, uint32_t smem, void *stream, cm_err *err)
+{
+    if (grid == 0 || smem > ctx->smem_optin)
+        return cm_fail(err, "gemm: empty kernel: grid %u, %u bytes of shared memory (at most %zu)", grid, smem,
+                       ctx->smem_optin);
+    k_empty<<<grid, NTHREADS, smem, (cudaStream_t)stream>>>();
+    DAK_CU(cudaGetLastError(), err);
+    return 0;
+}
+
+extern "C" void dak_gemm_launch_free(dak_gemm_launch *l)
+{
+    if (!l) return;
+    if (l->hb) cudaFree(l->hb);
+    if (l->times) cudaFree(l->times);
+    dak_panel_free(l->panel);
+    free(l);
+}
+
+extern "C" int dak_gemm_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                              uint32_t N, const dak_gemm_opts *o, cm_err *err)
+{
+    dak_gemm_launch *l;
+    if (dak_gemm_prepare(ctx, A, B, C, N, o, &l, err)) return -1;
+    int rc = dak_gemm_run(l, NULL, err);
+    if (!rc) {
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) rc = cm_fail(err, "gemm: kernel failed: %s", cudaGetErrorString(e));
+    }
+    dak_gemm_launch_free(l);
+    return rc;
+}
