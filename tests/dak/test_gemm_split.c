@@ -165,6 +165,46 @@ static int pshape_ref(pshape *s, uint32_t N, cm_err *err)
     return 0;
 }
 
+/* The common part of a checked case on shape s: the tiered view at `ratio` (row-major A from Ah
+ * with a_tma2d, else the packed copies), C poisoned with NaN, `runs` launches and a sync.  Returns
+ * the launch for the caller's plan and error checks (rows: host rows of the view), or NULL after
+ * recording the failure under `label`; a sticky CUDA error ends the run. */
+static dak_gemm_launch *case_run(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio,
+                                 const dak_gemm_opts *o, int runs, const char *label, uint32_t *rows)
+{
+    cm_err err;
+    dak_tiered A;
+    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, rows, &err) ||
+        (o->a_tma2d ? dak_tiered_view(&A, s->M, s->K, *rows, Ah, s->Ad, 0, &err)
+                    : dak_tiered_view(&A, s->M, s->K, *rows, s->Ahp, s->Adp, 1, &err)) ||
+        dak_fill_u32(s->C, (size_t)s->M * N, 0x7fc00000u, NULL, &err)) {
+        CHECK(0, "%s: %s", label, err.msg);
+        return NULL;
+    }
+    dak_gemm_launch *l = NULL;
+    int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
+    if (rc && o->panel_cluster == 16 && strstr(err.msg, "panel cluster")) {
+        /* clusters of 16 are non-portable: this GPU or driver may refuse them */
+        printf("  %s: cluster 16 refused here (%s): skipped\n", label, err.msg);
+        return NULL;
+    }
+    for (int i = 0; i < runs && !rc; i++) rc = dak_gemm_run(l, NULL, &err);
+    if (!rc) {
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+    }
+    CHECK(rc == 0, "%s %ux%u N %u r %g: %s", label, s->M, s->K, N, ratio, err.msg);
+    if (rc) {
+        dak_gemm_launch_free(l);
+        if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
+            printf("%d passed, %d failed\n", passed, failed);
+            exit(1);
+        }
+        return NULL;
+    }
+    return l;
+}
+
 /* One panel-path check: `runs` launches of one prepared launch, C poisoned first; relative
  * error against the reference, host bytes counted = runs x plan = runs x A's host bytes. */
 static void panel_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const dak_gemm_opts *o, int runs,
@@ -172,32 +212,8 @@ static void panel_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, c
 {
     cm_err err;
     uint32_t rows;
-    dak_tiered A;
-    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, &rows, &err) ||
-        dak_tiered_view(&A, s->M, s->K, rows, s->Ahp, s->Adp, 1, &err)) {
-        CHECK(0, "%s: %s", what, err.msg);
-        return;
-    }
-    if (dak_fill_u32(s->C, (size_t)s->M * N, 0x7fc00000u, NULL, &err)) {
-        CHECK(0, "%s: %s", what, err.msg);
-        return;
-    }
-    dak_gemm_launch *l = NULL;
-    int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
-    if (rc && o->panel_cluster == 16 && strstr(err.msg, "panel cluster")) {
-        printf("  %s: cluster 16 refused here (%s): skipped\n", what, err.msg);
-        return;
-    }
-    for (int i = 0; i < runs && !rc; i++) rc = dak_gemm_run(l, NULL, &err);
-    if (!rc) {
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
-    }
-    CHECK(rc == 0, "%s %ux%u N %u r %g: %s", what, s->M, s->K, N, ratio, err.msg);
-    if (rc) {
-        dak_gemm_launch_free(l);
-        return;
-    }
+    dak_gemm_launch *l = case_run(ctx, s, NULL, N, ratio, o, runs, what, &rows);
+    if (!l) return;
     const dak_gemm_plan *p = dak_gemm_launch_plan(l);
     uint64_t hb = 0;
     CHECK(dak_gemm_host_bytes(l, &hb, &err) == 0, "%s", err.msg);
@@ -299,41 +315,6 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
 }
 
 /* ---- wgmma consumer ---- */
-
-/* The common part of a checked case on shape s: the tiered view at `ratio` (row-major A from Ah
- * with a_tma2d, else the packed copies), C poisoned with NaN, `runs` launches and a sync.  Returns
- * the launch for the caller's plan and error checks (rows: host rows of the view), or NULL after
- * recording the failure under `label`; a sticky CUDA error ends the run. */
-static dak_gemm_launch *case_run(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio,
-                                 const dak_gemm_opts *o, int runs, const char *label, uint32_t *rows)
-{
-    cm_err err;
-    dak_tiered A;
-    if (dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, ratio, rows, &err) ||
-        (o->a_tma2d ? dak_tiered_view(&A, s->M, s->K, *rows, Ah, s->Ad, 0, &err)
-                    : dak_tiered_view(&A, s->M, s->K, *rows, s->Ahp, s->Adp, 1, &err)) ||
-        dak_fill_u32(s->C, (size_t)s->M * N, 0x7fc00000u, NULL, &err)) {
-        CHECK(0, "%s: %s", label, err.msg);
-        return NULL;
-    }
-    dak_gemm_launch *l = NULL;
-    int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
-    for (int i = 0; i < runs && !rc; i++) rc = dak_gemm_run(l, NULL, &err);
-    if (!rc) {
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
-    }
-    CHECK(rc == 0, "%s %ux%u N %u r %g: %s", label, s->M, s->K, N, ratio, err.msg);
-    if (rc) {
-        dak_gemm_launch_free(l);
-        if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
-            printf("%d passed, %d failed\n", passed, failed);
-            exit(1);
-        }
-        return NULL;
-    }
-    return l;
-}
 
 /* One wgmma check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for
  * N columns); the plan must record wgmma where wide tiles exist. */

@@ -149,6 +149,23 @@ static int parse_names(const char *flag, const char *v, const char *const *names
     return 0;
 }
 
+/* A flag whose value must be one of `n` listed values (`expected` words them for the message):
+ * out of their range, arg_u32's message; in range but not listed, "expected <expected>". */
+static int arg_u32_oneof(const char *flag, const char *v, const uint32_t *allowed, int n, const char *expected,
+                         uint32_t *out)
+{
+    uint32_t lo = allowed[0], hi = allowed[0];
+    for (int i = 1; i < n; i++) {
+        if (allowed[i] < lo) lo = allowed[i];
+        if (allowed[i] > hi) hi = allowed[i];
+    }
+    if (arg_u32("dak bench", flag, v, lo, hi, out)) return -1;
+    for (int i = 0; i < n; i++)
+        if (*out == allowed[i]) return 0;
+    fprintf(stderr, "dak bench: %s: expected %s, got '%s'\n", flag, expected, v);
+    return -1;
+}
+
 static int parse(int argc, char **argv, bench_cfg *c)
 {
     memset(c, 0, sizeof *c);
@@ -181,23 +198,14 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--window")) {
             if (!VAL() || arg_u32("dak bench", "--window", v, 0, 24, &c->window)) return -1;
         } else if (arg_is(a, "--cluster")) {
-            if (!VAL() || arg_u32("dak bench", "--cluster", v, 1, 8, &c->cluster)) return -1;
-            if (c->cluster & (c->cluster - 1)) {
-                fprintf(stderr, "dak bench: --cluster: expected 1, 2, 4 or 8, got '%s'\n", v);
-                return -1;
-            }
+            static const uint32_t ok[] = {1, 2, 4, 8};
+            if (!VAL() || arg_u32_oneof("--cluster", v, ok, 4, "1, 2, 4 or 8", &c->cluster)) return -1;
         } else if (arg_is(a, "--bm")) {
-            if (!VAL() || arg_u32("dak bench", "--bm", v, 0, 128, &c->bm)) return -1;
-            if (c->bm != 0 && c->bm != 64 && c->bm != 128) {
-                fprintf(stderr, "dak bench: --bm: expected 0 (auto), 64 or 128, got '%s'\n", v);
-                return -1;
-            }
+            static const uint32_t ok[] = {0, 64, 128};
+            if (!VAL() || arg_u32_oneof("--bm", v, ok, 3, "0 (auto), 64 or 128", &c->bm)) return -1;
         } else if (arg_is(a, "--kstep")) {
-            if (!VAL() || arg_u32("dak bench", "--kstep", v, 0, 4, &c->kstep)) return -1;
-            if (c->kstep == 3) {
-                fprintf(stderr, "dak bench: --kstep: expected 0 (auto), 1, 2 or 4, got '%s'\n", v);
-                return -1;
-            }
+            static const uint32_t ok[] = {0, 1, 2, 4};
+            if (!VAL() || arg_u32_oneof("--kstep", v, ok, 4, "0 (auto), 1, 2 or 4", &c->kstep)) return -1;
         } else if (arg_is(a, "--tile-align")) {
             if (!VAL() || arg_u32("dak bench", "--tile-align", v, 0, 1, &c->tile_align)) return -1;
         } else if (arg_is(a, "--hbm-sms")) {
@@ -211,11 +219,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--panel")) {
             if (!VAL() || arg_u32("dak bench", "--panel", v, 0, 2, &c->panel)) return -1;
         } else if (arg_is(a, "--bn")) {
-            if (!VAL() || arg_u32("dak bench", "--bn", v, 0, 256, &c->bn)) return -1;
-            if (c->bn != 0 && c->bn != 64 && c->bn != 128 && c->bn != 256) {
-                fprintf(stderr, "dak bench: --bn: expected 0 (auto), 64, 128 or 256, got '%s'\n", v);
-                return -1;
-            }
+            static const uint32_t ok[] = {0, 64, 128, 256};
+            if (!VAL() || arg_u32_oneof("--bn", v, ok, 4, "0 (auto), 64, 128 or 256", &c->bn)) return -1;
         } else if (arg_is(a, "--layers")) {
             if (!VAL() || arg_u32("dak bench", "--layers", v, 1, 1000, &c->layers)) return -1;
         } else if (arg_is(a, "--sections")) {
