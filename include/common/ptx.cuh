@@ -110,6 +110,50 @@ PTX_DEV void ptx_bulk_g2s_multicast(uint32_t dst, const void *src, uint32_t byte
                  : "memory");
 }
 
+/* ---- L2 cache hints: a policy (createpolicy) attached to a copy's L2 reads ---- */
+
+/* Lines read under this policy are evicted first: data streamed once (the weights A). */
+PTX_DEV uint64_t ptx_l2_evict_first(void)
+{
+    uint64_t p;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+
+/* Lines read under this policy are evicted last: data re-read by every SM (B, the activations). */
+PTX_DEV uint64_t ptx_l2_evict_last(void)
+{
+    uint64_t p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+
+/* ptx_bulk_g2s with an L2 cache policy. */
+PTX_DEV void ptx_bulk_g2s_hint(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, uint64_t pol)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar), "l"(pol)
+                 : "memory");
+}
+
+/* ptx_bulk_g2s_multicast with an L2 cache policy. */
+PTX_DEV void ptx_bulk_g2s_multicast_hint(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, uint16_t mask,
+                                         uint64_t pol)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%0], [%1], %2, [%3], %4, %5;" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar), "h"(mask), "l"(pol)
+                 : "memory");
+}
+
+/* ptx_tma_3d_g2s with an L2 cache policy. */
+PTX_DEV void ptx_tma_3d_g2s_hint(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar,
+                                 uint64_t pol)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "l"(pol)
+                 : "memory");
+}
+
 /* 2-D tensor copy of one box at element coordinates (c0 inner, c1 outer) described by a
  * __grid_constant__ tensor map into this CTA's shared memory, completing on `bar`. */
 PTX_DEV void ptx_tma_2d_g2s(uint32_t dst, const CUtensorMap *map, int c0, int c1, uint32_t bar)
@@ -136,6 +180,13 @@ PTX_DEV void ptx_tma_2d_g2s_multicast(uint32_t dst, const CUtensorMap *map, int 
                  : "memory");
 }
 
+/* Orders this thread's generic-proxy global accesses (and what it acquired) before its later
+ * async-proxy (bulk copy) accesses to global memory. */
+PTX_DEV void ptx_fence_proxy_async_global(void)
+{
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
 /* Fetch a tensor map's descriptor into the TMA unit's cache ahead of first use. */
 PTX_DEV void ptx_prefetch_tensormap(const CUtensorMap *map)
 {
@@ -160,6 +211,15 @@ PTX_DEV uint64_t ptx_globaltimer(void)
     uint64_t t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+}
+
+/* Index of the SM this thread runs on (%smid: fixed for a CTA's life; the range can have
+ * gaps, %nsmid bounds it). */
+PTX_DEV uint32_t ptx_smid(void)
+{
+    uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
 }
 
 /* ---- clusters --------------------------------------------------------------- */

@@ -116,6 +116,8 @@ typedef struct {
                               the last to arrive sums) instead of the owner's wait (wave alignment) */
     int diag_nofixup;   /* diagnostic: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
     int diag_times;     /* diagnostic: every CTA records %globaltimer stamps (dak_gemm_times) */
+    int diag_epi_global; /* diagnostic: the wide tiles' owner adds the other partials from L2, not through its
+                            idle ring (a bulk copy into shared memory) */
     uint32_t dyn;       /* diagnostic (slower in run 10b): HBM tier in dynamic units (N <= 64, cluster 1): 0 off, 1 auto unit size,
                            >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
@@ -146,10 +148,12 @@ typedef struct {
                            128-row tiles through wgmma; elsewhere (64-row tiles from bm auto, N <= 32, one HBM
                            tile row, no HBM rows) it falls back to 64.  Refused with bm 64, wgmma 0, dyn or
                            diag_b_nmajor.  The host tier and the panel kernel keep 64-column tiles */
+    int l2_hints;       /* 1 (default): the split kernel's copies carry L2 cache policies: A (read once)
+                           evict-first, B (re-read by every CTA) evict-last where it is at most 16 MiB; 0: none */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
- * panel auto, wgmma auto, bm auto, bn auto. */
+ * panel auto, wgmma auto, bm auto, bn auto, l2_hints 1. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {
@@ -244,9 +248,10 @@ int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err);
 
 /* Per-CTA %globaltimer stamps (ns) of the last run of a launch prepared with diag_times:
  * DAK_GEMM_NTIMES words per CTA, CTA-major: entry, first copy issued, griddepcontrol.wait
- * returned (0 without pdl), first ring slot full, last ring slot full, exit.  t holds
- * n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times was off. */
-#define DAK_GEMM_NTIMES 6u
+ * returned (0 without pdl), first ring slot full, last ring slot full, exit, and the CTA's
+ * %smid (not a time).  t holds n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times
+ * was off. */
+#define DAK_GEMM_NTIMES 7u
 int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err);
 
 /* Diagnostic: an empty kernel of `grid` CTAs x 288 threads with `smem` bytes of dynamic
@@ -305,6 +310,14 @@ int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host_bytes, uin
  * contiguous range, the access pattern of the split GEMM's even split). */
 int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
                   int contiguous, double *gbs, cm_err *err);
+
+/* Per-SM HBM streaming (diagnostic: do the SMs get unequal, and stable, shares of HBM?): one
+ * CTA per SM reads one contiguous range of `bytes` with 32 KiB bulk copies (192 KiB in flight).
+ * weights NULL: even ranges, CTA j taking range (j + rotate) mod SMs; else ranges in proportion
+ * to weights[%smid] (nsm entries; an SM without a weight reads nothing).  Writes each CTA's %smid and its streaming
+ * time in us (sms entries each) and the GB/s over the whole span. */
+int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, const double *weights, uint32_t nsm,
+                      uint32_t rotate, uint32_t *smid, double *us, double *gbs, cm_err *err);
 
 #ifdef __cplusplus
 }

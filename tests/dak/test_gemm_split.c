@@ -5,7 +5,8 @@
  * without multicast, on the packed layout (1-D bulk copies); plus bf16 output,
  * wave alignment off, a congestion window, the 2-D tensor-copy path on row-major
  * A, kstep 1, the older [n][block] B layout in shared memory, a launch without
- * the cluster attribute, a B box of 8 rows, and a check of the fp32 reference
+ * the cluster attribute, a B box of 8 rows, copies without L2 cache policies (opts.l2_hints 0), and a
+ * check of the fp32 reference
  * itself against a CPU dot product.  The panel path (host rows through the A-stationary
  * kernel, issue #7): N = 100..4096 on small shapes (several panels per tile row, a short
  * last panel, pieces of 1 and 2 blocks), r = 100 % and 50 %, fp32 and bf16 C, clusters 1-16,
@@ -23,7 +24,8 @@
  * partial column tiles) x r {0, 2 %, 10 %, 50 %} with bn 64, 128 and 256 (bn 256 beside a tiled host
  * tier, r = 2 %: the refusal checked, then with the panel path), the plan's width checked against
  * the documented rule; at r = 0 with bn 128 and 256: bf16 C, round-robin, the old fix-up, cluster
- * 2 and 4 multicast, PDL back to back, kstep 2, 3 stages; and bn auto in every check of the main
+ * 2 and 4 multicast, PDL back to back, kstep 2, 3 and 2 stages (2: bn 256's ring cannot hold a
+ * partial, so the owner adds it from L2), bf16 with 2 stages; and bn auto in every check of the main
  * loop with bm 128 and in the r = 10 % variants.
  * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn]   (quick: the smallest shape and the
  * panel tests on small shapes; panel / wgmma / bn: those tests only) */
@@ -495,7 +497,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
             }
             if (!full && N != 100 && N != 200 && N != 512) continue;
             for (int bi = 1; bi < 3; bi++)
-                for (int v = 0; v < 8; v++) {
+                for (int v = 0; v < 10; v++) {
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     o.bn = bns[bi];
@@ -509,6 +511,10 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
                     if (v == 5) o.pdl = 1, runs = 3, w = "pdl x3";
                     if (v == 6) o.kstep = 2, w = "kstep 2";
                     if (v == 7) o.stages = 3, w = "3 stages";
+                    /* 2 slots: bn 256's ring (96 KiB) cannot hold a 128 KiB partial, so the owner
+                     * adds it from L2 (the staged adds elsewhere) */
+                    if (v == 8) o.stages = 2, w = "2 stages";
+                    if (v == 9) o.stages = 2, o.out_bf16 = 1, w = "2 st bf16";
                     bn_case(ctx, &s, N, 0.0, &o, runs, bns[bi], w);
                 }
         }
@@ -658,9 +664,9 @@ int main(int argc, char **argv)
                 dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, 0.1, &rows, &err);
                 dak_tiered_view(&A, M, K, rows, Ahp, Adp, 1, &err);
                 dak_tiered_view(&Ar, M, K, rows, Ah, Ad, 0, &err);
-                for (int vwb = 0; vwb < 60; vwb++) {
-                    /* the 15 variants with mma.sync, then wgmma 1; bm auto, then the other height */
-                    const int vw = vwb % 30, v = vw % 15, wgv = vw / 15, bmv = vwb / 30;
+                for (int vwb = 0; vwb < 64; vwb++) {
+                    /* the 16 variants with mma.sync, then wgmma 1; bm auto, then the other height */
+                    const int vw = vwb % 32, v = vw % 16, wgv = vw / 16, bmv = vwb / 32;
                     if (wgv && N <= 32) continue;
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
@@ -685,6 +691,7 @@ int main(int argc, char **argv)
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */
                     if (v == 12) o.dyn = 1;                 /* HBM tier in dynamic units (N <= 64) */
                     if (v == 13) o.dyn = 1, o.out_bf16 = 1; /* the fix-up warp's bf16 stores */
+                    if (v == 15) o.l2_hints = 0;            /* copies without L2 cache policies */
                     /* v == 11 (static) and 14 (dynamic units): r = 0, PDL, three launches back
                        to back (each starts while the one before drains; counters reset) */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;

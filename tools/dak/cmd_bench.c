@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_sections.h"
 #include "commands.h"
 #include "common/args.h"
 #include "common/bench.h"
@@ -39,8 +40,10 @@ typedef struct {
     uint32_t kstep, stages; /* ring slot size (64-column blocks) and slot count, 0 auto (dak_gemm_opts) */
     uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 all left (dak_gemm_opts.hbm_ctas) */
     uint32_t tile_align;    /* dak_gemm_opts.tile_align (default 1) */
-    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma;
+    uint32_t l2_hints;      /* dak_gemm_opts.l2_hints (default 1) */
+    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
+    int n_given; /* --n was given: the fixed section times those N (else 1, 8, 64) */
     const char *json;
 } bench_cfg;
 
@@ -49,7 +52,8 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: dak bench gemm [options]\n"
             "  --shapes LIST    MxK,... (default 7168x7168,28672x7168,11008x4096)\n"
-            "  --n LIST         batch columns N (default 1,8,64,512,1024)\n"
+            "  --n LIST         batch columns N (default 1,8,64,512,1024; the fixed section: 1,8,64 unless\n"
+            "                   given)\n"
             "  --ratios LIST    offload ratios in %% (default 0,0.5,1,2,5,10,20,40,60,80,100)\n"
             "  --reps N         timed repetitions per point, median reported (default 10)\n"
             "  --host-sms N     SMs reading host memory, 0 = auto (default 0)\n"
@@ -66,13 +70,16 @@ static void usage(FILE *o)
             "                   or 4 (default 0)\n"
             "  --stages N       ring slots of the split kernels: 0 (as many as fit) or 2..24 (default 0)\n"
             "  --hbm-sms N      CTAs of the split kernels that read HBM rows, 0 = all SMs left (default 0)\n"
+            "  --l2-hints N     1: the split kernel's copies carry L2 policies (A evict-first, B evict-last;\n"
+            "                   dak_gemm_opts.l2_hints), 0: none (default 1)\n"
             "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
             "                   SMs (default 1)\n"
             "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
             "                   1 always, 2 auto (where the tiled path would fetch a host tile twice)\n"
             "                   (default 2)\n"
-            "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma (default all but diag, fixed and wgmma;\n"
-            "                   wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS table alone)\n"
+            "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma,smrate (default all but diag, fixed,\n"
+            "                   wgmma and smrate; wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS\n"
+            "                   table alone; smrate: each SM's share of HBM, even and rate-weighted splits)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
             "  --json FILE      JSON output (default dak-gemm.json)\n");
 }
@@ -172,11 +179,11 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--shapes", "7168x7168,28672x7168,11008x4096", 0, c);
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
-    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1;
+    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1, c->l2_hints = 1;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
-    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag", "fixed", "wgmma"};
+    static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag", "fixed", "wgmma", "smrate"};
     static const char *const basen[] = {"cublas", "prefetch", "overlap", "naive", "uvm"};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -189,6 +196,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || parse_list("--shapes", v, 0, c)) return -1;
         } else if (arg_is(a, "--n")) {
             if (!VAL() || parse_list("--n", v, 1, c)) return -1;
+            c->n_given = 1;
         } else if (arg_is(a, "--ratios")) {
             if (!VAL() || parse_list("--ratios", v, 2, c)) return -1;
         } else if (arg_is(a, "--reps")) {
@@ -208,6 +216,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32_oneof("--kstep", v, ok, 4, "0 (auto), 1, 2 or 4", &c->kstep)) return -1;
         } else if (arg_is(a, "--tile-align")) {
             if (!VAL() || arg_u32("dak bench", "--tile-align", v, 0, 1, &c->tile_align)) return -1;
+        } else if (arg_is(a, "--l2-hints")) {
+            if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--hbm-sms")) {
             if (!VAL() || arg_u32("dak bench", "--hbm-sms", v, 0, 1024, &c->hbm_sms)) return -1;
         } else if (arg_is(a, "--stages")) {
@@ -224,8 +234,9 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--layers")) {
             if (!VAL() || arg_u32("dak bench", "--layers", v, 1, 1000, &c->layers)) return -1;
         } else if (arg_is(a, "--sections")) {
-            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp, &c->sec_wave, &c->sec_diag, &c->sec_fixed, &c->sec_wgmma};
-            if (!VAL() || parse_names("--sections", v, secn, d, 7)) return -1;
+            int *d[] = {&c->sec_sweep, &c->sec_cong, &c->sec_amp,   &c->sec_wave,
+                        &c->sec_diag,  &c->sec_fixed, &c->sec_wgmma, &c->sec_smrate};
+            if (!VAL() || parse_names("--sections", v, secn, d, 8)) return -1;
         } else if (arg_is(a, "--baselines")) {
             int *d[] = {&c->base_cublas, &c->base_prefetch, &c->base_overlap, &c->base_naive, &c->base_uvm};
             if (!VAL() || parse_names("--baselines", v, basen, d, 5)) return -1;
@@ -555,6 +566,7 @@ static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->stages = c->stages;
     o->hbm_ctas = c->hbm_sms;
     o->tile_align = (int)c->tile_align;
+    o->l2_hints = (int)c->l2_hints;
 }
 
 /* The split GEMM as a sequence of `layers` launches (the counterpart of the overlap baseline's
@@ -681,6 +693,10 @@ static int run(const bench_cfg *c)
             }
         json_arr_end(&w);
     }
+    /* ---- per-SM HBM shares (the spread of the split GEMM's CTAs) ---- */
+    static double sm_us[1024];
+    uint32_t nsm = 0;
+    if (c->sec_smrate && bench_smrate(ctx, gbuf, gprobe, (size_t)7168 * 7168 * 2, c->reps, &w, sm_us, &nsm)) return 1;
     cudaFreeHost(hbuf);
     cudaFree(gbuf);
 
@@ -866,6 +882,7 @@ static int run(const bench_cfg *c)
                 json_kv_u64(&w, "host_window", plan.host.window);
                 json_kv_u64(&w, "hbm_ctas", plan.hbm.ctas);
                 json_kv_u64(&w, "tile_align", c->tile_align);
+                json_kv_u64(&w, "l2_hints", c->l2_hints);
                 json_kv_u64(&w, "host_ksplit", plan.host.ksplit);
                 json_kv_u64(&w, "hbm_ksplit", plan.hbm.ksplit);
                 json_kv_u64(&w, "stages", plan.stages);
@@ -1068,18 +1085,22 @@ static int run(const bench_cfg *c)
             /* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
             {
                 printf("\n# fixed, wgmma A/B: A %ux%u r = 0, one launch (us, TFLOP/s, GB/s of A)\n", M, K);
-                printf("%5s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "cublas us", "mma TF", "wgmma TF",
-                       "cublas TF", "mma GB/s", "wgmma GB/s");
-                static const uint32_t wn[] = {64, 128, 512};
+                printf("# glob-add: wgmma with the wide tiles' owner adding the partials from L2, not through its ring\n"
+                       "# (diag_epi_global); no-hint: wgmma without L2 cache policies (l2_hints 0)\n");
+                printf("%5s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "glob-add", "no-hint",
+                       "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
+                static const uint32_t wn[] = {64, 128, 256, 512};
                 dak_tiered Aw[FX_NCP];
                 for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, Ahp, ap[i], 1, &err));
                 for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
                     const uint32_t N = wn[a];
-                    double t[3];
-                    for (int v = 0; v < 2; v++) {
+                    double t[5];
+                    for (int v = 0; v < 4; v++) {
                         dak_gemm_opts go;
                         bench_opts(&go, c);
-                        go.wgmma = (uint32_t)v;
+                        go.wgmma = v ? 1u : 0u;
+                        go.diag_epi_global = v == 2;
+                        if (v == 3) go.l2_hints = 0;
                         fx_op so;
                         if (fx_prepare(&so, ctx, Aw, B, C, N, &go)) {
                             t[v] = NAN;
@@ -1089,20 +1110,23 @@ static int run(const bench_cfg *c)
                         }
                     }
                     fx_op cb = {.kind = 1, .ctx = ctx, .ar = ar, .B = B, .C = C, .M = M, .N = N, .K = K};
-                    t[2] = fx_time(&cb, 0, c->reps, fs);
+                    t[4] = fx_time(&cb, 0, c->reps, fs);
                     double fl = 2.0 * M * N * K;
-                    printf("%5u %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1], t[2], fl / (t[0] * 1e6),
-                           fl / (t[1] * 1e6), fl / (t[2] * 1e6), gbs(abytes, t[0] / 1e3), gbs(abytes, t[1] / 1e3));
+                    printf("%5u %10.2f %10.2f %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1], t[2], t[3],
+                           t[4], fl / (t[0] * 1e6), fl / (t[1] * 1e6), fl / (t[4] * 1e6), gbs(abytes, t[0] / 1e3),
+                           gbs(abytes, t[1] / 1e3));
                     fflush(stdout);
                     json_obj_begin(&w);
                     json_kv_u64(&w, "N", N);
                     json_kv_str(&w, "mode", "wgmma_ab_single");
                     kv_num(&w, "mma_us", t[0]);
                     kv_num(&w, "wgmma_us", t[1]);
-                    kv_num(&w, "cublas_us", t[2]);
+                    kv_num(&w, "wgmma_glob_add_us", t[2]);
+                    kv_num(&w, "wgmma_no_l2hint_us", t[3]);
+                    kv_num(&w, "cublas_us", t[4]);
                     kv_num(&w, "mma_TFLOPs", fl / (t[0] * 1e6));
                     kv_num(&w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
-                    kv_num(&w, "cublas_TFLOPs", fl / (t[2] * 1e6));
+                    kv_num(&w, "cublas_TFLOPs", fl / (t[4] * 1e6));
                     kv_num(&w, "mma_GBs", gbs(abytes, t[0] / 1e3));
                     kv_num(&w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
                     json_obj_end(&w);
@@ -1110,17 +1134,20 @@ static int run(const bench_cfg *c)
             }
             if (c->sec_fixed) printf("\n# fixed cost: A %ux%u r = 0, us per launch (one launch / %d back to back over %d copies of A / a graph of %d)\n",
                    M, K, FX_L, FX_NCP, FX_L);
-            if (c->sec_fixed) printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "oldfix", "nofix",
+            if (c->sec_fixed) printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "no-hint", "nofix",
                    "nomath", "dyn", "dyn+pdl", "cublas", "empty", "empty0");
-            static const uint32_t fn[] = {1, 8, 64};
+            static const uint32_t fn_default[] = {1, 8, 64};
+            const uint32_t *fn = c->n_given ? c->ns : fn_default;
+            const size_t nfn = c->n_given ? (size_t)c->nn : 3u;
             static const char *const mname[] = {"single", "seq", "graph"};
-            for (size_t a = 0; a < (c->sec_fixed ? 3u : 0u); a++) {
+            for (size_t a = 0; a < (c->sec_fixed ? nfn : 0u); a++) {
                 uint32_t N = fn[a];
                 dak_tiered At[FX_NCP];
                 for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&At[i], M, K, 0, Ahp, ap[i], 1, &err));
                 dak_gemm_opts go[7];
                 for (int v = 0; v < 7; v++) bench_opts(&go[v], c);
-                go[1].pdl = 1, go[2].diag_fixup_atomic = 1, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
+                /* no-hint: without L2 cache policies (l2_hints 0) */
+                go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
                 go[5].dyn = 1, go[6].dyn = 1, go[6].pdl = 1;
                 fx_op so[7];
                 int ok[7];
@@ -1149,7 +1176,7 @@ static int run(const bench_cfg *c)
                     json_kv_u64(&w, "launches", mode ? FX_L : 1);
                     kv_num(&w, "split_us", t[0]);
                     kv_num(&w, "split_pdl_us", t[1]);
-                    kv_num(&w, "split_oldfix_us", t[2]);
+                    kv_num(&w, "split_no_l2hint_us", t[2]);
                     kv_num(&w, "split_nofix_us", t[3]);
                     kv_num(&w, "split_nomath_us", t[4]);
                     kv_num(&w, "split_dyn_us", t[5]);
@@ -1167,6 +1194,7 @@ static int run(const bench_cfg *c)
                 for (int v = 0; v < 7; v++)
                     if (ok[v]) fx_free(&so[v]);
                 /* where one launch's time goes: per-CTA %globaltimer stamps (static, dynamic units) */
+                static const char *const stn[] = {"static", "dyn"};
                 for (int dv = 0; dv < 2; dv++) {
                 dak_gemm_opts gt;
                 bench_opts(&gt, c);
@@ -1176,7 +1204,8 @@ static int run(const bench_cfg *c)
                     fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
                     continue;
                 }
-                uint32_t g = grid;
+                const dak_gemm_plan *plt = dak_gemm_launch_plan(lt);
+                uint32_t g = plt->host.ctas + plt->hbm.ctas;
                 uint64_t *ts = cm_malloc((size_t)g * DAK_GEMM_NTIMES * 8);
                 double st[FX_NST][16];
                 uint32_t nr = c->reps < 16 ? c->reps : 16;
@@ -1201,10 +1230,24 @@ static int run(const bench_cfg *c)
                 }
                 double md[FX_NST];
                 for (int f = 0; f < FX_NST; f++) md[f] = bench_median(st[f], nr);
+                /* does the last run's spread follow the SMs' HBM rates (smrate section)? */
+                double rho_sm = NAN;
+                if (nsm) {
+                    double *xs = cm_malloc(sizeof *xs * g), *ys = cm_malloc(sizeof *ys * g);
+                    size_t np = 0;
+                    for (uint32_t b = 0; b < g; b++) {
+                        const uint64_t *t = ts + (size_t)b * DAK_GEMM_NTIMES;
+                        if (t[6] < nsm && isfinite(sm_us[t[6]]) && t[4] > t[3])
+                            xs[np] = (double)(t[4] - t[3]), ys[np] = sm_us[t[6]], np++;
+                    }
+                    rho_sm = bench_pearson(xs, ys, np);
+                    free(xs), free(ys);
+                }
                 printf("     %s stamps (us, median of %u): span %.2f = event %.2f - outside %.2f; entry spread %.2f, "
                        "first copy +%.2f, first slot full +%.2f, streaming %.2f, last-slot spread %.2f, "
                        "tail after last slot %.2f (max %.2f)\n",
-                       dv ? "dyn" : "static", nr, md[0], md[0] + md[8], md[8], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
+                       stn[dv], nr, md[0], md[0] + md[8], md[8], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
+                if (nsm) printf("     streaming time per CTA vs its SM's smrate time: Pearson r = %.3f (last run)\n", rho_sm);
                 fflush(stdout);
                 json_obj_begin(&w);
                 json_kv_u64(&w, "N", N);
@@ -1213,6 +1256,19 @@ static int run(const bench_cfg *c)
                                                         "first_full_us", "streaming_us",   "last_full_spread_us",
                                                         "tail_us",      "tail_max_us",     "outside_us"};
                 for (int f = 0; f < FX_NST; f++) kv_num(&w, sn[f], md[f]);
+                kv_num(&w, "pearson_vs_smrate", rho_sm);
+                /* the last run's per-CTA stamps: %smid, streaming (last - first slot full), entry to exit */
+                static const char *const rk[3] = {"cta_smid", "cta_stream_us", "cta_span_us"};
+                for (int k = 0; k < 3; k++) {
+                    json_key(&w, rk[k]);
+                    json_arr_begin(&w);
+                    for (uint32_t b = 0; b < g; b++) {
+                        const uint64_t *t = ts + (size_t)b * DAK_GEMM_NTIMES;
+                        if (k == 0) json_u64(&w, t[6]);
+                        else json_f64(&w, k == 1 ? (t[4] - t[3]) / 1e3 : (t[5] - t[0]) / 1e3);
+                    }
+                    json_arr_end(&w);
+                }
                 json_obj_end(&w);
                 free(ts);
                 dak_gemm_launch_free(lt);

@@ -314,10 +314,12 @@ extern "C" int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host
     return 0;
 }
 
-/* HBM-only probe with a chosen copy size and assignment (diagnostic for the split GEMM). */
+/* HBM-only probe with a chosen copy size and assignment (diagnostic for the split GEMM).
+ * times: per CTA {t0, t1, %smid}.  Contiguous: CTA j takes range (j + rot) mod grid.  ranges (or NULL): chunk range
+ * [ranges[2 s], ranges[2 s + 1]) of the CTA on SM s, instead of its even share by blockIdx. */
 __global__ void __launch_bounds__(32, 1)
     k_probe_hbm(const uint8_t *src, unsigned long long bytes, uint32_t chunk, uint32_t w, int contiguous,
-                unsigned long long *times)
+                uint32_t rot, const unsigned long long *ranges, uint32_t nranges, unsigned long long *times)
 {
     extern __shared__ __align__(1024) uint8_t buf[];
     __shared__ __align__(8) uint64_t bars[PROBE_SLOTS];
@@ -325,10 +327,15 @@ __global__ void __launch_bounds__(32, 1)
     for (uint32_t s = 0; s < w; s++) ptx_mbar_init(ptx_smem(&bars[s]), 1);
     ptx_fence_mbar_init();
     const unsigned long long total = bytes / chunk;
+    const uint32_t sm = ptx_smid();
     unsigned long long first, step, end;
-    if (contiguous) {
-        first = total * blockIdx.x / gridDim.x;
-        end = total * (blockIdx.x + 1ull) / gridDim.x;
+    if (ranges) {
+        first = sm < nranges ? ranges[2 * sm] : 0, end = sm < nranges ? ranges[2 * sm + 1] : 0;
+        step = 1;
+    } else if (contiguous) {
+        const unsigned long long b = (blockIdx.x + rot) % gridDim.x; /* range b */
+        first = total * b / gridDim.x;
+        end = total * (b + 1ull) / gridDim.x;
         step = 1;
     } else {
         first = blockIdx.x;
@@ -349,12 +356,15 @@ __global__ void __launch_bounds__(32, 1)
     for (unsigned long long j = it > w ? it - w : 0; j < it; j++)
         ptx_mbar_wait(ptx_smem(&bars[j % w]), (uint32_t)((j / w) & 1u));
     uint64_t t1 = ptx_globaltimer();
-    times[2 * blockIdx.x] = t0;
-    times[2 * blockIdx.x + 1] = t1;
+    times[3 * blockIdx.x] = t0;
+    times[3 * blockIdx.x + 1] = t1;
+    times[3 * blockIdx.x + 2] = sm;
 }
 
-extern "C" int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
-                             int contiguous, double *gbs, cm_err *err)
+/* Runs k_probe_hbm once; t: 3 words per CTA (host memory).  Returns the GB/s over the span. */
+static int probe_hbm_run(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                         int contiguous, uint32_t rot, const unsigned long long *ranges_dev, uint32_t nranges,
+                         unsigned long long *t, double *gbs, cm_err *err)
 {
     if (chunk != 8192 && chunk != 16384 && chunk != 32768)
         return cm_fail(err, "probe: chunk %u must be 8192, 16384 or 32768", chunk);
@@ -363,21 +373,75 @@ extern "C" int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, u
     uint32_t w = (PROBE_SLOTS * PROBE_CHUNK) / chunk;
     size_t smem = (size_t)w * chunk;
     unsigned long long *times;
-    DAK_CU(cudaMalloc((void **)&times, 16u * ctas), err);
+    DAK_CU(cudaMalloc((void **)&times, 24u * ctas), err);
     DAK_CU(cudaFuncSetAttribute(k_probe_hbm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem), err);
-    k_probe_hbm<<<ctas, 32, smem>>>((const uint8_t *)hbm, bytes, chunk, w, contiguous, times);
+    k_probe_hbm<<<ctas, 32, smem>>>((const uint8_t *)hbm, bytes, chunk, w, contiguous, rot, ranges_dev, nranges,
+                                    times);
     cudaError_t e = cudaDeviceSynchronize();
-    if (e != cudaSuccess) return cm_fail(err, "probe kernel failed: %s", cudaGetErrorString(e));
-    unsigned long long *t = (unsigned long long *)malloc(16u * ctas);
-    DAK_CU(cudaMemcpy(t, times, 16u * ctas, cudaMemcpyDeviceToHost), err);
+    if (e != cudaSuccess) {
+        cudaFree(times);
+        return cm_fail(err, "probe kernel failed: %s", cudaGetErrorString(e));
+    }
+    e = cudaMemcpy(t, times, 24u * ctas, cudaMemcpyDeviceToHost);
+    cudaFree(times);
+    if (e != cudaSuccess) return cm_fail(err, "probe: reading the stamps: %s", cudaGetErrorString(e));
     unsigned long long t0 = ~0ull, t1 = 0;
     for (uint32_t b = 0; b < ctas; b++) {
-        if (t[2 * b] < t0) t0 = t[2 * b];
-        if (t[2 * b + 1] > t1) t1 = t[2 * b + 1];
+        if (t[3 * b] < t0) t0 = t[3 * b];
+        if (t[3 * b + 1] > t1) t1 = t[3 * b + 1];
     }
     size_t done = (bytes / chunk) * chunk;
     *gbs = t1 > t0 ? (double)done / (double)(t1 - t0) : 0.0;
-    free(t);
-    cudaFree(times);
     return 0;
+}
+
+extern "C" int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                             int contiguous, double *gbs, cm_err *err)
+{
+    unsigned long long *t = (unsigned long long *)malloc(24u * (ctas ? ctas : 1u));
+    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, contiguous, 0, NULL, 0, t, gbs, err);
+    free(t);
+    return rc;
+}
+
+extern "C" int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, const double *weights,
+                                 uint32_t nsm, uint32_t rotate, uint32_t *smid, double *us, double *gbs, cm_err *err)
+{
+    const uint32_t chunk = 32768u, ctas = ctx->sms;
+    unsigned long long *rd = NULL;
+    if (weights) {
+        /* chunk ranges by %smid in proportion to the weights (cumulative, rounded) */
+        double sum = 0;
+        for (uint32_t s = 0; s < nsm; s++) {
+            if (!(weights[s] >= 0) || !isfinite(weights[s]))
+                return cm_fail(err, "probe: weight of SM %u is %g, expected a finite value >= 0", s, weights[s]);
+            sum += weights[s];
+        }
+        if (!(sum > 0)) return cm_fail(err, "probe: the %u SM weights sum to 0", nsm);
+        const unsigned long long total = bytes / chunk;
+        unsigned long long *r = (unsigned long long *)malloc(16u * nsm);
+        double acc = 0;
+        for (uint32_t s = 0; s < nsm; s++) {
+            r[2 * s] = (unsigned long long)(acc / sum * (double)total + 0.5);
+            acc += weights[s];
+            r[2 * s + 1] = s + 1 == nsm ? total : (unsigned long long)(acc / sum * (double)total + 0.5);
+        }
+        cudaError_t e = cudaMalloc((void **)&rd, 16u * nsm);
+        if (e == cudaSuccess) e = cudaMemcpy(rd, r, 16u * nsm, cudaMemcpyHostToDevice);
+        free(r);
+        if (e != cudaSuccess) {
+            cudaFree(rd);
+            return cm_fail(err, "probe: SM ranges: %s", cudaGetErrorString(e));
+        }
+    }
+    unsigned long long *t = (unsigned long long *)malloc(24u * ctas);
+    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, 1, rotate, rd, weights ? nsm : 0, t, gbs, err);
+    if (!rc)
+        for (uint32_t b = 0; b < ctas; b++) {
+            smid[b] = (uint32_t)t[3 * b + 2];
+            us[b] = (double)(t[3 * b + 1] - t[3 * b]) / 1e3;
+        }
+    free(t);
+    cudaFree(rd);
+    return rc;
 }

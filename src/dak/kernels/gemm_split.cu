@@ -16,6 +16,7 @@
 typedef struct {
     uint32_t mt, ng, kb, ke; /* tile row, column group, chunk range [kb, ke) */
     uint32_t slot, ncontrib; /* this CTA's partial slot, CTAs contributing to the tile */
+    bool last;               /* the CTA's last segment: its ring is idle after the slot loop */
 } seg_t;
 
 /* Position in a CTA's work: chunks (even) or items (round-robin) [x, end).  32-bit: a tier's items
@@ -61,6 +62,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
         g->slot = cid - first;
         g->ncontrib = last - first + 1u;
         it->x = se;
+        g->last = se >= it->end;
     } else {
         uint32_t i = it->x, ks_n = p->ksplit[tier];
         uint32_t ks = i % ks_n, t = i / ks_n;
@@ -71,6 +73,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
         g->slot = ks;
         g->ncontrib = ks_n;
         it->x = it->end - i > ncl ? i + ncl : it->end; /* no wrap past 2^32 */
+        g->last = it->x >= it->end;
     }
     return true;
 }
@@ -164,15 +167,19 @@ static __device__ __forceinline__ uint32_t tile_boxes(const kparams *p, uint32_t
  * else kstep 2-D tensor copies per box. */
 static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorMap *ta, uint32_t dst0,
                                                const uint16_t *src, uint32_t fb, uint32_t kc, uint32_t mt64,
-                                               uint32_t nbox, uint32_t rank, uint16_t mask)
+                                               uint32_t nbox, uint32_t rank, uint16_t mask, uint64_t pol)
 {
     const uint32_t c = p->c, kstep = p->kstep;
     for (uint32_t b = 0; b < nbox; b++, mt64++, dst0 += A_BYTES * kstep, src += (size_t)p->kblocks * 4096u) {
         if (p->a_bulk) {
             const uint32_t pbytes = A_BYTES * kstep / c;
             uint32_t dst = dst0 + rank * pbytes;
-            if (c > 1)
+            if (c > 1 && pol)
+                ptx_bulk_g2s_multicast_hint(dst, src, pbytes, fb, mask, pol);
+            else if (c > 1)
                 ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
+            else if (pol)
+                ptx_bulk_g2s_hint(dst, src, pbytes, fb, pol);
             else
                 ptx_bulk_g2s(dst, src, pbytes, fb);
         } else {
@@ -187,6 +194,19 @@ static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorM
             }
         }
     }
+}
+
+/* The B rows of one ring slot: one 3-D copy of kstep blocks x the box's columns from column n0,
+ * block k0, into [block][n][64] (bperm: map {64, N, K/64}; conflict-free ldmatrix) or [n][block][64]
+ * (map {64, K/64, N}; never for wide tiles); with an L2 policy unless pol is 0. */
+static __device__ __forceinline__ void b_copy(uint32_t dst, const CUtensorMap *map, bool bperm, int n0, int k0,
+                                              uint32_t fb, uint64_t pol)
+{
+    const int c1 = bperm ? n0 : k0, c2 = bperm ? k0 : n0;
+    if (pol)
+        ptx_tma_3d_g2s_hint(dst, map, 0, c1, c2, fb, pol);
+    else
+        ptx_tma_3d_g2s(dst, map, 0, c1, c2, fb);
 }
 
 /* ---- the split-K fix-up protocol (every consumer thread of the CTA calls these; shared by the
@@ -275,6 +295,38 @@ static __device__ __forceinline__ void add_wide(float *d, const float4 *src, con
     }
 }
 
+/* ---- the owner's partial adds through the idle ring (a CTA's last segment).  add_wide's loads go
+ * 4 float4 at a time (the 128 accumulators of bn 256 leave no registers for more in flight): one
+ * L2 round trip per 4 of them.  Here the partial comes in by one bulk copy and is added from
+ * shared memory (H200, r = 0, one launch: 1.03-1.08x on 11008x4096 at N = 128-512, where a tile
+ * has up to three contributors; equal on 7168^2).  Staging C the same way and storing it by one
+ * bulk copy per column was slower (+3.5 us at N = 128: 128-256 copies of 512 B a CTA). ---- */
+
+/* Copies partial j of the tile (floats at src, bytes) into the ring at sA and adds this warp's
+ * half (float4 offset hoff) into d.  All consumer threads; the ring must be idle (after the
+ * consumers' barrier); *fph is the fix-up barrier's phase. */
+static __device__ __forceinline__ void add_wide_staged(float *d, const float *src, uint32_t bytes, uint32_t sA,
+                                                       uint32_t bar_fix, uint32_t *fph, size_t hoff,
+                                                       const uint32_t J, uint32_t q)
+{
+    if (threadIdx.x == 0) {
+        ptx_fence_proxy_async_global(); /* the acquired partial, read next by the async proxy */
+        ptx_mbar_arrive_expect_tx(bar_fix, bytes);
+        ptx_bulk_g2s(sA, src, bytes, bar_fix);
+    }
+    ptx_mbar_wait(bar_fix, *fph);
+    *fph ^= 1u;
+    extern __shared__ uint8_t smem_raw[];
+    const float4 *st = (const float4 *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u) + hoff;
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++) {
+        const float4 v = st[(q * J + j) * 32u + lane];
+        d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+    }
+    ptx_bar_sync(1, NCW * 32u); /* the ring is read: free for the next partial or the staging */
+}
+
 /* The consumers' share of one segment g (K chunks kb..ke of one tile) of a wide HBM tile, slots
  * from *sp / *php on: warpgroup kh computes rows 64 kh.. over the slot's whole K (its own box at
  * kh x kstep x 8 KiB in the slot), one wgmma group per slot, the previous slot released after
@@ -313,8 +365,13 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
     if (pend) slot_release(bar_empty + 8u * ps, c, lane);
     if ((int)p->N - (int)(nt * tn) <= 0) return; /* uniform: this member's column tile is past N */
 
-    const bool own = kh < tile_boxes(p, 1u, mt);
+    const uint32_t nbox = tile_boxes(p, 1u, mt);
+    const bool own = kh < nbox;
     const uint32_t row = p->row0[1] + mt * 128u + kh * 64u + q * 16u, col0 = nt * tn;
+    /* the fix-up barrier beside the flag; one phase bit per use (a CTA owns at most one tile
+     * through its last segment, which has at most ksplit - 1 partials to add) */
+    const uint32_t bar_fix = ptx_smem((const void *)flag) + 8u;
+    uint32_t fph = 0;
     if (g->ncontrib == 1 || p->nofixup) {
         if (own) store_wide(p, d, J, row, col0);
         return;
@@ -330,11 +387,16 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
             fix_publish(ctr);
             return;
         }
-        fix_wait_others(ctr, ks_n);
-        if (own) {
-            for (uint32_t j = 1; j < ks_n; j++) add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
-            store_wide(p, d, J, row, col0);
-        }
+        fix_wait_others(ctr, ks_n); /* ends with the consumers' barrier: the ring is idle if last */
+        /* through the ring on the CTA's last segment (always, in an even split: the owner's share of a
+         * tile ends its range) where the ring holds a partial (not with --stages 2 at bn 256) */
+        const bool staged = g->last && !p->epi_global && S * (astage + bbytes) >= 512u * tn;
+        for (uint32_t j = 1; j < ks_n; j++)
+            if (staged)
+                add_wide_staged(d, slots + (size_t)j * pt, (uint32_t)(pt * 4u), sA, bar_fix, &fph, hoff, J, q);
+            else if (own)
+                add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
+        if (own) store_wide(p, d, J, row, col0);
         return;
     }
     if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
@@ -383,7 +445,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     const uint32_t ncl = p.ctas[tier] / c;
     unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
-    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = 0;
+    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = 0, ts[6] = ptx_smid();
     /* PDL: the next kernel may be scheduled as soon as every CTA of this one is running (it
      * only gets an SM when one of ours exits: one CTA per SM) */
     if (p.pdl) ptx_griddep_launch_dependents();
@@ -399,6 +461,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             ptx_mbar_init(bar_full + 8u * s, 1);
             ptx_mbar_init(bar_empty + 8u * s, NCW * c);
         }
+        ptx_mbar_init(ptx_smem((const void *)flag) + 8u, 1); /* the wide epilogue's bulk loads */
         if (dyn)
             for (uint32_t j = 0; j < DYN_Q; j++) {
                 ptx_mbar_init(fq_full + 8u * j, NCW);
@@ -416,6 +479,10 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const CUtensorMap *tbt = tier && p.tn[1] > 64u ? &tbw : &tb;
             ptx_prefetch_tensormap(ta);
             ptx_prefetch_tensormap(tbt);
+            /* L2: A is streamed once, evicted first; B is re-read by every CTA, kept (opts.l2_hints).
+             * 0: a copy without a policy (an evict-normal policy measured slower than none) */
+            const uint64_t pol_a = p.l2_hints ? ptx_l2_evict_first() : 0ull;
+            const uint64_t pol_b = p.l2_hints == 2u ? ptx_l2_evict_last() : 0ull;
             const uint32_t W = p.window[tier];
             const bool windowed = W < S; /* host tier: at most W copies in flight */
             const uint32_t pbytes = ahalf / c; /* bytes of one box a member issues */
@@ -451,7 +518,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         const uint32_t fb = bar_full + 8u * pre;
                         dtags[pre] = u;
                         ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 0u, mask);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 0u, mask, pol_a);
                     }
                     ptx_griddep_wait();
                     if (ts) ts[2] = ptx_globaltimer();
@@ -466,12 +533,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                             dtags[s] = u; /* before the arrive (release) that the consumers acquire */
                             ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 0u, mask);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 0u, mask, pol_a);
                         }
-                        if (bperm)
-                            ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, 0, (int)(kc * kstep), fb);
-                        else
-                            ptx_tma_3d_g2s(sB + s * bbytes, &tb, 0, (int)(kc * kstep), 0, fb);
+                        b_copy(sB + s * bbytes, &tb, bperm, 0, (int)(kc * kstep), fb, pol_b);
                         if (ts && it == 0) ts[1] = ptx_globaltimer();
                         if (++s == S) s = 0, ph ^= 1u;
                     }
@@ -494,7 +558,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         for (uint32_t kc = g.kb; kc < g.ke && pre < S; kc++, pre++, src += astep) {
                             const uint32_t fb = bar_full + 8u * pre;
                             ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
-                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, rank, mask);
+                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
                         }
                     }
                 }
@@ -517,14 +581,10 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             if (++sw == S) sw = 0, phw ^= 1u;
                         }
                         ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
-                        issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask);
+                        issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
                     }
-                    /* B: one 3-D copy of kstep blocks x bn_box columns, into [block][n][64]
-                       (conflict-free ldmatrix) or [n][block][64] (never for wide tiles) */
-                    if (bperm)
-                        ptx_tma_3d_g2s(sB + s * bbytes, tbt, 0, (int)(ntb * p.tn[tier]), (int)(kc * kstep), fb);
-                    else
-                        ptx_tma_3d_g2s(sB + s * bbytes, tbt, 0, (int)(kc * kstep), (int)(ntb * p.tn[tier]), fb);
+                    /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles) */
+                    b_copy(sB + s * bbytes, tbt, bperm, (int)(ntb * p.tn[tier]), (int)(kc * kstep), fb, pol_b);
                     hb += pbytes * nbox;
                     if (ts && it == 0) ts[1] = ptx_globaltimer();
                     if (++s == S) s = 0, ph ^= 1u;

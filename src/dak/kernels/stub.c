@@ -130,6 +130,13 @@ int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t cta
     *gbs = 0.0;
     return NB(err);
 }
+int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, const double *weights, uint32_t nsm,
+                      uint32_t rotate, uint32_t *smid, double *us, double *gbs, cm_err *err)
+{
+    (void)ctx, (void)hbm, (void)bytes, (void)weights, (void)nsm, (void)rotate, (void)smid, (void)us;
+    *gbs = 0.0;
+    return NB(err);
+}
 int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err)
 {
     (void)l, (void)t, (void)n, (void)ctas;

@@ -1,0 +1,21 @@
+/* Sections of `dak bench gemm` that live in their own files (cmd_bench.c runs them). */
+#ifndef DAK_TOOL_BENCH_SECTIONS_H
+#define DAK_TOOL_BENCH_SECTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/json.h"
+#include "dak/gemm.h"
+
+/* Pearson correlation of x and y (n pairs); NaN when either is constant. */
+double bench_pearson(const double *x, const double *y, size_t n);
+
+/* --sections smrate (bench_smrate.c): per-SM HBM streaming times of an even split over `reps`
+ * launches of `bytes` each (slices of gbuf), their stability, and an even vs a rate-weighted
+ * split interleaved.  Writes "smrate" into w, each SM's mean time (us, by %smid, NaN where no
+ * CTA ran) into sm_us (1024 entries) and the %smid bound into *nsm.  0 or 1 (message printed). */
+int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t bytes, uint32_t reps, json_w *w,
+                 double *sm_us, uint32_t *nsm);
+
+#endif
