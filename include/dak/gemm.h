@@ -148,6 +148,7 @@ typedef struct {
                            128-row tiles through wgmma; elsewhere (64-row tiles from bm auto, N <= 32, one HBM
                            tile row, no HBM rows) it falls back to 64.  Refused with bm 64, wgmma 0, dyn or
                            diag_b_nmajor.  The host tier and the panel kernel keep 64-column tiles */
+    uint32_t diag_rotate; /* diagnostic: CTA (cluster) j of a tier takes share (j + diag_rotate) mod its CTAs */
     int l2_hints;       /* 1 (default): the split kernel's copies carry L2 cache policies: A (read once)
                            evict-first, B (re-read by every CTA) evict-last where it is at most 16 MiB; 0: none */
 } dak_gemm_opts;

@@ -5,8 +5,8 @@
  * without multicast, on the packed layout (1-D bulk copies); plus bf16 output,
  * wave alignment off, a congestion window, the 2-D tensor-copy path on row-major
  * A, kstep 1, the older [n][block] B layout in shared memory, a launch without
- * the cluster attribute, a B box of 8 rows, copies without L2 cache policies (opts.l2_hints 0), and a
- * check of the fp32 reference
+ * the cluster attribute, a B box of 8 rows, copies without L2 cache policies (opts.l2_hints 0) with
+ * the CTAs' shares relabelled (diag_rotate), and a check of the fp32 reference
  * itself against a CPU dot product.  The panel path (host rows through the A-stationary
  * kernel, issue #7): N = 100..4096 on small shapes (several panels per tile row, a short
  * last panel, pieces of 1 and 2 blocks), r = 100 % and 50 %, fp32 and bf16 C, clusters 1-16,
@@ -691,7 +691,7 @@ int main(int argc, char **argv)
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */
                     if (v == 12) o.dyn = 1;                 /* HBM tier in dynamic units (N <= 64) */
                     if (v == 13) o.dyn = 1, o.out_bf16 = 1; /* the fix-up warp's bf16 stores */
-                    if (v == 15) o.l2_hints = 0;            /* copies without L2 cache policies */
+                    if (v == 15) o.l2_hints = 0, o.diag_rotate = 5; /* no L2 policies; shares relabelled */
                     /* v == 11 (static) and 14 (dynamic units): r = 0, PDL, three launches back
                        to back (each starts while the one before drains; counters reset) */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;

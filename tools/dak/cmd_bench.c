@@ -41,6 +41,7 @@ typedef struct {
     uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 all left (dak_gemm_opts.hbm_ctas) */
     uint32_t tile_align;    /* dak_gemm_opts.tile_align (default 1) */
     uint32_t l2_hints;      /* dak_gemm_opts.l2_hints (default 1) */
+    uint32_t rotate;        /* dak_gemm_opts.diag_rotate (default 0) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     int n_given; /* --n was given: the fixed section times those N (else 1, 8, 64) */
@@ -72,6 +73,8 @@ static void usage(FILE *o)
             "  --hbm-sms N      CTAs of the split kernels that read HBM rows, 0 = all SMs left (default 0)\n"
             "  --l2-hints N     1: the split kernel's copies carry L2 policies (A evict-first, B evict-last;\n"
             "                   dak_gemm_opts.l2_hints), 0: none (default 1)\n"
+            "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
+            "                   default 0)\n"
             "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
             "                   SMs (default 1)\n"
             "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
@@ -216,6 +219,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32_oneof("--kstep", v, ok, 4, "0 (auto), 1, 2 or 4", &c->kstep)) return -1;
         } else if (arg_is(a, "--tile-align")) {
             if (!VAL() || arg_u32("dak bench", "--tile-align", v, 0, 1, &c->tile_align)) return -1;
+        } else if (arg_is(a, "--rotate")) {
+            if (!VAL() || arg_u32("dak bench", "--rotate", v, 0, 1024, &c->rotate)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--hbm-sms")) {
@@ -567,6 +572,7 @@ static void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->hbm_ctas = c->hbm_sms;
     o->tile_align = (int)c->tile_align;
     o->l2_hints = (int)c->l2_hints;
+    o->diag_rotate = c->rotate;
 }
 
 /* The split GEMM as a sequence of `layers` launches (the counterpart of the overlap baseline's

@@ -260,6 +260,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->fix_wait = !o->diag_fixup_atomic;
     k->nofixup = (uint32_t)(o->diag_nofixup != 0);
     k->epi_global = (uint32_t)(o->diag_epi_global != 0);
+    k->rot = o->diag_rotate;
     k->l2_hints = !o->l2_hints ? 0u : (uint64_t)N * A->K * 2u <= (16ull << 20) ? 2u : 1u;
     if (p->dyn_units) {
         size_t ab = (size_t)(A->M / 64u) * 4096u * 4u;

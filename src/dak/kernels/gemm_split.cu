@@ -440,10 +440,12 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u;
     const uint32_t c = p.c;
     const uint32_t lb = tier ? blockIdx.x - p.host_ctas : blockIdx.x;
-    const uint32_t cid = lb / c;
+    const uint32_t ncl = p.ctas[tier] / c;
+    /* the CTA's (cluster's) share of its tier; diag_rotate relabels them, so that another SM takes
+     * each share (does a CTA's time follow its SM or its part of A?) */
+    const uint32_t cid = (lb / c + p.rot) % ncl;
     /* through a shuffle: visibly warp-uniform (wgmma on a "divergent" path is serialised, C7518) */
     const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
-    const uint32_t ncl = p.ctas[tier] / c;
     unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
     if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = 0, ts[6] = ptx_smid();
     /* PDL: the next kernel may be scheduled as soon as every CTA of this one is running (it

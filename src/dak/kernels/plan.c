@@ -63,6 +63,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_nofixup = 0;
     o->diag_times = 0;
     o->diag_epi_global = 0;
+    o->diag_rotate = 0;
     o->l2_hints = 1;
     o->dyn = 0;
     o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
