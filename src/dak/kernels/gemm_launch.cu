@@ -120,6 +120,17 @@ static int encode_2d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint64_t
     return 0;
 }
 
+/* B (N rows of K, bf16) as 3-D {64, N, K/64 blocks} with strides 2K B and 128 B, boxes of
+ * {64, rows, kstep}: a box lands in shared memory as [block][n][64]. */
+static int encode_b_perm(dak_gemm_ctx *ctx, CUtensorMap *m, const uint16_t *B, uint32_t N, uint32_t K, uint32_t rows,
+                         uint32_t kstep, cm_err *err)
+{
+    cuuint64_t d[3] = {64, N, K / 64u};
+    cuuint64_t st[2] = {(cuuint64_t)K * 2u, 128};
+    cuuint32_t bx[3] = {64, rows, kstep};
+    return dak_encode_3d(ctx, m, B, d, st, bx, err);
+}
+
 extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
                                 uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err)
 {
@@ -175,11 +186,8 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
      * decreasing strides, {64, K/64, N} ([n][block][64]: 2- or 4-way conflicts on B). */
     int b_perm = !o->diag_b_nmajor;
     if (b_perm) {
-        cuuint64_t d[3] = {64, N, A->K / 64u};
-        cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
-        cuuint32_t bx[3] = {64, p->bn_box, p->kstep};
         cm_err e2;
-        if (dak_encode_3d(ctx, &l->tb, B, d, st, bx, &e2)) {
+        if (encode_b_perm(ctx, &l->tb, B, N, A->K, p->bn_box, p->kstep, &e2)) {
             static int told;
             if (!told++) fprintf(stderr, "dak gemm: note: %s; B kept as [n][block][64]\n", e2.msg);
             b_perm = 0;
@@ -199,11 +207,8 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         o64.bn = 64; /* auto: 64-column tiles */
         return dak_gemm_prepare(ctx, A, B, C, N, &o64, out, err);
     }
-    if (p->bn > 64u) {
-        cuuint64_t d[3] = {64, N, A->K / 64u};
-        cuuint64_t st[2] = {(cuuint64_t)A->K * 2u, 128};
-        cuuint32_t bx[3] = {64, p->bn, p->kstep};
-        if (dak_encode_3d(ctx, &l->tbw, B, d, st, bx, err)) {
+    if (p->bn > 64u) { /* the wide tiles' B: boxes of bn rows */
+        if (encode_b_perm(ctx, &l->tbw, B, N, A->K, p->bn, p->kstep, err)) {
             cudaFree(l->hb);
             free(l);
             return -1;
