@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench_internal.h"
 #include "common/json.h"
 #include "dak/gemm.h"
 
@@ -17,5 +18,23 @@ double bench_pearson(const double *x, const double *y, size_t n);
  * CTA ran) into sm_us (1024 entries) and the %smid bound into *nsm.  0 or 1 (message printed). */
 int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t bytes, uint32_t reps, json_w *w,
                  double *sm_us, uint32_t *nsm);
+
+#ifdef DAK_HAVE_CUDA
+/* Before any shape (bench_probe.c): the bandwidth probes (into bench->Bg, Bh), then the sections
+ * congestion, diag's HBM probe and smrate (into bench->sm_us, nsm) as asked.  0 or 1 (smrate
+ * failed, message printed). */
+int bench_probes(bench_run *bench);
+
+/* Per shape, each writing its tables and its JSON entries (bench->c says which run):
+ * --sections sweep (bench_sweep.c); it drops s->um (freed, NULL) where the uvm baseline fails. */
+void bench_sweep(const bench_run *bench, bench_shape *s);
+/* amp (first shape only), wave, diag (bench_ablations.c) */
+void bench_amp(const bench_run *bench, const bench_shape *s);
+void bench_wave(const bench_run *bench, const bench_shape *s);
+void bench_diag(const bench_run *bench, const bench_shape *s);
+/* fixed and/or wgmma (bench_fixed.c): the wgmma A/B table always, the fixed-cost table and the
+ * stamps with fixed */
+void bench_fixed(const bench_run *bench, const bench_shape *s);
+#endif
 
 #endif

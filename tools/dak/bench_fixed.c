@@ -1,0 +1,422 @@
+/* dak bench gemm --sections fixed,wgmma: what one launch costs at r = 0.  wgmma: the wide tiles
+ * through mma.sync against wgmma and cuBLAS, one launch each.  fixed: the split kernel's variants,
+ * cuBLAS and an empty kernel timed as one launch, back to back and as a graph, and the per-CTA
+ * %globaltimer stamps of one launch (where its time goes, and whether it follows smrate's SMs). */
+#include <math.h>
+#include <string.h>
+
+#include "bench_sections.h"
+#include "common/bench.h"
+
+/* ---- fixed cost per launch (issue #7): the split kernel and cuBLAS timed alike, as one
+ * launch, as FX_L launches back to back, and as a CUDA graph of those FX_L launches; the
+ * back-to-back launches rotate over FX_NCP copies of A (4 x >= 90 MB, more than the 60 MB
+ * L2), and the L2 is flushed once before each timed repetition. ---- */
+#define FX_NCP 4
+#define FX_L 8
+
+typedef struct {
+    int kind; /* 0 split, 1 cublas, 2 empty kernel */
+    dak_gemm_ctx *ctx;
+    dak_gemm_launch *l[FX_NCP];
+    uint16_t *const *ar;
+    const uint16_t *B;
+    float *C;
+    uint32_t M, N, K, grid, smem;
+} fx_op;
+
+static int fx_enqueue(fx_op *o, int i, cudaStream_t st, cm_err *err)
+{
+    if (o->kind == 0) return dak_gemm_run(o->l[i % FX_NCP], st, err);
+    if (o->kind == 1) return dak_base_cublas(o->ctx, o->ar[i % FX_NCP], o->B, o->C, o->M, o->N, o->K, st, err);
+    return dak_diag_empty(o->ctx, o->grid, o->smem, st, err);
+}
+
+/* median microseconds per launch; mode 0: one launch, 1: FX_L back to back, 2: graph of FX_L */
+static double fx_time(fx_op *o, int mode, uint32_t reps, cudaStream_t st)
+{
+    static cudaEvent_t e0, e1;
+    if (!e0) {
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+    }
+    cm_err err;
+    int n = mode ? FX_L : 1;
+    cudaGraphExec_t ge = NULL;
+    if (mode == 2) {
+        /* warm-up outside the capture (cuBLAS picks its kernel and workspace) */
+        if (fx_enqueue(o, 0, st, &err)) goto fail;
+        CK(cudaStreamSynchronize(st));
+        cudaGraph_t g;
+        if (cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+            cm_fail(&err, "begin capture failed");
+            goto fail;
+        }
+        int bad = 0;
+        for (int j = 0; j < n && !bad; j++) bad = fx_enqueue(o, j, st, &err);
+        cudaError_t e = cudaStreamEndCapture(st, &g);
+        if (bad || e != cudaSuccess) {
+            if (!bad) cm_fail(&err, "capture: %s", cudaGetErrorString(e));
+            goto fail;
+        }
+        e = cudaGraphInstantiate(&ge, g, 0);
+        cudaGraphDestroy(g);
+        if (e != cudaSuccess) {
+            cm_fail(&err, "instantiate: %s", cudaGetErrorString(e));
+            ge = NULL;
+            goto fail;
+        }
+    }
+    double *t = cm_malloc(sizeof(double) * reps);
+    for (uint32_t i = 0; i < reps + 2; i++) {
+        if (dak_l2_flush(o->ctx, st, &err)) {
+            free(t);
+            goto fail;
+        }
+        CK(cudaEventRecord(e0, st));
+        if (ge) {
+            CK(cudaGraphLaunch(ge, st));
+        } else {
+            for (int j = 0; j < n; j++)
+                if (fx_enqueue(o, j, st, &err)) {
+                    free(t);
+                    goto fail;
+                }
+        }
+        CK(cudaEventRecord(e1, st));
+        cudaError_t e = cudaEventSynchronize(e1);
+        if (e != cudaSuccess) {
+            cm_fail(&err, "%s", cudaGetErrorString(e));
+            free(t);
+            goto fail;
+        }
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 2) t[i - 2] = 1e3 * ms / n;
+    }
+    double m = bench_median(t, reps);
+    free(t);
+    if (ge) cudaGraphExecDestroy(ge);
+    return m;
+fail:
+    fprintf(stderr, "dak bench: fixed (kind %d, mode %d): %s\n", o->kind, mode, err.msg);
+    if (ge) cudaGraphExecDestroy(ge);
+    cudaStreamSynchronize(st);
+    cudaGetLastError();
+    return NAN;
+}
+
+static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, dak_tiered *At, const uint16_t *B, float *C, uint32_t N,
+                      const dak_gemm_opts *go)
+{
+    cm_err err;
+    memset(o, 0, sizeof *o);
+    o->kind = 0, o->ctx = ctx;
+    for (int i = 0; i < FX_NCP; i++)
+        if (bench_prepare(ctx, &At[i], B, C, N, go, &o->l[i], &err)) {
+            fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
+            for (int j = 0; j < i; j++) dak_gemm_launch_free(o->l[j]);
+            return -1;
+        }
+    return 0;
+}
+
+static void fx_free(fx_op *o)
+{
+    for (int i = 0; i < FX_NCP; i++) dak_gemm_launch_free(o->l[i]);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* stamps of one run, in us: [0] kernel span (last exit - first entry), [1] entry spread,
+ * [2] first copy issued - entry (median), [3] first slot full - entry (median), [4] streaming
+ * (last - first slot full, median), [5] spread of the last slot full, [6] tail after the last
+ * slot (median), [7] its max, [8] event time - span */
+#define FX_NST 9
+static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
+{
+    uint64_t *a = cm_malloc(8 * g), mn0 = UINT64_MAX, mx0 = 0, mx5 = 0, mn4 = UINT64_MAX, mx4 = 0, mxt = 0;
+    double med[4];
+    for (int f = 0; f < 4; f++) {
+        for (uint32_t i = 0; i < g; i++) {
+            const uint64_t *t = ts + (size_t)i * DAK_GEMM_NTIMES;
+            a[i] = f == 0 ? t[1] - t[0] : f == 1 ? t[3] - t[0] : f == 2 ? t[4] - t[3] : t[5] - t[4];
+        }
+        qsort(a, g, 8, cmp_u64);
+        med[f] = a[g / 2] / 1e3;
+    }
+    for (uint32_t i = 0; i < g; i++) {
+        const uint64_t *t = ts + (size_t)i * DAK_GEMM_NTIMES;
+        if (t[0] < mn0) mn0 = t[0];
+        if (t[0] > mx0) mx0 = t[0];
+        if (t[5] > mx5) mx5 = t[5];
+        if (t[4] < mn4) mn4 = t[4];
+        if (t[4] > mx4) mx4 = t[4];
+        if (t[5] - t[4] > mxt) mxt = t[5] - t[4];
+    }
+    free(a);
+    o[0] = (mx5 - mn0) / 1e3, o[1] = (mx0 - mn0) / 1e3, o[2] = med[0], o[3] = med[1], o[4] = med[2];
+    o[5] = (mx4 - mn4) / 1e3, o[6] = med[3], o[7] = mxt / 1e3, o[8] = ev_us - o[0];
+}
+
+/* the FX_NCP copies of A the back-to-back launches rotate over (copy 0 is the shape's own), and
+ * the stream the section times on */
+typedef struct {
+    uint16_t *ap[FX_NCP]; /* packed, for the split kernel */
+    uint16_t *ar[FX_NCP]; /* row-major, for cuBLAS */
+    cudaStream_t fs;
+} fx_copies;
+
+/* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
+static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const fx_copies *cp)
+{
+    cm_err err;
+    const bench_cfg *c = bench->c;
+    dak_gemm_ctx *ctx = bench->ctx;
+    json_w *w = bench->w;
+    const uint32_t M = s->M, K = s->K;
+    const size_t abytes = s->abytes;
+    printf("\n# fixed, wgmma A/B: A %ux%u r = 0, one launch (us, TFLOP/s, GB/s of A)\n", M, K);
+    printf("# glob-add: wgmma with the wide tiles' owner adding the partials from L2, not through its ring\n"
+           "# (diag_epi_global); no-hint: wgmma without L2 cache policies (l2_hints 0)\n");
+    printf("%5s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "glob-add", "no-hint",
+           "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
+    static const uint32_t wn[] = {64, 128, 256, 512};
+    dak_tiered Aw[FX_NCP];
+    for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, s->Ahp, cp->ap[i], 1, &err));
+    for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
+        const uint32_t N = wn[a];
+        double t[5];
+        for (int v = 0; v < 4; v++) {
+            dak_gemm_opts go;
+            bench_opts(&go, c);
+            go.wgmma = v ? 1u : 0u;
+            go.diag_epi_global = v == 2;
+            if (v == 3) go.l2_hints = 0;
+            fx_op so;
+            if (fx_prepare(&so, ctx, Aw, s->B, s->C, N, &go)) {
+                t[v] = NAN;
+            } else {
+                t[v] = fx_time(&so, 0, c->reps, cp->fs);
+                fx_free(&so);
+            }
+        }
+        fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
+        t[4] = fx_time(&cb, 0, c->reps, cp->fs);
+        double fl = 2.0 * M * N * K;
+        printf("%5u %10.2f %10.2f %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1], t[2], t[3],
+               t[4], fl / (t[0] * 1e6), fl / (t[1] * 1e6), fl / (t[4] * 1e6), gbs(abytes, t[0] / 1e3),
+               gbs(abytes, t[1] / 1e3));
+        fflush(stdout);
+        json_obj_begin(w);
+        json_kv_u64(w, "N", N);
+        json_kv_str(w, "mode", "wgmma_ab_single");
+        kv_num(w, "mma_us", t[0]);
+        kv_num(w, "wgmma_us", t[1]);
+        kv_num(w, "wgmma_glob_add_us", t[2]);
+        kv_num(w, "wgmma_no_l2hint_us", t[3]);
+        kv_num(w, "cublas_us", t[4]);
+        kv_num(w, "mma_TFLOPs", fl / (t[0] * 1e6));
+        kv_num(w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
+        kv_num(w, "cublas_TFLOPs", fl / (t[4] * 1e6));
+        kv_num(w, "mma_GBs", gbs(abytes, t[0] / 1e3));
+        kv_num(w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
+        json_obj_end(w);
+    }
+}
+
+/* One N of the fixed-cost table: each variant as one launch, FX_L back to back and a graph. */
+static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_copies *cp, dak_tiered *At,
+                       uint32_t N)
+{
+    const bench_cfg *c = bench->c;
+    dak_gemm_ctx *ctx = bench->ctx;
+    json_w *w = bench->w;
+    const uint32_t M = s->M, K = s->K;
+    const size_t abytes = s->abytes;
+    static const char *const mname[] = {"single", "seq", "graph"};
+    dak_gemm_opts go[7];
+    for (int v = 0; v < 7; v++) bench_opts(&go[v], c);
+    /* no-hint: without L2 cache policies (l2_hints 0) */
+    go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
+    go[5].dyn = 1, go[6].dyn = 1, go[6].pdl = 1;
+    fx_op so[7];
+    int ok[7];
+    for (int v = 0; v < 7; v++) ok[v] = !fx_prepare(&so[v], ctx, At, s->B, s->C, N, &go[v]);
+    fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
+    const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL;
+    uint32_t grid = pl ? pl->host.ctas + pl->hbm.ctas : bench->sms;
+    fx_op em = {.kind = 2, .ctx = ctx, .grid = grid, .smem = pl ? pl->smem_bytes : 0};
+    fx_op em0 = em;
+    em0.smem = 0;
+    for (int mode = 0; mode < 3; mode++) {
+        double t[10];
+        for (int v = 0; v < 7; v++) {
+            int want = mode == 0 || (v != 3 && v != 4); /* nofix / nomath: single launches only */
+            t[v] = ok[v] && want ? fx_time(&so[v], mode, c->reps, cp->fs) : NAN;
+        }
+        t[7] = fx_time(&cb, mode, c->reps, cp->fs);
+        t[8] = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
+        t[9] = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
+        printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
+               t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
+        fflush(stdout);
+        json_obj_begin(w);
+        json_kv_u64(w, "N", N);
+        json_kv_str(w, "mode", mname[mode]);
+        json_kv_u64(w, "launches", mode ? FX_L : 1);
+        kv_num(w, "split_us", t[0]);
+        kv_num(w, "split_pdl_us", t[1]);
+        kv_num(w, "split_no_l2hint_us", t[2]);
+        kv_num(w, "split_nofix_us", t[3]);
+        kv_num(w, "split_nomath_us", t[4]);
+        kv_num(w, "split_dyn_us", t[5]);
+        kv_num(w, "split_dyn_pdl_us", t[6]);
+        kv_num(w, "cublas_us", t[7]);
+        kv_num(w, "empty_smem_us", t[8]);
+        kv_num(w, "empty_0_us", t[9]);
+        kv_num(w, "split_GBs", gbs(abytes, t[0] / 1e3));
+        kv_num(w, "split_pdl_GBs", gbs(abytes, t[1] / 1e3));
+        kv_num(w, "split_dyn_GBs", gbs(abytes, t[5] / 1e3));
+        kv_num(w, "split_dyn_pdl_GBs", gbs(abytes, t[6] / 1e3));
+        kv_num(w, "cublas_GBs", gbs(abytes, t[7] / 1e3));
+        json_obj_end(w);
+    }
+    for (int v = 0; v < 7; v++)
+        if (ok[v]) fx_free(&so[v]);
+}
+
+/* where one launch's time goes: per-CTA %globaltimer stamps (static or dynamic units) */
+static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStream_t fs, dak_tiered *At, uint32_t N,
+                         int dv)
+{
+    cm_err err;
+    const bench_cfg *c = bench->c;
+    dak_gemm_ctx *ctx = bench->ctx;
+    json_w *w = bench->w;
+    static const char *const stn[] = {"static", "dyn"};
+    dak_gemm_opts gt;
+    bench_opts(&gt, c);
+    gt.diag_times = 1, gt.dyn = (uint32_t)dv;
+    dak_gemm_launch *lt;
+    if (bench_prepare(ctx, &At[0], s->B, s->C, N, &gt, &lt, &err)) {
+        fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
+        return;
+    }
+    const dak_gemm_plan *plt = dak_gemm_launch_plan(lt);
+    uint32_t g = plt->host.ctas + plt->hbm.ctas;
+    uint64_t *ts = cm_malloc((size_t)g * DAK_GEMM_NTIMES * 8);
+    double st[FX_NST][16];
+    uint32_t nr = c->reps < 16 ? c->reps : 16;
+    static cudaEvent_t f0, f1;
+    if (!f0) {
+        CK(cudaEventCreate(&f0));
+        CK(cudaEventCreate(&f1));
+    }
+    for (uint32_t i = 0; i < nr + 2; i++) {
+        DK(dak_l2_flush(ctx, fs, &err));
+        CK(cudaEventRecord(f0, fs));
+        DK(dak_gemm_run(lt, fs, &err));
+        CK(cudaEventRecord(f1, fs));
+        CK(cudaEventSynchronize(f1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, f0, f1));
+        DK(dak_gemm_times(lt, ts, (size_t)g * DAK_GEMM_NTIMES, &g, &err));
+        double o9[FX_NST];
+        fx_stamps(ts, g, 1e3 * ms, o9);
+        if (i >= 2)
+            for (int f = 0; f < FX_NST; f++) st[f][i - 2] = o9[f];
+    }
+    double md[FX_NST];
+    for (int f = 0; f < FX_NST; f++) md[f] = bench_median(st[f], nr);
+    /* does the last run's spread follow the SMs' HBM rates (smrate section)? */
+    double rho_sm = NAN;
+    if (bench->nsm) {
+        double *xs = cm_malloc(sizeof *xs * g), *ys = cm_malloc(sizeof *ys * g);
+        size_t np = 0;
+        for (uint32_t b = 0; b < g; b++) {
+            const uint64_t *t = ts + (size_t)b * DAK_GEMM_NTIMES;
+            if (t[6] < bench->nsm && isfinite(bench->sm_us[t[6]]) && t[4] > t[3])
+                xs[np] = (double)(t[4] - t[3]), ys[np] = bench->sm_us[t[6]], np++;
+        }
+        rho_sm = bench_pearson(xs, ys, np);
+        free(xs), free(ys);
+    }
+    printf("     %s stamps (us, median of %u): span %.2f = event %.2f - outside %.2f; entry spread %.2f, "
+           "first copy +%.2f, first slot full +%.2f, streaming %.2f, last-slot spread %.2f, "
+           "tail after last slot %.2f (max %.2f)\n",
+           stn[dv], nr, md[0], md[0] + md[8], md[8], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
+    if (bench->nsm) printf("     streaming time per CTA vs its SM's smrate time: Pearson r = %.3f (last run)\n", rho_sm);
+    fflush(stdout);
+    json_obj_begin(w);
+    json_kv_u64(w, "N", N);
+    json_kv_str(w, "mode", dv ? "stamps_dyn" : "stamps");
+    static const char *const sn[FX_NST] = {"span_us",      "entry_spread_us", "first_copy_us",
+                                            "first_full_us", "streaming_us",   "last_full_spread_us",
+                                            "tail_us",      "tail_max_us",     "outside_us"};
+    for (int f = 0; f < FX_NST; f++) kv_num(w, sn[f], md[f]);
+    kv_num(w, "pearson_vs_smrate", rho_sm);
+    /* the last run's per-CTA stamps: %smid, streaming (last - first slot full), entry to exit */
+    static const char *const rk[3] = {"cta_smid", "cta_stream_us", "cta_span_us"};
+    for (int k = 0; k < 3; k++) {
+        json_key(w, rk[k]);
+        json_arr_begin(w);
+        for (uint32_t b = 0; b < g; b++) {
+            const uint64_t *t = ts + (size_t)b * DAK_GEMM_NTIMES;
+            if (k == 0) json_u64(w, t[6]);
+            else json_f64(w, k == 1 ? (t[4] - t[3]) / 1e3 : (t[5] - t[0]) / 1e3);
+        }
+        json_arr_end(w);
+    }
+    json_obj_end(w);
+    free(ts);
+    dak_gemm_launch_free(lt);
+}
+
+/* ---- fixed cost per launch at r = 0 (issue #7, run 10) ---- */
+void bench_fixed(const bench_run *bench, const bench_shape *s)
+{
+    cm_err err;
+    const bench_cfg *c = bench->c;
+    json_w *w = bench->w;
+    const uint32_t M = s->M, K = s->K;
+    const size_t abytes = s->abytes;
+    fx_copies cp;
+    cp.ap[0] = s->Adp, cp.ar[0] = s->Ad;
+    for (int i = 1; i < FX_NCP; i++) {
+        CK(cudaMalloc((void **)&cp.ap[i], abytes));
+        CK(cudaMalloc((void **)&cp.ar[i], abytes));
+        CK(cudaMemcpy(cp.ap[i], s->Adp, abytes, cudaMemcpyDeviceToDevice));
+        CK(cudaMemcpy(cp.ar[i], s->Ad, abytes, cudaMemcpyDeviceToDevice));
+    }
+    CK(cudaStreamCreateWithFlags(&cp.fs, cudaStreamNonBlocking));
+    bench_shape_array(w, "fixed", s);
+    fixed_wgmma_ab(bench, s, &cp);
+    if (c->sec_fixed) {
+        printf("\n# fixed cost: A %ux%u r = 0, us per launch (one launch / %d back to back over %d copies of A / a "
+               "graph of %d)\n",
+               M, K, FX_L, FX_NCP, FX_L);
+        printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "no-hint", "nofix",
+               "nomath", "dyn", "dyn+pdl", "cublas", "empty", "empty0");
+        static const uint32_t fn_default[] = {1, 8, 64};
+        const uint32_t *fn = c->n_given ? c->ns : fn_default;
+        const size_t nfn = c->n_given ? (size_t)c->nn : 3u;
+        for (size_t a = 0; a < nfn; a++) {
+            uint32_t N = fn[a];
+            dak_tiered At[FX_NCP];
+            for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&At[i], M, K, 0, s->Ahp, cp.ap[i], 1, &err));
+            fixed_cost(bench, s, &cp, At, N);
+            for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, cp.fs, At, N, dv);
+        }
+    }
+    json_arr_end(w);
+    CK(cudaStreamDestroy(cp.fs));
+    for (int i = 1; i < FX_NCP; i++) {
+        cudaFree(cp.ap[i]);
+        cudaFree(cp.ar[i]);
+    }
+}

@@ -1,0 +1,131 @@
+/* What the files of `dak bench gemm` share: the parsed options (bench_cfg) and, with CUDA, the
+ * run's and one shape's state that cmd_bench.c hands to each section, the timed operations
+ * (op_t, time_op, time_split) and the number helpers (gbs, kv_num); bench_ops.c defines the
+ * functions.  The sections' entry points are in bench_sections.h. */
+#ifndef DAK_TOOL_BENCH_INTERNAL_H
+#define DAK_TOOL_BENCH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/error.h"
+#include "common/json.h"
+
+#define MAXL 16
+
+typedef struct {
+    uint32_t shapes[MAXL][2];
+    int nshapes;
+    uint32_t ns[MAXL];
+    int nn;
+    double ratios[MAXL]; /* fractions */
+    int nr;
+    uint32_t reps, host_sms, window, cluster, layers;
+    uint32_t bm; /* rows per CTA tile of the split kernel's HBM tier: 0 auto, 64, 128 (dak_gemm_opts.bm) */
+    uint32_t bn; /* columns per CTA tile of its 128-row HBM tiles: 0 auto, 64, 128, 256 (dak_gemm_opts.bn) */
+    uint32_t panel; /* host rows of the split column through the panel kernel: 0 no, 1 yes, 2 auto */
+    uint32_t kstep, stages; /* ring slot size (64-column blocks) and slot count, 0 auto (dak_gemm_opts) */
+    uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 all left (dak_gemm_opts.hbm_ctas) */
+    uint32_t tile_align;    /* dak_gemm_opts.tile_align (default 1) */
+    uint32_t l2_hints;      /* dak_gemm_opts.l2_hints (default 1) */
+    uint32_t rotate;        /* dak_gemm_opts.diag_rotate (default 0) */
+    int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
+    int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
+    int n_given; /* --n was given: the fixed section times those N (else 1, 8, 64) */
+    const char *json;
+} bench_cfg;
+
+#ifdef DAK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "common/cuda_check.h"
+#include "dak/gemm.h"
+#include "dak/tiered.h"
+
+/* A failed CUDA call or dak call (its message in the caller's `err`) ends the benchmark. */
+#define CK(x) CM_CUDA_OR_EXIT(x)
+#define DK(x)                                                                                  \
+    do {                                                                                       \
+        if ((x)) {                                                                             \
+            fprintf(stderr, "dak bench: %s\n", err.msg);                                       \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+/* What every section of one run reads: the options, the context, the bandwidths probed at the
+ * start, smrate's per-SM times and the JSON document being written. */
+typedef struct {
+    const bench_cfg *c;
+    dak_gemm_ctx *ctx;
+    uint32_t sms;
+    size_t smem_optin; /* shared memory per block with opt-in: the diag table skips plans that do not fit */
+    double Bg, Bh;     /* GB/s: HBM -> smem, host -> smem */
+    const double *sm_us; /* smrate's mean time per SM (us, by %smid), nsm entries; nsm 0 without it */
+    uint32_t nsm;
+    json_w *w;
+} bench_run;
+
+/* One shape's buffers, made by cmd_bench.c before its sections and freed after them. */
+typedef struct {
+    uint32_t M, K;
+    size_t abytes;
+    uint16_t *Ad, *Ah;   /* A row-major: HBM, mapped host */
+    uint16_t *Adp, *Ahp; /* A packed for the split kernel (same tile rows, 8 KiB blocks): HBM, mapped host */
+    uint16_t *Adp2;      /* split-seq: a second packed copy (the sequence's odd GEMMs), or NULL */
+    uint16_t *st[2];     /* the prefetch baselines' staging buffers, or NULL */
+    uint16_t *um;        /* managed copy of A for the uvm baseline, or NULL (the sweep may drop it) */
+    uint16_t *B;
+    float *C;
+} bench_shape;
+
+typedef struct {
+    int kind; /* 0 split, 1 cublas, 2 prefetch, 3 overlap, 4 naive, 5 uvm, 6 split-seq */
+    dak_gemm_ctx *ctx;
+    dak_gemm_launch *launch;
+    const dak_tiered *A;
+    const uint16_t *Afull;
+    uint16_t *stage[2];
+    const uint16_t *B;
+    float *C;
+    uint32_t M, N, K, layers;
+    uint16_t *um; /* managed copy of A for the uvm baseline */
+    size_t um_host_bytes;
+    dak_gemm_launch *seq[2]; /* split-seq: launches over two copies of A's HBM rows */
+    cudaStream_t seq_stream; /* blocking stream: ordered with the legacy stream's events */
+} op_t;
+
+/* median milliseconds over reps (2 warm-up), L2 flushed before each repetition */
+double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed);
+
+/* dak_gemm_prepare with --bn as a request: a configuration that refuses the width asked for
+ * (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host tier) runs with bn auto instead, noted
+ * once; the plan (JSON "bn") says which width ran. */
+int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
+                  const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err);
+
+/* The split kernel's options for one configuration: the defaults and the --bm / --bn / --panel
+ * asked for. */
+void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
+
+/* One split GEMM timed (median ms, NaN on failure, message printed); its plan into plan_out and
+ * its host bytes per run into host_bytes where given. */
+double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
+                  const dak_gemm_opts *go, uint32_t reps, dak_gemm_plan *plan_out, uint64_t *host_bytes);
+
+/* The aggregate-bandwidth bound in GB/s on `abytes` of A with a fraction `ratio` of them in host
+ * memory: min(B_h/ratio, B_g/(1-ratio)) with the bandwidths probed in this run. */
+double bench_bound_gbs(const bench_run *bench, double abytes, double ratio);
+
+/* Opens the shape's JSON array, keyed "<name>_<M>x<K>". */
+void bench_shape_array(json_w *w, const char *name, const bench_shape *s);
+
+/* GB/s of `bytes` moved in `ms`; NaN where ms is not a positive time. */
+double gbs(double bytes, double ms);
+
+/* A number, or null where it is not finite. */
+void kv_num(json_w *w, const char *k, double v);
+#endif
+
+#endif

@@ -1,0 +1,149 @@
+/* The timed operations that the sections of `dak bench gemm` share (bench_internal.h): the
+ * split GEMM and the baselines as op_t, timed by time_op; the split kernel's options and
+ * preparation (bench_opts, bench_prepare, time_split); the bound, the shape's JSON array and
+ * the number helpers. */
+#include <math.h>
+#include <string.h>
+
+#include "bench_internal.h"
+#include "common/bench.h"
+
+static int op_run(op_t *o, cm_err *err)
+{
+    switch (o->kind) {
+    case 0: return dak_gemm_run(o->launch, NULL, err);
+    case 1: return dak_base_cublas(o->ctx, o->Afull, o->B, o->C, o->M, o->N, o->K, NULL, err);
+    case 2: return dak_base_prefetch(o->ctx, o->A, o->stage[0], o->B, o->C, o->N, NULL, err);
+    case 3: return dak_base_prefetch_overlap(o->ctx, o->A, o->stage, o->B, o->C, o->N, o->layers, NULL, err);
+    case 4: return dak_base_naive(o->A, o->B, o->C, o->N, NULL, err);
+    case 5: return dak_base_cublas(o->ctx, o->um, o->B, o->C, o->M, o->N, o->K, NULL, err);
+    case 6: /* the split GEMM as a sequence of `layers` GEMMs, alternating between two copies of the
+               HBM rows like the overlap baseline's two staging buffers (PDL where the plan allows) */
+        for (uint32_t i = 0; i < o->layers; i++)
+            if (dak_gemm_run(o->seq[i & 1u], o->seq_stream, err)) return -1;
+        return 0;
+    }
+    return cm_fail(err, "bad op");
+}
+
+/* untimed preparation before each repetition */
+static int op_pre(op_t *o, cm_err *err)
+{
+    if (o->kind == 5 && o->um_host_bytes) {
+        struct cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+        cudaError_t e = cudaMemPrefetchAsync(o->um, o->um_host_bytes, host, 0, NULL);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) return cm_fail(err, "uvm: prefetch to host: %s", cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
+{
+    static cudaEvent_t e0, e1;
+    if (!e0) {
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+    }
+    double *t = cm_malloc(sizeof(double) * reps);
+    *failed = 0;
+    for (uint32_t i = 0; i < reps + 2; i++) {
+        if (op_pre(o, err) || dak_l2_flush(o->ctx, NULL, err)) {
+            *failed = 1;
+            break;
+        }
+        CK(cudaEventRecord(e0, NULL));
+        if (op_run(o, err)) {
+            *failed = 1;
+            break;
+        }
+        CK(cudaEventRecord(e1, NULL));
+        cudaError_t e = cudaEventSynchronize(e1);
+        if (e != cudaSuccess) {
+            cm_fail(err, "%s", cudaGetErrorString(e));
+            *failed = 1;
+            break;
+        }
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 2) t[i - 2] = ms;
+    }
+    double m = *failed ? NAN : bench_median(t, reps);
+    free(t);
+    if (!*failed && (o->kind == 3 || o->kind == 6)) m /= o->layers;
+    return m;
+}
+
+int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
+                  const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err)
+{
+    if (!dak_gemm_prepare(ctx, A, B, C, N, go, l, err)) return 0;
+    if (!go->bn) return -1;
+    static int told;
+    if (!told++) fprintf(stderr, "dak bench: note: %s; such configurations run with bn 0 (auto)\n", err->msg);
+    dak_gemm_opts o2 = *go;
+    o2.bn = 0;
+    return dak_gemm_prepare(ctx, A, B, C, N, &o2, l, err);
+}
+
+void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
+{
+    dak_gemm_opts_default(o);
+    o->bm = c->bm;
+    o->bn = c->bn;
+    o->panel = c->panel;
+    o->kstep = c->kstep;
+    o->stages = c->stages;
+    o->hbm_ctas = c->hbm_sms;
+    o->tile_align = (int)c->tile_align;
+    o->l2_hints = (int)c->l2_hints;
+    o->diag_rotate = c->rotate;
+}
+
+double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
+                  const dak_gemm_opts *go, uint32_t reps, dak_gemm_plan *plan_out, uint64_t *host_bytes)
+{
+    cm_err err;
+    op_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = 0, o.ctx = ctx;
+    if (bench_prepare(ctx, A, B, C, N, go, &o.launch, &err)) {
+        fprintf(stderr, "dak bench: split: %s\n", err.msg);
+        return NAN;
+    }
+    if (plan_out) *plan_out = *dak_gemm_launch_plan(o.launch);
+    int failed;
+    double ms = time_op(&o, reps, &err, &failed);
+    if (failed) fprintf(stderr, "dak bench: split: %s\n", err.msg);
+    if (host_bytes) {
+        uint64_t hb = 0;
+        if (!dak_gemm_host_bytes(o.launch, &hb, &err)) *host_bytes = hb / (reps + 2);
+    }
+    dak_gemm_launch_free(o.launch);
+    return ms;
+}
+
+double bench_bound_gbs(const bench_run *bench, double abytes, double ratio)
+{
+    return abytes / fmax(ratio * abytes / (bench->Bh * 1e9), (1 - ratio) * abytes / (bench->Bg * 1e9)) / 1e9;
+}
+
+void bench_shape_array(json_w *w, const char *name, const bench_shape *s)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s_%ux%u", name, s->M, s->K);
+    json_key(w, key);
+    json_arr_begin(w);
+}
+
+double gbs(double bytes, double ms) { return isfinite(ms) && ms > 0 ? bytes / (ms * 1e6) : NAN; }
+
+void kv_num(json_w *w, const char *k, double v)
+{
+    if (isfinite(v))
+        json_kv_f64(w, k, v);
+    else {
+        json_key(w, k);
+        json_null(w);
+    }
+}
