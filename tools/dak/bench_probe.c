@@ -1,7 +1,7 @@
 /* dak bench gemm's sections before any shape, over one pair of probe buffers (512 MiB mapped host
  * memory, 2 GiB HBM): the bandwidth probes B_g and B_h that the bound uses, the congestion sweep
- * (Fig. 7: host SMs x window beside 100 HBM SMs), the diag HBM probe (copy size x assignment)
- * and smrate (bench_smrate.c). */
+ * (Fig. 7: host SMs x window beside 100 HBM SMs), the diag HBM probe (copy size x assignment),
+ * the diag host-link probe (TMA, copy engine, both) and smrate (bench_smrate.c). */
 #include <string.h>
 
 #include "bench_sections.h"
@@ -9,7 +9,7 @@
 
 /* the probe buffers as the sections read them */
 typedef struct {
-    const void *hbuf_dev, *gbuf; /* mapped host memory (device pointer), HBM */
+    const void *hbuf, *hbuf_dev, *gbuf; /* mapped host memory (host and device pointers), HBM */
     size_t hprobe, gprobe;       /* their sizes */
 } probe_bufs;
 
@@ -71,6 +71,63 @@ static void probe_diag(const bench_run *bench, const probe_bufs *p)
     json_arr_end(w);
 }
 
+/* ---- diagnostics: the host link read by the SMs (TMA), by the copy engine, and by both at once.
+ * Overlap (the prefetch baseline) reads the host at the copy engine's rate, direct access at the
+ * SMs'; if both together exceed either alone, a sequence could mix them. ---- */
+static void probe_link(const bench_run *bench, const probe_bufs *p)
+{
+    cm_err err;
+    json_w *w = bench->w;
+    const size_t ce_bytes = p->hprobe / 2; /* the copy engine takes the first half, the SMs all of it */
+    cudaStream_t cs;
+    cudaEvent_t e0, e1;
+    CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    double r[3][3]; /* [rep][TMA alone, CE alone, both: TMA part] */
+    double ce_both[3], ms_both[3], all_both[3];
+    for (int i = 0; i < 3; i++) {
+        double dummy;
+        DK(dak_probe_bw(bench->ctx, p->hbuf_dev, p->hprobe, 16, 8, NULL, 0, 0, &r[i][0], &dummy, &err));
+        float ms;
+        CK(cudaEventRecord(e0, cs));
+        CK(cudaMemcpyAsync((void *)p->gbuf, p->hbuf, ce_bytes, cudaMemcpyHostToDevice, cs));
+        CK(cudaEventRecord(e1, cs));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        r[i][1] = ce_bytes / (ms * 1e6);
+        /* both: the copy on its own stream, the probe on the legacy one (not ordered with cs);
+         * the probe returns after a device synchronize, so the host clock spans both */
+        const double h0 = bench_now_s();
+        CK(cudaEventRecord(e0, cs));
+        CK(cudaMemcpyAsync((void *)p->gbuf, p->hbuf, ce_bytes, cudaMemcpyHostToDevice, cs));
+        CK(cudaEventRecord(e1, cs));
+        DK(dak_probe_bw(bench->ctx, p->hbuf_dev, p->hprobe, 16, 8, NULL, 0, 0, &r[i][2], &dummy, &err));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        ce_both[i] = ce_bytes / (ms * 1e6), ms_both[i] = ms;
+        all_both[i] = (ce_bytes + p->hprobe) / ((bench_now_s() - h0) * 1e9);
+    }
+    double tma[3], ce[3], tb[3];
+    for (int i = 0; i < 3; i++) tma[i] = r[i][0], ce[i] = r[i][1], tb[i] = r[i][2];
+    const double mt = bench_median(tma, 3), mc = bench_median(ce, 3), mtb = bench_median(tb, 3),
+                 mcb = bench_median(ce_both, 3), mms = bench_median(ms_both, 3), mall = bench_median(all_both, 3);
+    printf("\n# diag: host link, GB/s (median of 3): SMs by TMA alone %.1f (16 SMs, window 8), copy engine alone %.1f;\n"
+           "#   at once: TMA %.1f over its span, the copy engine %.1f over its %.2f ms; both moved %.1f MB at %.1f\n",
+           mt, mc, mtb, mcb, mms, (ce_bytes + p->hprobe) / 1e6, mall);
+    json_key(w, "diag_link");
+    json_obj_begin(w);
+    json_kv_f64(w, "tma_GBs", mt);
+    json_kv_f64(w, "ce_GBs", mc);
+    json_kv_f64(w, "both_tma_GBs", mtb);
+    json_kv_f64(w, "both_ce_GBs", mcb);
+    json_kv_f64(w, "both_total_GBs", mall);
+    json_obj_end(w);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(cs);
+}
+
 int bench_probes(bench_run *bench)
 {
     cm_err err;
@@ -101,9 +158,10 @@ int bench_probes(bench_run *bench)
     json_obj_end(w);
     bench->Bg = Bg, bench->Bh = Bh;
 
-    const probe_bufs p = {.hbuf_dev = hbuf_dev, .gbuf = gbuf, .hprobe = hprobe, .gprobe = gprobe};
+    const probe_bufs p = {.hbuf = hbuf, .hbuf_dev = hbuf_dev, .gbuf = gbuf, .hprobe = hprobe, .gprobe = gprobe};
     if (c->sec_cong) probe_congestion(bench, &p);
     if (c->sec_diag) probe_diag(bench, &p);
+    if (c->sec_diag) probe_link(bench, &p);
     /* ---- per-SM HBM shares (the spread of the split GEMM's CTAs) ---- */
     static double sm_us[1024];
     bench->sm_us = sm_us, bench->nsm = 0;
