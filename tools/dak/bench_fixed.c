@@ -182,35 +182,41 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     const size_t abytes = s->abytes;
     printf("\n# fixed, wgmma A/B: A %ux%u r = 0, one launch (us, TFLOP/s, GB/s of A)\n", M, K);
     printf("# glob-add: wgmma with the wide tiles' owner adding the partials from L2, not through its ring\n"
-           "# (diag_epi_global); no-hint: wgmma without L2 cache policies (l2_hints 0)\n");
-    printf("%5s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "glob-add", "no-hint",
-           "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
-    static const uint32_t wn[] = {64, 128, 256, 512};
+           "# (diag_epi_global); no-hint: wgmma without L2 cache policies (l2_hints 0); mc2 / mc4: wgmma with\n"
+           "# clusters of 2 / 4 CTAs sharing each A tile by multicast (where N has that many column tiles)\n");
+    printf("%5s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "glob-add",
+           "no-hint", "mc2 us", "mc4 us", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
+    static const uint32_t wn[] = {64, 128, 256, 512, 1024};
     dak_tiered Aw[FX_NCP];
     for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, s->Ahp, cp->ap[i], 1, &err));
     for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
         const uint32_t N = wn[a];
-        double t[5];
-        for (int v = 0; v < 4; v++) {
+        double t[7];
+        for (int v = 0; v < 6; v++) {
             dak_gemm_opts go;
             bench_opts(&go, c);
             go.wgmma = v ? 1u : 0u;
             go.diag_epi_global = v == 2;
             if (v == 3) go.l2_hints = 0;
+            if (v >= 4) go.cluster = v == 4 ? 2u : 4u;
+            const dak_gemm_plan *pl;
             fx_op so;
             if (fx_prepare(&so, ctx, Aw, s->B, s->C, N, &go)) {
                 t[v] = NAN;
+            } else if (v >= 4 && (pl = dak_gemm_launch_plan(so.l[0]))->cluster != go.cluster) {
+                t[v] = NAN; /* fewer column tiles than the cluster: the plan narrowed it */
+                fx_free(&so);
             } else {
                 t[v] = fx_time(&so, 0, c->reps, cp->fs);
                 fx_free(&so);
             }
         }
         fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
-        t[4] = fx_time(&cb, 0, c->reps, cp->fs);
+        t[6] = fx_time(&cb, 0, c->reps, cp->fs);
         double fl = 2.0 * M * N * K;
-        printf("%5u %10.2f %10.2f %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1], t[2], t[3],
-               t[4], fl / (t[0] * 1e6), fl / (t[1] * 1e6), fl / (t[4] * 1e6), gbs(abytes, t[0] / 1e3),
-               gbs(abytes, t[1] / 1e3));
+        printf("%5u %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1],
+               t[2], t[3], t[4], t[5], t[6], fl / (t[0] * 1e6), fl / (t[1] * 1e6), fl / (t[6] * 1e6),
+               gbs(abytes, t[0] / 1e3), gbs(abytes, t[1] / 1e3));
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
@@ -219,10 +225,12 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
         kv_num(w, "wgmma_us", t[1]);
         kv_num(w, "wgmma_glob_add_us", t[2]);
         kv_num(w, "wgmma_no_l2hint_us", t[3]);
-        kv_num(w, "cublas_us", t[4]);
+        kv_num(w, "wgmma_mc2_us", t[4]);
+        kv_num(w, "wgmma_mc4_us", t[5]);
+        kv_num(w, "cublas_us", t[6]);
         kv_num(w, "mma_TFLOPs", fl / (t[0] * 1e6));
         kv_num(w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
-        kv_num(w, "cublas_TFLOPs", fl / (t[4] * 1e6));
+        kv_num(w, "cublas_TFLOPs", fl / (t[6] * 1e6));
         kv_num(w, "mma_GBs", gbs(abytes, t[0] / 1e3));
         kv_num(w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
         json_obj_end(w);

@@ -245,7 +245,7 @@ static void shape_alloc(bench_shape *s, const bench_cfg *c, int si)
     for (int i = 0; i < c->nn; i++)
         if (c->ns[i] > nmax) nmax = c->ns[i];
     if (c->sec_amp && si == 0 && nmax < NMAXALL) nmax = NMAXALL;
-    if ((c->sec_fixed || c->sec_wgmma) && nmax < 512) nmax = 512; /* the fixed section's wgmma A/B at N = 128, 512 */
+    if ((c->sec_fixed || c->sec_wgmma) && nmax < 1024) nmax = 1024; /* the fixed section's wgmma A/B, N up to 1024 */
     CK(cudaMalloc((void **)&s->Ad, abytes));
     CK(cudaHostAlloc((void **)&s->Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
     CK(cudaMalloc((void **)&s->B, (size_t)K * nmax * 2));
