@@ -327,6 +327,13 @@ static __device__ __forceinline__ void add_wide_staged(float *d, const float *sr
     ptx_bar_sync(1, NCW * 32u); /* the ring is read: free for the next partial or the staging */
 }
 
+/* A CTA's ring of shared-memory slots as the consumers see it: slot s holds A at sA + s astage and
+ * B at sB + s bbytes, its barriers at bar_full / bar_empty + 8 s. */
+typedef struct {
+    uint32_t sA, sB, astage, bbytes;
+    uint32_t bar_full, bar_empty, S;
+} ring_t;
+
 /* The consumers' share of one segment g (K chunks kb..ke of one tile) of a wide HBM tile, slots
  * from *sp / *php on: warpgroup kh computes rows 64 kh.. over the slot's whole K (its own box at
  * kh x kstep x 8 KiB in the slot), one wgmma group per slot, the previous slot released after
@@ -334,10 +341,11 @@ static __device__ __forceinline__ void add_wide_staged(float *d, const float *sr
  * (128 x tn fp32: warpgroup kh's half at 16 tn float4 on) and the fix-up of the 64-column path.
  * The idle warpgroup of a half last tile computes on the slot's stale second box, unstored. */
 static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g, const uint32_t J, uint32_t rank,
-                                                uint32_t sA, uint32_t sB, uint32_t astage, uint32_t bbytes,
-                                                uint32_t bar_full, uint32_t bar_empty, uint32_t S, uint32_t kh,
-                                                uint32_t q, uint32_t *sp, uint32_t *php, volatile uint32_t *flag)
+                                                const ring_t *r, uint32_t kh, uint32_t q, uint32_t *sp, uint32_t *php,
+                                                volatile uint32_t *flag)
 {
+    const uint32_t sA = r->sA, sB = r->sB, astage = r->astage, bbytes = r->bbytes;
+    const uint32_t bar_full = r->bar_full, bar_empty = r->bar_empty, S = r->S;
     /* the stamps' address from the parameters, not a register held across the slot loop */
     unsigned long long *ts = p->times ? p->times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
     const uint32_t lane = threadIdx.x & 31u, c = p->c, tn = 8u * J;
@@ -711,7 +719,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             /* the HBM tier's wide column tiles (p.tn[1] = 8 WJ); k_split_n256 has no other consumer
              * path (its plans have no tiled host tier), so that its 128 accumulators fit */
             if (WJ == 32u || (WJ && tier)) {
-                seg_wide(&p, &g, WJ, rank, sA, sB, astage, bbytes, bar_full, bar_empty, S, kh, q, &s, &ph, flag);
+                const ring_t ring = {sA, sB, astage, bbytes, bar_full, bar_empty, S};
+                seg_wide(&p, &g, WJ, rank, &ring, kh, q, &s, &ph, flag);
                 continue;
             }
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
