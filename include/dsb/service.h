@@ -142,7 +142,8 @@ typedef struct {
     uint32_t max_steps;  /* default 100000 */
     uint32_t smem_bytes; /* S of every worker; 0 = the pipeline's default (48 KiB) */
     int sums;            /* dsb_gpu_sums of the workers (default auto) */
-    uint32_t max_workers; /* persistent workers; 0 = all that fit (two per SM at 48 KiB) */
+    uint32_t max_workers; /* persistent workers; 0 = all that fit (two per SM at 48 KiB) less the
+                             dispatcher's reserved slot; more than that is reduced to it */
 } dsb_proxy_dispatch_config;
 
 int dsb_dispatch_proxy_create(const dsb_proxy_dispatch_config *c, dsb_reply_fn fn, void *ctx,

@@ -71,7 +71,12 @@ ok = (c['sent'] == c['answered'] + c['lost'] and c['answered'] == c['ok'] + c['b
 # the persistent-worker dispatchers report their worker blocks; --gpu-workers N sets them
 args = sys.argv[4].split()
 if sys.argv[3] in ('proxy', 'gpu'):
-    want = int(args[args.index('--gpu-workers') + 1]) if '--gpu-workers' in args else None
+    want = None  # --gpu-workers N or --gpu-workers=N, as the CLI accepts both
+    for j, a in enumerate(args):
+        if a.startswith('--gpu-workers='):
+            want = int(a.split('=', 1)[1])
+        elif a == '--gpu-workers' and j + 1 < len(args):
+            want = int(args[j + 1])
     got = srv.get('gpu_workers', 0)
     print('gpu_workers %d%s' % (got, '' if want is None else ' (asked %d)' % want))
     ok = ok and got > 0 and (want is None or got == want)

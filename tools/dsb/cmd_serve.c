@@ -44,8 +44,10 @@ static void usage(FILE *o)
             "                          most 32 tiles of 16 rows x 8 replicas, else the CUDA\n"
             "                          cores; cuda: the CUDA cores always)\n"
             "  --workers N             cpu solver threads (default: online cores)\n"
-            "  --gpu-workers N         proxy, gpu: persistent worker blocks, at most all that\n"
-            "                          fit (the default: two per SM at 48 KiB); the SM count\n"
+            "  --gpu-workers N         proxy, gpu: persistent worker blocks (default: all that\n"
+            "                          fit, two per SM at 48 KiB, less the slots the dispatcher\n"
+            "                          keeps: 1 proxy, 2 gpu; more than that is reduced to it,\n"
+            "                          the JSON's gpu_workers says how many ran); the SM count\n"
             "                          usually puts one on each SM, each solve then at its\n"
             "                          unloaded speed (the block scheduler decides)\n"
             "  --streams N             launch: CUDA streams in flight (default 4, Sec. V-A)\n"
@@ -74,7 +76,8 @@ static void counters_json(dsb_server *srv, const dsb_counters *c, const dsb_serv
     json_kv_str(&w, "dispatch", cfg->dispatch ? cfg->dispatch : "cpu");
     json_kv_str(&w, "sums", dsb_gpu_sums_name(cfg->launch.sums));
     json_kv_f64(&w, "seconds", secs);
-    if (dsb_server_gpu_workers(srv)) json_kv_u64(&w, "gpu_workers", dsb_server_gpu_workers(srv));
+    const uint32_t gpu_workers = dsb_server_gpu_workers(srv);
+    if (gpu_workers) json_kv_u64(&w, "gpu_workers", gpu_workers);
     bench_json_machine(&w);
     json_key(&w, "counters");
     json_obj_begin(&w);

@@ -19,8 +19,9 @@
 
 /* Copies the frames of requests i .. i+k-1 (k <= 32; template req mod n_templates,
  * the request id and the seed patched per request) into work-ring slots s .. s+k-1:
- * lane j finds request i + j's template and length, the warp then copies GEN_BATCH
- * frames a pass, 32 chunks of 16 bytes each, all loads before the first store. */
+ * lane j finds request i + j's template and length, the warp then copies GEN_BATCH frames
+ * a pass, 32 of each frame's 16-byte chunks (one per lane), all loads before the first
+ * store; a frame of up to 1536 bytes takes up to 3 passes. */
 static __device__ __forceinline__ void gen_copy_frames(const dsb_pipe_dev &d, const dsb_pipe_gen_dev &g,
                                                        uint32_t s, uint32_t i, uint32_t k, uint32_t lane)
 {

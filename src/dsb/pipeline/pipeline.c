@@ -2,7 +2,7 @@
  * allocation of the rings in GPU or host-mapped memory, the model and layout
  * tables, worker start and stop, the CPU producer and consumer, and the
  * saturated-traffic runner of both placements.  C11 over the CUDA runtime
- * API; the kernels are in worker.cu. */
+ * API; the kernels are in worker.cu and gen.cu. */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
 #include <pthread.h>

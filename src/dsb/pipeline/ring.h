@@ -1,5 +1,6 @@
 /* Internal: the ring and table layouts shared by the host side (pipeline.c)
- * and the kernels (worker.cu).  C-compatible.
+ * and the kernels (worker.cu; the generator/consumer block and the clock kernel in gen.cu).
+ * C-compatible.
  *
  * Sequence rules (all 32-bit, compared for equality or as modular
  * differences, so they wrap safely):
@@ -132,7 +133,8 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* worker.cu: kernel launches and queries (return cudaError_t as int). */
+/* worker.cu (the generator and clock launches: gen.cu): kernel launches and queries (return
+ * cudaError_t as int). */
 int dsb_pipe_k_occupancy(uint32_t smem_bytes, int *blocks_per_sm);
 int dsb_pipe_k_prepare(uint32_t smem_bytes);
 int dsb_pipe_k_launch_workers(const dsb_pipe_dev *d, uint32_t blocks, void *stream);
