@@ -315,8 +315,8 @@ int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t cta
 /* Per-SM HBM streaming (diagnostic: do the SMs get unequal, and stable, shares of HBM?): one
  * CTA per SM reads one contiguous range of `bytes` with 32 KiB bulk copies (192 KiB in flight).
  * weights NULL: even ranges, CTA j taking range (j + rotate) mod SMs; else ranges in proportion
- * to weights[%smid] (nsm entries; an SM without a weight reads nothing).  Writes each CTA's %smid and its streaming
- * time in us (sms entries each) and the GB/s over the whole span. */
+ * to weights[%smid] (nsm entries; an SM without a weight reads nothing).  Writes each CTA's %smid
+ * and its streaming time in us (sms entries each) and the GB/s over the whole span. */
 int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, const double *weights, uint32_t nsm,
                       uint32_t rotate, uint32_t *smid, double *us, double *gbs, cm_err *err);
 

@@ -291,7 +291,7 @@ extern "C" int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host
                           (const uint8_t *)hbm, hbm_bytes, done, gread, times);
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) return cm_fail(err, "probe kernel failed: %s", cudaGetErrorString(e));
-    unsigned long long *t = (unsigned long long *)malloc(16u * grid), g = 0;
+    unsigned long long *t = (unsigned long long *)cm_malloc(16u * grid), g = 0;
     DAK_CU(cudaMemcpy(t, times, 16u * grid, cudaMemcpyDeviceToHost), err);
     DAK_CU(cudaMemcpy(&g, gread, 8, cudaMemcpyDeviceToHost), err);
     unsigned long long h0 = ~0ull, h1 = 0, g0 = ~0ull, g1 = 0;
@@ -315,8 +315,9 @@ extern "C" int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host
 }
 
 /* HBM-only probe with a chosen copy size and assignment (diagnostic for the split GEMM).
- * times: per CTA {t0, t1, %smid}.  Contiguous: CTA j takes range (j + rot) mod grid.  ranges (or NULL): chunk range
- * [ranges[2 s], ranges[2 s + 1]) of the CTA on SM s, instead of its even share by blockIdx. */
+ * times: per CTA {t0, t1, %smid}.  Contiguous: CTA j takes range (j + rot) mod grid.  ranges (or
+ * NULL): chunk range [ranges[2 s], ranges[2 s + 1]) of the CTA on SM s, instead of its even share
+ * by blockIdx. */
 __global__ void __launch_bounds__(32, 1)
     k_probe_hbm(const uint8_t *src, unsigned long long bytes, uint32_t chunk, uint32_t w, int contiguous,
                 uint32_t rot, const unsigned long long *ranges, uint32_t nranges, unsigned long long *times)
@@ -398,7 +399,7 @@ static int probe_hbm_run(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint3
 extern "C" int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
                              int contiguous, double *gbs, cm_err *err)
 {
-    unsigned long long *t = (unsigned long long *)malloc(24u * (ctas ? ctas : 1u));
+    unsigned long long *t = (unsigned long long *)cm_malloc(24u * (ctas ? ctas : 1u));
     int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, contiguous, 0, NULL, 0, t, gbs, err);
     free(t);
     return rc;
@@ -419,7 +420,7 @@ extern "C" int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t byte
         }
         if (!(sum > 0)) return cm_fail(err, "probe: the %u SM weights sum to 0", nsm);
         const unsigned long long total = bytes / chunk;
-        unsigned long long *r = (unsigned long long *)malloc(16u * nsm);
+        unsigned long long *r = (unsigned long long *)cm_malloc(16u * nsm);
         double acc = 0;
         for (uint32_t s = 0; s < nsm; s++) {
             r[2 * s] = (unsigned long long)(acc / sum * (double)total + 0.5);
@@ -434,7 +435,7 @@ extern "C" int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t byte
             return cm_fail(err, "probe: SM ranges: %s", cudaGetErrorString(e));
         }
     }
-    unsigned long long *t = (unsigned long long *)malloc(24u * ctas);
+    unsigned long long *t = (unsigned long long *)cm_malloc(24u * ctas);
     int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, 1, rotate, rd, weights ? nsm : 0, t, gbs, err);
     if (!rc)
         for (uint32_t b = 0; b < ctas; b++) {

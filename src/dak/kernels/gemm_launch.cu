@@ -131,30 +131,19 @@ static int encode_b_perm(dak_gemm_ctx *ctx, CUtensorMap *m, const uint16_t *B, u
     return dak_encode_3d(ctx, m, B, d, st, bx, err);
 }
 
-extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
-                                uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err)
+/* Fills the launch l (zeroed, l->ctx set): 0, or -1 with a message in err (l is then freed by the
+ * caller, whatever it holds).  *bn64: the driver refused B's [block][n][64] map, which wide tiles
+ * need, and bn was auto: the caller plans again with 64-column tiles. */
+static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
+                          const dak_gemm_opts *o, int *bn64, cm_err *err)
 {
-    *out = NULL;
-    dak_gemm_launch *l = (dak_gemm_launch *)calloc(1, sizeof *l);
-    if (!l) return cm_fail(err, "gemm: out of memory");
-    l->ctx = ctx;
+    dak_gemm_ctx *ctx = l->ctx;
     dak_gemm_plan *p = &l->plan;
-    if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) {
-        free(l);
-        return -1;
-    }
-    if (!B || !C) {
-        free(l);
-        return cm_fail(err, "gemm: B and C must be device pointers");
-    }
-    if (!o->a_tma2d && !A->packed) {
-        free(l);
+    if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) return -1;
+    if (!B || !C) return cm_fail(err, "gemm: B and C must be device pointers");
+    if (!o->a_tma2d && !A->packed)
         return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
-    }
-    if (o->a_tma2d && A->packed) {
-        free(l);
-        return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");
-    }
+    if (o->a_tma2d && A->packed) return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");
     /* workspace and counters */
     if (p->ws_bytes > ctx->ws_bytes) {
         if (ctx->ws) cudaFree(ctx->ws);
@@ -193,37 +182,23 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
             b_perm = 0;
         }
     }
-    if (p->bn == 256u && p->host.ctas) { /* the planner's rule: k_split_n256 has no host-tier consumers */
-        cudaFree(l->hb);
-        free(l);
+    if (p->bn == 256u && p->host.ctas) /* the planner's rule: k_split_n256 has no host-tier consumers */
         return cm_fail(err, "gemm: internal: bn 256 planned beside a tiled host tier");
-    }
     if (p->bn > 64u && !b_perm) {
         /* wide tiles need B as [block][n][64] (one canonical operand of bn rows per block) */
-        cudaFree(l->hb);
-        free(l);
         if (o->bn) return cm_fail(err, "gemm: bn %u needs B as [block][n][64], which the driver refused here; set bn 64", o->bn);
-        dak_gemm_opts o64 = *o;
-        o64.bn = 64; /* auto: 64-column tiles */
-        return dak_gemm_prepare(ctx, A, B, C, N, &o64, out, err);
+        *bn64 = 1; /* auto: 64-column tiles */
+        return -1;
     }
-    if (p->bn > 64u) { /* the wide tiles' B: boxes of bn rows */
-        if (encode_b_perm(ctx, &l->tbw, B, N, A->K, p->bn, p->kstep, err)) {
-            cudaFree(l->hb);
-            free(l);
-            return -1;
-        }
-    }
+    /* the wide tiles' B: boxes of bn rows */
+    if (p->bn > 64u && encode_b_perm(ctx, &l->tbw, B, N, A->K, p->bn, p->kstep, err)) return -1;
     cuuint64_t bdims[3] = {64, A->K / 64u, N};
     cuuint64_t bstrides[2] = {128, (cuuint64_t)A->K * 2u};
     cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
     if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
         encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
-        (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err))) {
-        cudaFree(l->hb);
-        free(l);
+        (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err)))
         return -1;
-    }
     kparams *k = &l->kp;
     memset(k, 0, sizeof *k);
     k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->c = p->cluster;
@@ -288,22 +263,13 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         size_t nt = (size_t)(p->host.ctas + p->hbm.ctas) * DAK_GEMM_NTIMES;
         cudaError_t e = cudaMalloc((void **)&l->times, nt * 8u);
         if (e == cudaSuccess) e = cudaMemset(l->times, 0, nt * 8u);
-        if (e != cudaSuccess) {
-            cudaFree(l->hb);
-            if (l->times) cudaFree(l->times);
-            free(l);
-            return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
-        }
+        if (e != cudaSuccess) return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
         k->times = l->times;
     }
     if (p->wgmma && !b_perm && p->kstep > 1) {
         /* [n][block][64] with kstep > 1 is no canonical operand layout */
-        if (o->wgmma == 1) {
-            cudaFree(l->hb);
-            if (l->times) cudaFree(l->times);
-            free(l);
+        if (o->wgmma == 1)
             return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64], which the driver refused here; set wgmma 0");
-        }
         p->wgmma = 0; /* auto: mma.sync */
     }
     k->wgmma = p->wgmma;
@@ -313,9 +279,24 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     k->ctr = ctx->ctr;
     k->host_bytes = l->hb;
     l->smem = p->smem_bytes;
-    if (p->panel.on && dak_panel_prepare(ctx, A, B, C, p, o, l->hb, &l->panel, err)) {
-        dak_gemm_launch_free(l);
-        return -1;
+    if (p->panel.on && dak_panel_prepare(ctx, A, B, C, p, o, l->hb, &l->panel, err)) return -1;
+    return 0;
+}
+
+extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
+                                uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err)
+{
+    *out = NULL;
+    dak_gemm_launch *l = (dak_gemm_launch *)calloc(1, sizeof *l);
+    if (!l) return cm_fail(err, "gemm: out of memory");
+    l->ctx = ctx;
+    int bn64 = 0;
+    if (prepare_launch(l, A, B, C, N, o, &bn64, err)) {
+        dak_gemm_launch_free(l); /* whatever was made before the failure (an allocation included) */
+        if (!bn64) return -1;
+        dak_gemm_opts o64 = *o;
+        o64.bn = 64;
+        return dak_gemm_prepare(ctx, A, B, C, N, &o64, out, err);
     }
     *out = l;
     return 0;

@@ -76,10 +76,6 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-/* Wave alignment on: the tier's mtiles x ngroups x kchunks chunks are split evenly
- * over all its clusters (contiguous ranges, so a CTA's range crosses at most a few
- * tiles and a tile is shared by at most ksplit CTAs).  Off: whole tiles, split in K
- * only as far as needed to give every cluster one, go round-robin. */
 /* Tile alignment of a tier with fewer than two tiles a CTA (the paper's kernel alignment, Sec. 6.2:
  * tiles divisible over the SMs): the largest CTA count, among those keeping >= 80 % of `cl`, that
  * divides the tiles or that the tiles divide, so that every tile is split into whole equal shares
@@ -93,6 +89,10 @@ static uint32_t tile_aligned(uint32_t tiles, uint32_t cl)
     return cl;
 }
 
+/* Wave alignment on: the tier's mtiles x ngroups x kchunks chunks are split evenly
+ * over all its clusters (contiguous ranges, so a CTA's range crosses at most a few
+ * tiles and a tile is shared by at most ksplit CTAs).  Off: whole tiles, split in K
+ * only as far as needed to give every cluster one, go round-robin. */
 static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint32_t ctas_avail,
                       uint32_t c, int align, int tile_align, dak_tier_plan *t)
 {
