@@ -70,6 +70,9 @@ int main(void)
     EXPECT("bench gemm --kstep 3", 2, "--kstep: expected 0 (auto), 1, 2 or 4, got '3'");
     EXPECT("bench gemm --tile-align 2", 2, "--tile-align: expected an integer in [0, 1], got '2'");
     EXPECT("bench gemm --stages 1", 2, "--stages: expected 0 (as many as fit) or 2..24, got '1'");
+    EXPECT("bench gemm --l2-hints 2", 2, "--l2-hints: expected an integer in [0, 1], got '2'");
+    EXPECT("bench gemm --rotate x", 2, "--rotate: expected an integer in [0, 1024], got 'x'");
+    EXPECT("bench gemm --sections smrate,bogus", 2, "--sections: unknown entry 'bogus'");
 
     char json[] = "/tmp/test_planner_cli_XXXXXX";
     int fd = mkstemp(json);
