@@ -100,12 +100,15 @@ static double rel_err_bf16(const uint16_t *C, const float *R, size_t n, size_t *
 }
 
 /* Options that prepare must refuse with a message containing `needle` (a small tiered A,
- * N = 256; nothing is checked when that A cannot be made). */
+ * N = 256; a failure to make that A fails the check). */
 static void expect_refused(dak_gemm_ctx *ctx, const dak_gemm_opts *o, const char *needle)
 {
     cm_err err;
     dak_tiered A;
-    if (dak_tiered_create(&A, 128, 64, 0.5, &err)) return;
+    if (dak_tiered_create(&A, 128, 64, 0.5, &err)) {
+        CHECK(0, "expect_refused '%s': %s", needle, err.msg);
+        return;
+    }
     const int rc = dak_gemm_split(ctx, &A, A.dev, A.dev, 256, o, &err);
     CHECK(rc != 0 && strstr(err.msg, needle), "expected a refusal saying '%s': %s", needle,
           rc ? err.msg : "accepted");

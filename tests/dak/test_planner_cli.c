@@ -73,6 +73,8 @@ int main(void)
     EXPECT("bench gemm --l2-hints 2", 2, "--l2-hints: expected an integer in [0, 1], got '2'");
     EXPECT("bench gemm --rotate x", 2, "--rotate: expected an integer in [0, 1024], got 'x'");
     EXPECT("bench gemm --sections smrate,bogus", 2, "--sections: unknown entry 'bogus'");
+    EXPECT("bench gemm --sections ,", 2, "--sections: expected a non-empty list");
+    EXPECT("bench gemm --rotate 1025", 2, "--rotate: expected an integer in [0, 1024], got '1025'");
 
     char json[] = "/tmp/test_planner_cli_XXXXXX";
     int fd = mkstemp(json);

@@ -91,6 +91,7 @@ static void amp_congestion(const bench_run *bench, const bench_shape *s)
                 bench_opts(&go, c);
                 go.host_ctas = ghs[b], go.window = gws[d];
                 dak_gemm_plan plan;
+                memset(&plan, 0, sizeof plan); /* time_split fills it only on success */
                 double ms = time_split(bench->ctx, &A, s->B, s->C, 8, &go, c->reps, &plan, NULL);
                 printf("%6.2f %6u %4u %10.1f %7.1f%%\n", 100 * r, ghs[b], plan.host.window, gbs(abytes, ms),
                        100 * gbs(abytes, ms) / bound);

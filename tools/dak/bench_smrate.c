@@ -11,7 +11,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/bench.h"
 #include "common/error.h"
@@ -61,9 +60,9 @@ int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t byte
     uint32_t *sid = cm_malloc(sizeof *sid * sms);
     double *t = cm_malloc(sizeof *t * sms);
     double *by[2], gb_even[64], gb_w[64], sp[64];
-    for (int h = 0; h < 2; h++) by[h] = calloc(SMR_MAXSM, sizeof(double));
+    for (int h = 0; h < 2; h++) by[h] = cm_calloc(SMR_MAXSM, sizeof(double));
     uint32_t cnt[2][SMR_MAXSM] = {{0}}, nsm = 0;
-    double *by_range = calloc(sms, sizeof(double));
+    double *by_range = cm_calloc(sms, sizeof(double));
     if (reps > 64) reps = 64;
     /* 1: even split, per-SM times by %smid; odd and even launches kept apart */
     for (uint32_t r = 0; r < reps; r++) {

@@ -30,7 +30,7 @@ static void usage(FILE *o)
             "  --reps N         timed repetitions per point, median reported (default 10)\n"
             "  --host-sms N     SMs reading host memory, 0 = auto (default 0)\n"
             "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
-            "  --cluster N      multicast cluster for N >= 128: 2, 4 or 8 (default 8)\n"
+            "  --cluster N      multicast cluster for N >= 128: 1 (no multicast column), 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
             "  --bm N           rows of A per CTA tile of the split kernel's HBM tier: 0 (auto: 128 where\n"
             "                   N > 32), 64 or 128; applies to every split-kernel configuration (default 0)\n"
@@ -116,7 +116,8 @@ static int parse_names(const char *flag, const char *v, const char *const *names
         return -1;
     }
     strcpy(buf, v);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
         int found = 0;
         for (int i = 0; i < count; i++)
             if (!strcmp(t, names[i])) *dst[i] = 1, found = 1;
@@ -126,6 +127,10 @@ static int parse_names(const char *flag, const char *v, const char *const *names
             fprintf(stderr, ")\n");
             return -1;
         }
+    }
+    if (n == 0) {
+        fprintf(stderr, "dak bench: %s: expected a non-empty list\n", flag);
+        return -1;
     }
     return 0;
 }
