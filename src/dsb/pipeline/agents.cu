@@ -18,20 +18,15 @@
 
 #include "common/ptx.cuh"
 #include "dsb/wire.h"
+#include "pipe_access.cuh" /* PIPE_C, PIPE_MASK, the volatile loads */
 #include "resident_dev.h"
 
-#define RES_C DSB_PIPE_RING
-#define RES_MASK (DSB_PIPE_RING - 1u)
 #define RX_MASK (DSB_NIC_RX_SLOTS - 1u)
 #define TX_MASK (DSB_NIC_TX_SLOTS - 1u)
 #define FULL 0xffffffffu
 #define RX_COUNTERS (DSB_RES_COUNT + DSB_WR_COUNT)
 
 static __device__ __forceinline__ uint64_t res_now(void) { return ptx_globaltimer(); }
-static __device__ __forceinline__ uint32_t res_vload32(const uint32_t *p)
-{
-    return *(const volatile uint32_t *)p;
-}
 
 /* A model-store buffer the workers never wrote: ordinary stores, made visible
  * by the fence before the generation is published. */
@@ -141,9 +136,9 @@ static __device__ int res_reply(const dsb_res_dev &d, const unsigned char *frame
     if (lane == 0) {
         r = atomicAdd(&d.pipe.tickets[1], 1u);
         uint64_t t0 = res_now();
-        while (r - *consumed_seen >= RES_C) {
-            *consumed_seen = res_vload32(d.pipe.consumed);
-            if (r - *consumed_seen < RES_C) break;
+        while (r - *consumed_seen >= PIPE_C) {
+            *consumed_seen = pipe_vload32(d.pipe.consumed);
+            if (r - *consumed_seen < PIPE_C) break;
             if (res_now() - t0 > d.pipe.poll_ns) {
                 t0 = res_now();
                 if (d.pipe.ctrl->shutdown) {
@@ -156,12 +151,12 @@ static __device__ int res_reply(const dsb_res_dev &d, const unsigned char *frame
     r = __shfl_sync(FULL, r, 0);
     ok = __shfl_sync(FULL, ok, 0);
     if (!ok) return 0;
-    uint4 *dst = (uint4 *)(d.pipe.replies + (size_t)(r & RES_MASK) * DSB_PIPE_REPLY_SLOT);
+    uint4 *dst = (uint4 *)(d.pipe.replies + (size_t)(r & PIPE_MASK) * DSB_PIPE_REPLY_SLOT);
     if (lane < 4u) __stcg(dst + lane, ((const uint4 *)frame64)[lane]);
     __threadfence();
     __syncwarp();
     if (lane == 0)
-        *(volatile unsigned long long *)&d.pipe.ready[r & RES_MASK] =
+        *(volatile unsigned long long *)&d.pipe.ready[r & PIPE_MASK] =
             ((unsigned long long)(r + 1u) << 32) | DSB_WIRE_HDR_BYTES;
     return 1;
 }
@@ -171,10 +166,10 @@ static __device__ int res_items_done(const dsb_res_dev &d, uint32_t upto, uint32
 {
     /* an item older than upto - C had its slot reused, hence was acknowledged */
     uint32_t busy = 0;
-    for (uint32_t k = lane; k < RES_C; k += 32u) {
-        const uint32_t s = upto - RES_C + k; /* ticket s, acknowledged when ack >= s + 1 */
-        if (s >= upto) continue;             /* wrapped below zero: never assigned */
-        const uint32_t a = res_vload32(&d.pipe.ack[s & RES_MASK]);
+    for (uint32_t k = lane; k < PIPE_C; k += 32u) {
+        const uint32_t s = upto - PIPE_C + k; /* ticket s, acknowledged when ack >= s + 1 */
+        if (s >= upto) continue;              /* wrapped below zero: never assigned */
+        const uint32_t a = pipe_vload32(&d.pipe.ack[s & PIPE_MASK]);
         if ((int32_t)(a - (s + 1u)) < 0) busy = 1;
     }
     return !__any_sync(FULL, busy);
@@ -190,7 +185,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
     for (;;) {
         const unsigned long long w = nic->rx_ready[(rx + lane) & RX_MASK];
         const uint32_t bal = __ballot_sync(FULL, (uint32_t)(w >> 32) == rx + lane + 1u);
-        const uint32_t k = bal == FULL ? 32u : (uint32_t)__ffs(~bal) - 1u;
+        const uint32_t k = pipe_first_clear(bal);
         if (k == 0) {
             const uint64_t now = res_now();
             if (now - last_poll >= d.pipe.poll_ns) {
@@ -312,8 +307,8 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
                                               (uint32_t)res_now(), 0);
                         act_reply = 1;
                     } else {
-                        const uint32_t slot = pub & RES_MASK;
-                        if (res_vload32(&d.pipe.ack[slot]) != pub - RES_C + 1u) {
+                        const uint32_t slot = pub & PIPE_MASK;
+                        if (!pipe_slot_free(d.pipe.ack, pub)) {
                             cnt[DSB_RES_OVERLOADED]++;
                             dsb_wire_build_result(out64, 64, h, DSB_ST_OVERLOADED, 0, sl->cur_gen,
                                                   0, 0, 0, 0, 0, (uint32_t)res_now(), 0);
@@ -520,7 +515,7 @@ __device__ static void res_receive(const dsb_res_dev &d, unsigned char *stage_ba
         if (nb) {
             __threadfence();
             if (lane < nb)
-                *(volatile uint32_t *)&d.pipe.items[(batch0 + lane) & RES_MASK].seq =
+                *(volatile uint32_t *)&d.pipe.items[(batch0 + lane) & PIPE_MASK].seq =
                     batch0 + lane + 1u;
         }
         __syncwarp();
@@ -545,10 +540,9 @@ __device__ static void res_transmit(const dsb_res_dev &d, unsigned long long *cn
     uint64_t last_poll = res_now();
     uint32_t stop = 0;
     while (!stop) {
-        const unsigned long long w =
-            *(const volatile unsigned long long *)&d.pipe.ready[(cons + lane) & RES_MASK];
+        const unsigned long long w = pipe_vload64(&d.pipe.ready[(cons + lane) & PIPE_MASK]);
         const uint32_t bal = __ballot_sync(FULL, (uint32_t)(w >> 32) == cons + lane + 1u);
-        uint32_t k = bal == FULL ? 32u : (uint32_t)__ffs(~bal) - 1u;
+        uint32_t k = pipe_first_clear(bal);
         if (k > batch) k = batch;
         if (k == 0) {
             const uint64_t now = res_now();
@@ -563,7 +557,7 @@ __device__ static void res_transmit(const dsb_res_dev &d, unsigned long long *cn
         const uint32_t now32 = (uint32_t)res_now();
         if (lane < k) {
             const uint32_t r = cons + lane, len = (uint32_t)w;
-            const uint4 *src = (const uint4 *)(d.pipe.replies + (size_t)(r & RES_MASK) * DSB_PIPE_REPLY_SLOT);
+            const uint4 *src = (const uint4 *)(d.pipe.replies + (size_t)(r & PIPE_MASK) * DSB_PIPE_REPLY_SLOT);
             const uint32_t slot = (txp + lane) & TX_MASK;
             uint4 *dst = (uint4 *)nic->tx_frames[slot];
             uint32_t type = 0, status = 0;

@@ -21,12 +21,14 @@
  * the request id and the seed patched per request) into work-ring slots s .. s+k-1:
  * lane j finds request i + j's template and length, the warp then copies GEN_BATCH frames
  * a pass, 32 of each frame's 16-byte chunks (one per lane), all loads before the first
- * store; a frame of up to 1536 bytes takes up to 3 passes. */
-static __device__ __forceinline__ void gen_copy_frames(const dsb_pipe_dev &d, const dsb_pipe_gen_dev &g,
-                                                       uint32_t s, uint32_t i, uint32_t k, uint32_t lane)
+ * store; a frame of up to 1536 bytes takes up to 3 passes.  Returns the length of
+ * request i + lane's frame (0 for lanes >= k). */
+static __device__ __forceinline__ uint32_t gen_copy_frames(const dsb_pipe_dev &d, const dsb_pipe_gen_dev &g,
+                                                           uint32_t s, uint32_t i, uint32_t k, uint32_t lane)
 {
     const uint32_t tm = (i + lane) % g.n_templates;
-    const uint32_t nch = lane < k ? (g.template_lens[tm] + 15u) >> 4 : 0u;
+    const uint32_t len = lane < k ? g.template_lens[tm] : 0u;
+    const uint32_t nch = (len + 15u) >> 4;
     const uint32_t maxch = __reduce_max_sync(0xffffffffu, nch);
     for (uint32_t j0 = 0; j0 < k; j0 += GEN_BATCH) {
         uint32_t tj[GEN_BATCH], nj[GEN_BATCH];
@@ -54,6 +56,7 @@ static __device__ __forceinline__ void gen_copy_frames(const dsb_pipe_dev &d, co
             }
         }
     }
+    return len;
 }
 
 __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, const dsb_pipe_gen_dev g)
@@ -84,10 +87,10 @@ __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, cons
             uint32_t is_free = 0;
             if (lane < want) {
                 const uint32_t sl = s + lane;
-                is_free = pipe_vload32(&d.ack[sl & PIPE_MASK]) == sl - PIPE_C + 1u;
+                is_free = pipe_slot_free(d.ack, sl);
             }
             const uint32_t bal = __ballot_sync(0xffffffffu, is_free);
-            uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
+            uint32_t k = pipe_first_clear(bal);
             if (k > want) k = want;
             if (k == 0) {
                 if (g.drop_when_full && want > 0) {
@@ -105,12 +108,12 @@ __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, cons
                 continue;
             }
             __threadfence(); /* acquire: the acks before overwriting the slots */
-            gen_copy_frames(d, g, s, i, k, lane);
+            const uint32_t len = gen_copy_frames(d, g, s, i, k, lane);
             if (lane < k) {
                 const uint32_t req = i + lane, sl = s + lane;
                 dsb_pipe_item *it = d.items + (sl & PIPE_MASK);
                 const uint64_t now = ptx_globaltimer();
-                it->len = g.template_lens[req % g.n_templates];
+                it->len = len;
                 it->t_recv = now;
                 g.t_pub[req] = now;
                 if (t_first == 0 && lane == 0) t_first = now;
@@ -145,7 +148,7 @@ __global__ void __launch_bounds__(64, 1) dsb_pipe_gen(const dsb_pipe_dev d, cons
             const unsigned long long w = pipe_vload64(&d.ready[sl & PIPE_MASK]);
             const uint32_t ok = (uint32_t)(w >> 32) == sl + 1u;
             const uint32_t bal = __ballot_sync(0xffffffffu, ok);
-            const uint32_t k = bal == 0xffffffffu ? 32u : (uint32_t)__ffs(~bal) - 1u;
+            const uint32_t k = pipe_first_clear(bal);
             if (k == 0) {
                 /* lane 0's reading for the warp: the loop's ballots need every lane */
                 const uint32_t done = __shfl_sync(0xffffffffu, gen_done, 0);

@@ -88,15 +88,34 @@ static void server_reply(void *ctx, dsb_job *job, const dsb_job_result *r)
         cnt(s, DSB_C_TX_FAILED, 1);
 }
 
+/* Each zero field of a gpu config takes its default (dsb_resident_config_default);
+ * the fields a caller set are kept. */
+static void gpu_config_fill(dsb_resident_config *c)
+{
+    /* every field below: a new one needs its line */
+    _Static_assert(sizeof(dsb_resident_config) == 8 * sizeof(uint32_t),
+                   "dsb_resident_config changed: update gpu_config_fill");
+    dsb_resident_config d;
+    dsb_resident_config_default(&d);
+#define FILL0(f) \
+    if (!c->f) c->f = d.f
+    FILL0(pipe.placement);
+    FILL0(pipe.smem_bytes);
+    FILL0(pipe.reserve);
+    FILL0(pipe.max_workers);
+    FILL0(pipe.poll_ns);
+    FILL0(pipe.max_steps);
+    FILL0(pipe.sums);
+    FILL0(tx_batch);
+#undef FILL0
+}
+
 /* --dispatch gpu: the GPU-resident core and the NIC stand-in that feeds it;
  * no store, no dispatcher and no receive loop on the CPU. */
 static int gpu_server_create(dsb_server *s, dsb_server **out, cm_err *err)
 {
     dsb_resident_config rc = s->cfg.gpu;
-    if (rc.pipe.smem_bytes == 0) { /* a zeroed config: the defaults */
-        dsb_resident_config_default(&rc);
-        if (s->cfg.gpu.tx_batch) rc.tx_batch = s->cfg.gpu.tx_batch;
-    }
+    gpu_config_fill(&rc);
     dsb_nic_queues *q = NULL;
     if (dsb_resident_create(&rc, &q, &s->res, err) != 0 ||
         dsb_nic_standin_start(s->t, q, &s->nic, err) != 0 ||
