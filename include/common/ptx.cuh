@@ -13,6 +13,8 @@
 
 /* 32-bit shared-window address of a generic pointer into shared memory. */
 PTX_DEV uint32_t ptx_smem(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+/* ... and back: the generic pointer of a shared-memory address. */
+PTX_DEV void *ptx_smem_generic(uint32_t a) { return __cvta_shared_to_generic(a); }
 
 /* ---- mbarrier ------------------------------------------------------------ */
 
@@ -334,6 +336,18 @@ PTX_DEV uint32_t ptx_ld_acquire_gpu_u32(const uint32_t *p)
 PTX_DEV void ptx_red_release_gpu_add_u32(uint32_t *p, uint32_t v)
 {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Wrapping increments without return, at GPU scope: old >= lim ? 0 : old + 1 (red.inc), so that a
+ * counter taken through lim + 1 increments is back at 0.  The release form, after a CTA barrier,
+ * publishes every store of the CTA that preceded the barrier (as ptx_red_release_gpu_add_u32). */
+PTX_DEV void ptx_red_release_gpu_inc_u32(uint32_t *p, uint32_t lim)
+{
+    asm volatile("red.release.gpu.global.inc.u32 [%0], %1;" ::"l"(p), "r"(lim) : "memory");
+}
+PTX_DEV void ptx_red_relaxed_gpu_inc_u32(uint32_t *p, uint32_t lim)
+{
+    asm volatile("red.relaxed.gpu.global.inc.u32 [%0], %1;" ::"l"(p), "r"(lim) : "memory");
 }
 
 /* Programmatic dependent launch (sm_90): let the next kernel in the stream, launched with

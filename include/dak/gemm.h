@@ -116,8 +116,9 @@ typedef struct {
                               the last to arrive sums) instead of the owner's wait (wave alignment) */
     int diag_nofixup;   /* diagnostic: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
     int diag_times;     /* diagnostic: every CTA records %globaltimer stamps (dak_gemm_times) */
-    int diag_epi_global; /* diagnostic: the wide tiles' owner adds the other partials from L2, not through its
-                            idle ring (a bulk copy into shared memory) */
+    int diag_epi_global; /* diagnostic: a CTA's last tile does not use its idle ring: the split-K partials are added
+                            from L2 (not brought in by bulk copies) and C is stored from the fragments (not staged
+                            [column][row] and stored by float4) */
     uint32_t dyn;       /* diagnostic (slower in run 10b): HBM tier in dynamic units (N <= 64, cluster 1): 0 off, 1 auto unit size,
                            >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
@@ -151,10 +152,14 @@ typedef struct {
     uint32_t diag_rotate; /* diagnostic: CTA (cluster) j of a tier takes share (j + diag_rotate) mod its CTAs */
     int l2_hints;       /* 1 (default): the split kernel's copies carry L2 cache policies: A (read once)
                            evict-first, B (re-read by every CTA) evict-last where it is at most 16 MiB; 0: none */
+    int fix_rs;         /* 1 (default): a split-K tile that is the last segment of every CTA contributing to it
+                           (dak_tier_plan.rs_tiles; e.g. two CTAs a tile after tile alignment) is summed by
+                           reduce-scatter: each contributor adds and stores a share of its rows.  0: the owner
+                           waits for the others' partials and sums the whole tile (cluster 1, even split) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
- * panel auto, wgmma auto, bm auto, bn auto, l2_hints 1. */
+ * panel auto, wgmma auto, bm auto, bn auto, l2_hints 1, fix_rs 1. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {
@@ -168,6 +173,8 @@ typedef struct {
     uint32_t window;   /* in-flight copies per SM */
     double balance;    /* mean work per CTA / largest work per CTA (1 = even) */
     uint32_t ngroups;  /* column groups of this tier: ceil(ceil(N / column tile width) / cluster) */
+    uint32_t rs_tiles; /* even split, cluster 1: tiles shared by CTAs that all end their ranges there (summed by
+                          reduce-scatter with opts.fix_rs) */
 } dak_tier_plan;
 
 /* The panel kernel's plan (host tile rows, A-stationary; opts.panel). */
@@ -249,10 +256,11 @@ int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err);
 
 /* Per-CTA %globaltimer stamps (ns) of the last run of a launch prepared with diag_times:
  * DAK_GEMM_NTIMES words per CTA, CTA-major: entry, first copy issued, griddepcontrol.wait
- * returned (0 without pdl), first ring slot full, last ring slot full, exit, and the CTA's
- * %smid (not a time).  t holds n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times
+ * returned (0 without pdl), first ring slot full, last ring slot full, exit, the CTA's
+ * %smid (not a time), and in the epilogue of its last tile (0 where there is none): its math done,
+ * the split-K fix-up's wait passed (the others' partials published), the fix-up's adds done.  t holds n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times
  * was off. */
-#define DAK_GEMM_NTIMES 7u
+#define DAK_GEMM_NTIMES 10u
 int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err);
 
 /* Diagnostic: an empty kernel of `grid` CTAs x 288 threads with `smem` bytes of dynamic

@@ -674,6 +674,69 @@ static void test_plan_tile_align(void)
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
 }
 
+/* rs_tiles (tiles summed by reduce-scatter, opts.fix_rs) against a count from the CTAs' ranges
+ * themselves: a shared tile that holds every contributor's whole range. */
+static uint32_t rs_brute(uint64_t T, uint32_t cl, uint32_t kc)
+{
+    uint32_t n = 0;
+    for (uint64_t t0 = 0; t0 < T; t0 += kc) {
+        uint32_t contrib = 0;
+        int all_end = 1;
+        for (uint32_t k = 0; k < cl; k++) {
+            const uint64_t b = (uint64_t)k * T / cl, e = (uint64_t)(k + 1u) * T / cl;
+            if (e <= t0 || b >= t0 + kc) continue; /* no chunk of this tile */
+            contrib++;
+            if (e > t0 + kc || b < t0) all_end = 0;
+        }
+        n += contrib > 1 && all_end;
+    }
+    return n;
+}
+
+static void test_plan_rs(void)
+{
+    dak_gemm_plan p;
+    dak_gemm_opts o;
+    cm_err e;
+    dak_gemm_opts_default(&o);
+    CHECK(o.fix_rs == 1);
+    /* 7168^2, N = 64, r = 0, tile-aligned: 56 tiles of 128 rows on 112 CTAs, two a tile, both
+     * ending there: all 56 */
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.hbm.ctas == 112 && p.hbm.mtiles == 56 && p.hbm.ngroups == 1 && p.hbm.rs_tiles == 56);
+    /* N = 1: 112 whole tiles of 64 rows, none shared */
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.hbm.ctas == 112 && p.hbm.mtiles == 112 && p.hbm.rs_tiles == 0);
+    /* every shape and N of the benchmark, r = 0 and 2 %, with and without tile alignment: the
+     * brute-force count */
+    static const uint32_t shp[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
+    static const uint32_t ns[7] = {1, 8, 64, 100, 128, 256, 1024};
+    uint32_t some = 0;
+    for (int ta = 0; ta < 2; ta++)
+        for (int si = 0; si < 3; si++)
+            for (int ni = 0; ni < 7; ni++)
+                for (int ri = 0; ri < 2; ri++) {
+                    uint32_t rows = 0;
+                    o.tile_align = ta;
+                    dak_tiered_rows_for_ratio(shp[si][0], 64, ri ? 0.02 : 0.0, &rows, &e);
+                    if (dak_gemm_plan_make(shp[si][0], ns[ni], shp[si][1], rows, &o, 132, SMEM, &p, &e)) {
+                        CHECK(0);
+                        continue;
+                    }
+                    const dak_tier_plan *t = &p.hbm;
+                    CHECK(t->even == 1);
+                    CHECK(t->rs_tiles == rs_brute(t->items, t->ctas, p.kchunks));
+                    some += t->rs_tiles;
+                }
+    CHECK(some > 56); /* the brute force is not trivially zero */
+    /* 11008 x 4096, N = 64: 86 tiles on 132 CTAs; range k ends at floor((k + 1) 2752 / 132), a multiple
+     * of the 32 chunks a tile for k = 19, 42, 65, 85, 108, 131 only (416, 896, 1376, 1792, 2272, 2752),
+     * and each of those tiles also holds the end of the range before: none in whole shares */
+    o.tile_align = 1;
+    CHECK(dak_gemm_plan_make(11008, 64, 4096, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.hbm.ctas == 132 && p.hbm.items == 2752 && p.hbm.rs_tiles == 0);
+}
+
 int main(void)
 {
     test_ratio();
@@ -686,6 +749,7 @@ int main(void)
     test_plan_bm();
     test_plan_bn();
     test_plan_tile_align();
+    test_plan_rs();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

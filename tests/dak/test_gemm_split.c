@@ -27,6 +27,11 @@
  * 2 and 4 multicast, PDL back to back, kstep 2, 3 and 2 stages (2: bn 256's ring cannot hold a
  * partial, so the owner adds it from L2), bf16 with 2 stages; and bn auto in every check of the main
  * loop with bm 128 and in the r = 10 % variants.
+ * Reduce-scatter fix-up (opts.fix_rs, default on: tiles every contributor ends with, e.g. 7168^2 at
+ * r = 0 and N = 64..256 after tile alignment) in every check at r = 0; the owner-wait fix-up it
+ * replaces there with fix_rs 0 (bn 128 / 256 variants, and the wgmma PDL sequences at r = 0).  C of a
+ * CTA's last tile goes through its idle ring by default (wgmma layouts); without (diag_epi_global) in
+ * the bn 128 / 256 variants.
  * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn]   (quick: the smallest shape and the
  * panel tests on small shapes; panel / wgmma / bn: those tests only) */
 #include <cuda_runtime_api.h>
@@ -500,7 +505,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
             }
             if (!full && N != 100 && N != 200 && N != 512) continue;
             for (int bi = 1; bi < 3; bi++)
-                for (int v = 0; v < 10; v++) {
+                for (int v = 0; v < 12; v++) {
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     o.bn = bns[bi];
@@ -518,6 +523,8 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
                      * adds it from L2 (the staged adds elsewhere) */
                     if (v == 8) o.stages = 2, w = "2 stages";
                     if (v == 9) o.stages = 2, o.out_bf16 = 1, w = "2 st bf16";
+                    if (v == 10) o.fix_rs = 0, w = "own-fix"; /* the owner sums tiles rs would scatter */
+                    if (v == 11) o.diag_epi_global = 1, w = "no-ring"; /* last tile: adds from L2, C unstaged */
                     bn_case(ctx, &s, N, 0.0, &o, runs, bns[bi], w);
                 }
         }
@@ -703,6 +710,7 @@ int main(int argc, char **argv)
                         dak_tiered A0;
                         dak_tiered_view(&A0, M, K, 0, Ahp, Adp, 1, &err);
                         o.pdl = 1, o.dyn = v == 14;
+                        if (v == 11 && wgv) o.fix_rs = 0; /* the owner-wait fix-up where rs would apply */
                         dak_gemm_launch *l = NULL;
                         rc = dak_gemm_prepare(ctx, &A0, B, C, N, &o, &l, &err);
                         for (int k = 0; k < 3 && !rc; k++) rc = dak_gemm_run(l, NULL, &err);

@@ -71,6 +71,7 @@ int main(void)
     EXPECT("bench gemm --tile-align 2", 2, "--tile-align: expected an integer in [0, 1], got '2'");
     EXPECT("bench gemm --stages 1", 2, "--stages: expected 0 (as many as fit) or 2..24, got '1'");
     EXPECT("bench gemm --l2-hints 2", 2, "--l2-hints: expected an integer in [0, 1], got '2'");
+    EXPECT("bench gemm --fix-rs x", 2, "--fix-rs: expected an integer in [0, 1], got 'x'");
     EXPECT("bench gemm --rotate x", 2, "--rotate: expected an integer in [0, 1024], got 'x'");
     EXPECT("bench gemm --sections smrate,bogus", 2, "--sections: unknown entry 'bogus'");
     EXPECT("bench gemm --sections ,", 2, "--sections: expected a non-empty list");

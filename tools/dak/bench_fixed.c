@@ -132,11 +132,26 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Median over the CTAs where both stamps a < b were taken (nonzero) of t[b] - t[a], in us; NAN if none. */
+static double fx_med_gap(const uint64_t *ts, uint32_t g, int a, int b, uint64_t *buf)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g; i++) {
+        const uint64_t *t = ts + (size_t)i * DAK_GEMM_NTIMES;
+        if (t[a] && t[b] >= t[a]) buf[n++] = t[b] - t[a];
+    }
+    if (!n) return NAN;
+    qsort(buf, n, 8, cmp_u64);
+    return buf[n / 2] / 1e3;
+}
+
 /* stamps of one run, in us: [0] kernel span (last exit - first entry), [1] entry spread,
  * [2] first copy issued - entry (median), [3] first slot full - entry (median), [4] streaming
  * (last - first slot full, median), [5] spread of the last slot full, [6] tail after the last
- * slot (median), [7] its max, [8] event time - span */
-#define FX_NST 9
+ * slot (median), [7] its max, [8] event time - span; the epilogue of a CTA's last tile (medians
+ * over the CTAs with the stamps): [9] math done to exit, [10] math done to the fix-up's wait
+ * passed, [11] the wait to the adds done, [12] adds done to exit */
+#define FX_NST 13
 static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
 {
     uint64_t *a = cm_malloc(8 * g), mn0 = UINT64_MAX, mx0 = 0, mx5 = 0, mn4 = UINT64_MAX, mx4 = 0, mxt = 0;
@@ -158,9 +173,11 @@ static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
         if (t[4] > mx4) mx4 = t[4];
         if (t[5] - t[4] > mxt) mxt = t[5] - t[4];
     }
-    free(a);
     o[0] = (mx5 - mn0) / 1e3, o[1] = (mx0 - mn0) / 1e3, o[2] = med[0], o[3] = med[1], o[4] = med[2];
     o[5] = (mx4 - mn4) / 1e3, o[6] = med[3], o[7] = mxt / 1e3, o[8] = ev_us - o[0];
+    o[9] = fx_med_gap(ts, g, 7, 5, a), o[10] = fx_med_gap(ts, g, 7, 8, a), o[11] = fx_med_gap(ts, g, 8, 9, a);
+    o[12] = fx_med_gap(ts, g, 9, 5, a);
+    free(a);
 }
 
 /* the FX_NCP copies of A the back-to-back launches rotate over (copy 0 is the shape's own), and
@@ -181,11 +198,13 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     const uint32_t M = s->M, K = s->K;
     const size_t abytes = s->abytes;
     printf("\n# fixed, wgmma A/B: A %ux%u r = 0, one launch (us, TFLOP/s, GB/s of A)\n", M, K);
-    printf("# glob-add: wgmma with the wide tiles' owner adding the partials from L2, not through its ring\n"
-           "# (diag_epi_global); no-hint: wgmma without L2 cache policies (l2_hints 0); mc2 / mc4: wgmma with\n"
-           "# clusters of 2 / 4 CTAs sharing each A tile by multicast (where N has that many column tiles)\n");
-    printf("%5s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "glob-add",
-           "no-hint", "mc2 us", "mc4 us", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
+    printf("# own-fix: wgmma with the owner summing each shared tile after the others (fix_rs 0, not by\n"
+           "# reduce-scatter); no-hint: wgmma without L2 cache policies (l2_hints 0); mc2: wgmma with clusters\n"
+           "# of 2 CTAs sharing each A tile by multicast (where N has 2 column tiles); no-ring: wgmma with the\n"
+           "# last tile's partials added from L2 and C stored from the fragments (diag_epi_global), not\n"
+           "# through the idle ring\n");
+    printf("%5s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "own-fix",
+           "no-hint", "mc2 us", "no-ring", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
     static const uint32_t wn[] = {64, 128, 256, 512, 1024};
     dak_tiered Aw[FX_NCP];
     for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, s->Ahp, cp->ap[i], 1, &err));
@@ -196,14 +215,15 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
             dak_gemm_opts go;
             bench_opts(&go, c);
             go.wgmma = v ? 1u : 0u;
-            go.diag_epi_global = v == 2;
+            if (v == 2) go.fix_rs = 0;
             if (v == 3) go.l2_hints = 0;
-            if (v >= 4) go.cluster = v == 4 ? 2u : 4u;
+            if (v == 4) go.cluster = 2;
+            if (v == 5) go.diag_epi_global = 1;
             const dak_gemm_plan *pl;
             fx_op so;
             if (fx_prepare(&so, ctx, Aw, s->B, s->C, N, &go)) {
                 t[v] = NAN;
-            } else if (v >= 4 && (pl = dak_gemm_launch_plan(so.l[0]))->cluster != go.cluster) {
+            } else if (v == 4 && (pl = dak_gemm_launch_plan(so.l[0]))->cluster != go.cluster) {
                 t[v] = NAN; /* fewer column tiles than the cluster: the plan narrowed it */
                 fx_free(&so);
             } else {
@@ -223,10 +243,10 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
         json_kv_str(w, "mode", "wgmma_ab_single");
         kv_num(w, "mma_us", t[0]);
         kv_num(w, "wgmma_us", t[1]);
-        kv_num(w, "wgmma_glob_add_us", t[2]);
+        kv_num(w, "wgmma_ownfix_us", t[2]);
         kv_num(w, "wgmma_no_l2hint_us", t[3]);
         kv_num(w, "wgmma_mc2_us", t[4]);
-        kv_num(w, "wgmma_mc4_us", t[5]);
+        kv_num(w, "wgmma_noring_us", t[5]);
         kv_num(w, "cublas_us", t[6]);
         kv_num(w, "mma_TFLOPs", fl / (t[0] * 1e6));
         kv_num(w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
@@ -251,7 +271,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     for (int v = 0; v < 7; v++) bench_opts(&go[v], c);
     /* no-hint: without L2 cache policies (l2_hints 0) */
     go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
-    go[5].dyn = 1, go[6].dyn = 1, go[6].pdl = 1;
+    go[5].dyn = 1, go[6].fix_rs = 0; /* own-fix: the owner sums each shared tile (not reduce-scatter) */
     fx_op so[7];
     int ok[7];
     for (int v = 0; v < 7; v++) ok[v] = !fx_prepare(&so[v], ctx, At, s->B, s->C, N, &go[v]);
@@ -283,14 +303,14 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         kv_num(w, "split_nofix_us", t[3]);
         kv_num(w, "split_nomath_us", t[4]);
         kv_num(w, "split_dyn_us", t[5]);
-        kv_num(w, "split_dyn_pdl_us", t[6]);
+        kv_num(w, "split_ownfix_us", t[6]);
         kv_num(w, "cublas_us", t[7]);
         kv_num(w, "empty_smem_us", t[8]);
         kv_num(w, "empty_0_us", t[9]);
         kv_num(w, "split_GBs", gbs(abytes, t[0] / 1e3));
         kv_num(w, "split_pdl_GBs", gbs(abytes, t[1] / 1e3));
         kv_num(w, "split_dyn_GBs", gbs(abytes, t[5] / 1e3));
-        kv_num(w, "split_dyn_pdl_GBs", gbs(abytes, t[6] / 1e3));
+        kv_num(w, "split_ownfix_GBs", gbs(abytes, t[6] / 1e3));
         kv_num(w, "cublas_GBs", gbs(abytes, t[7] / 1e3));
         json_obj_end(w);
     }
@@ -358,6 +378,9 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStrea
            "first copy +%.2f, first slot full +%.2f, streaming %.2f, last-slot spread %.2f, "
            "tail after last slot %.2f (max %.2f)\n",
            stn[dv], nr, md[0], md[0] + md[8], md[8], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
+    printf("     %s epilogue of the last tile (us, medians): math done to exit %.2f; math done to the fix-up's "
+           "wait passed %.2f, its adds %.2f, adds done to exit %.2f\n",
+           stn[dv], md[9], md[10], md[11], md[12]);
     if (bench->nsm) printf("     streaming time per CTA vs its SM's smrate time: Pearson r = %.3f (last run)\n", rho_sm);
     fflush(stdout);
     json_obj_begin(w);
@@ -365,7 +388,9 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStrea
     json_kv_str(w, "mode", dv ? "stamps_dyn" : "stamps");
     static const char *const sn[FX_NST] = {"span_us",      "entry_spread_us", "first_copy_us",
                                             "first_full_us", "streaming_us",   "last_full_spread_us",
-                                            "tail_us",      "tail_max_us",     "outside_us"};
+                                            "tail_us",      "tail_max_us",     "outside_us",
+                                            "epi_us",       "epi_wait_us",     "epi_adds_us",
+                                            "epi_store_us"};
     for (int f = 0; f < FX_NST; f++) kv_num(w, sn[f], md[f]);
     kv_num(w, "pearson_vs_smrate", rho_sm);
     /* the last run's per-CTA stamps: %smid, streaming (last - first slot full), entry to exit */
@@ -409,7 +434,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
                "graph of %d)\n",
                M, K, FX_L, FX_NCP, FX_L);
         printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "no-hint", "nofix",
-               "nomath", "dyn", "dyn+pdl", "cublas", "empty", "empty0");
+               "nomath", "dyn", "own-fix", "cublas", "empty", "empty0");
         static const uint32_t fn_default[] = {1, 8, 64};
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : 3u;

@@ -30,6 +30,7 @@ typedef struct {
     uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 all left (dak_gemm_opts.hbm_ctas) */
     uint32_t tile_align;    /* dak_gemm_opts.tile_align (default 1) */
     uint32_t l2_hints;      /* dak_gemm_opts.l2_hints (default 1) */
+    uint32_t fix_rs;        /* dak_gemm_opts.fix_rs (default 1) */
     uint32_t rotate;        /* dak_gemm_opts.diag_rotate (default 0) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;

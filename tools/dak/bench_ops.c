@@ -97,6 +97,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->hbm_ctas = c->hbm_sms;
     o->tile_align = (int)c->tile_align;
     o->l2_hints = (int)c->l2_hints;
+    o->fix_rs = (int)c->fix_rs;
     o->diag_rotate = c->rotate;
 }
 

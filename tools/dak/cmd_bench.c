@@ -44,6 +44,8 @@ static void usage(FILE *o)
             "  --hbm-sms N      CTAs of the split kernels that read HBM rows, 0 = all SMs left (default 0)\n"
             "  --l2-hints N     1: the split kernel's copies carry L2 policies (A evict-first, B evict-last;\n"
             "                   dak_gemm_opts.l2_hints), 0: none (default 1)\n"
+            "  --fix-rs N       1: split-K tiles that every contributor ends with are summed by reduce-scatter\n"
+            "                   (dak_gemm_opts.fix_rs), 0: by the owner after the others (default 1)\n"
             "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
             "                   default 0)\n"
             "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
@@ -159,6 +161,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
     c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1, c->l2_hints = 1;
+    c->fix_rs = 1;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -197,6 +200,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--tile-align", v, 0, 1, &c->tile_align)) return -1;
         } else if (arg_is(a, "--rotate")) {
             if (!VAL() || arg_u32("dak bench", "--rotate", v, 0, 1024, &c->rotate)) return -1;
+        } else if (arg_is(a, "--fix-rs")) {
+            if (!VAL() || arg_u32("dak bench", "--fix-rs", v, 0, 1, &c->fix_rs)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--hbm-sms")) {

@@ -45,6 +45,7 @@ typedef struct {
     float *accw;               /* per-tile fp32 accumulators [col][row], kept zero between launches */
     uint32_t wgmma;            /* 1: wide tiles through wgmma (consume_wgmma), 0: mma.sync */
     uint32_t epi_global;       /* diagnostic: partials added from L2, not staged (opts.diag_epi_global) */
+    uint32_t fix_rs;           /* reduce-scatter fix-up where every contributor ends in the tile (opts.fix_rs) */
     uint32_t l2_hints;         /* 0 none, 1 A evict-first, 2 also B evict-last (opts.l2_hints) */
     uint32_t rot;              /* diagnostic: shares relabelled, CTA j takes share (j + rot) mod CTAs */
 } kparams;

@@ -240,6 +240,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     k->fix_wait = !o->diag_fixup_atomic;
     k->nofixup = (uint32_t)(o->diag_nofixup != 0);
     k->epi_global = (uint32_t)(o->diag_epi_global != 0);
+    k->fix_rs = (uint32_t)(o->fix_rs != 0);
     k->rot = o->diag_rotate;
     k->l2_hints = !o->l2_hints ? 0u : (uint64_t)N * A->K * 2u <= (16ull << 20) ? 2u : 1u;
     if (p->dyn_units) {

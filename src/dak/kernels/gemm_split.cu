@@ -17,6 +17,7 @@ typedef struct {
     uint32_t mt, ng, kb, ke; /* tile row, column group, chunk range [kb, ke) */
     uint32_t slot, ncontrib; /* this CTA's partial slot, CTAs contributing to the tile */
     bool last;               /* the CTA's last segment: its ring is idle after the slot loop */
+    bool rs;                 /* shared tile ending where every contributor's range ends: reduce-scatter fix-up */
 } seg_t;
 
 /* Position in a CTA's work: chunks (even) or items (round-robin) [x, end).  32-bit: a tier's items
@@ -63,6 +64,13 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
         g->ncontrib = last - first + 1u;
         it->x = se;
         g->last = se >= it->end;
+        /* the tile is split in whole shares: the first contributor's range starts with it and the
+         * last one's ends with it, so it is every contributor's only segment and they end together
+         * (where a range also holds the end of the tile before, the one who ends last would wait for
+         * the others and then move its share of C: slower than the owner-wait fix-up, measured on
+         * 11008 x 4096 at N = 128 / 256).  The plan's count of such tiles is rs_tiles (plan.c) */
+        g->rs = last > first && (uint32_t)((unsigned long long)first * T / ncl) == t0 &&
+                (uint32_t)((unsigned long long)(last + 1u) * T / ncl) == t1;
     } else {
         uint32_t i = it->x, ks_n = p->ksplit[tier];
         uint32_t ks = i % ks_n, t = i / ks_n;
@@ -74,6 +82,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
         g->ncontrib = ks_n;
         it->x = it->end - i > ncl ? i + ncl : it->end; /* no wrap past 2^32 */
         g->last = it->x >= it->end;
+        g->rs = false;
     }
     return true;
 }
@@ -250,6 +259,121 @@ static __device__ __forceinline__ bool fix_arrive_last(uint32_t *ctr, uint32_t k
     return true;
 }
 
+/* C of a CTA's last tile through its idle ring (opts.diag_epi_global off): C is column-major, and a
+ * warp's fragment stores put 4 bytes into each of 4 columns, 4 sectors of 32 B a store; the H200
+ * took 10.6 us to store 64 KiB of C that way (7168^2, N = 256: 16 KiB a warp).  Here the warps write
+ * their fragments (wgmma layout: warp wr holds rows 16 wr .. 16 wr + 15 of the tile, float4 j of d is
+ * n8 group j) into a [column][row] tile (RS floats a column: conflict-free), and all consumer threads
+ * then store rows [rlo, rhi) of each valid column by float4 (full lines).  `has`: this warp holds
+ * rows in [rlo, rhi).  Every consumer thread calls this; the ring holds 8 J x RS floats. */
+#define STAGE_RS 132u
+static __device__ __forceinline__ void store_staged(const kparams *p, const float *d, const uint32_t J, bool has,
+                                                    uint32_t wr, uint32_t rlo, uint32_t rhi, uint32_t row0,
+                                                    uint32_t col0, uint32_t sA)
+{
+    const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u;
+    float *st = (float *)ptx_smem_generic(sA);
+    ptx_bar_sync(1, NCW * 32u); /* the ring's last reads (slots, staged partials) are done */
+    if (has) {
+#pragma unroll
+        for (uint32_t j = 0; j < J; j++)
+#pragma unroll
+            for (uint32_t e = 0; e < 4; e++)
+                st[(8u * j + 2u * t4 + (e & 1u)) * STAGE_RS + 16u * wr + g + (e >> 1) * 8u] = d[4u * j + e];
+    }
+    ptx_bar_sync(1, NCW * 32u);
+    const uint32_t nq = (rhi - rlo) / 4u, left = p->N - col0, ncols = left < 8u * J ? left : 8u * J;
+    for (uint32_t i = threadIdx.x; i < ncols * nq; i += NCW * 32u) {
+        const uint32_t c = i / nq, r = rlo + 4u * (i - c * nq);
+        const float4 v = *(const float4 *)(st + c * STAGE_RS + r);
+        const size_t idx = (size_t)(col0 + c) * p->M + row0 + r;
+        if (p->out_bf16) {
+            __nv_bfloat162 *o = (__nv_bfloat162 *)((__nv_bfloat16 *)p->C + idx);
+            o[0] = __floats2bfloat162_rn(v.x, v.y);
+            o[1] = __floats2bfloat162_rn(v.z, v.w);
+        } else {
+            *(float4 *)((float *)p->C + idx) = v;
+        }
+    }
+}
+
+/* Reduce-scatter fix-up (opts.fix_rs) of a tile that is every contributor's last segment (seg_t.rs:
+ * e.g. two CTAs a tile after tile alignment).  The owner-wait fix-up moves the whole tile through
+ * the owner after the others: they store their partials, then it reads them all and stores C.
+ * Here contributor ks keeps the result warps wr with wr ks_n / nres == ks, a block of rows (nres
+ * warps hold rows: the CTA's 8 warps of a 128-row tile, 4 of a 64-row or half one), and publishes
+ * the fragments of the others; once all have published, each adds the others' fragments of its kept rows (staged through
+ * its idle ring by bulk copies where they fit) and stores them: every CTA moves 1 / ks_n of the
+ * tile, at the same time.  d: the warp's 4 J fragment sums (float4 j at lane); a warp's region of a
+ * partial is 32 J float4 at wr x 32 J (the layout of put_wide and of the 64-column partials).  The
+ * counter goes through 2 ks_n wrapping increments (publish, then pass) and is 0 again after.
+ * Every consumer thread calls this; returns whether this warp keeps rows (then store them), and the
+ * CTA's kept rows [*rlo, *rhi) of the tile.  ts: the CTA's stamps or NULL (the others have
+ * published: [8]; the adds done: [9]). */
+static __device__ __forceinline__ bool rs_fixup(float *d, const uint32_t J, float *slots, size_t pt, uint32_t ks,
+                                                uint32_t ks_n, uint32_t wr, uint32_t nres, bool own, uint32_t *ctr,
+                                                uint32_t sA, uint32_t ring_bytes, uint32_t bar_fix, bool may_stage,
+                                                unsigned long long *ts, uint32_t *rlo, uint32_t *rhi)
+{
+    const uint32_t lane = threadIdx.x & 31u, rw = 32u * J; /* float4 per warp region */
+    const bool keep = own && wr * ks_n / nres == ks;
+    if (own && !keep) {
+        float4 *dst = (float4 *)(slots + (size_t)ks * pt) + (size_t)wr * rw;
+#pragma unroll
+        for (uint32_t j = 0; j < J; j++)
+            dst[j * 32u + lane] = make_float4(d[4u * j], d[4u * j + 1u], d[4u * j + 2u], d[4u * j + 3u]);
+    }
+    ptx_bar_sync(1, NCW * 32u);
+    if (threadIdx.x == 0) ptx_red_release_gpu_inc_u32(ctr, 2u * ks_n - 1u);
+    /* the regions [w0, w1) this CTA keeps: wr ks_n / nres == ks */
+    const uint32_t w0 = (ks * nres + ks_n - 1u) / ks_n, w1 = ((ks + 1u) * nres + ks_n - 1u) / ks_n;
+    const uint32_t nkeep = w1 - w0, rbytes = 16u * rw, total = (ks_n - 1u) * nkeep * rbytes;
+    *rlo = 16u * w0, *rhi = 16u * w1; /* the rows kept: 16 a result warp */
+    const bool staged = may_stage && total <= ring_bytes;
+    if (threadIdx.x == 0) {
+        while (ptx_ld_acquire_gpu_u32(ctr) < ks_n) {
+        }
+        if (staged && total) {
+            ptx_fence_proxy_async_global(); /* the acquired partials, read next by the async proxy */
+            ptx_mbar_arrive_expect_tx(bar_fix, total);
+            /* one copy per other contributor: its fragments of the rows kept here are contiguous */
+            for (uint32_t j = 0, i = 0; j < ks_n; j++)
+                if (j != ks)
+                    ptx_bulk_g2s(sA + (i++) * nkeep * rbytes,
+                                 (const float4 *)(slots + (size_t)j * pt) + (size_t)w0 * rw, nkeep * rbytes, bar_fix);
+        }
+        ptx_red_relaxed_gpu_inc_u32(ctr, 2u * ks_n - 1u); /* passed: the last one's makes it 0 */
+        if (ts) ts[8] = ptx_globaltimer();
+    }
+    ptx_bar_sync(1, NCW * 32u); /* the acquire, for the loads from L2 below */
+    if (!keep) return false;
+    const uint32_t kidx = wr - w0;
+    if (staged) {
+        ptx_mbar_wait(bar_fix, 0u); /* its only use in a launch: a CTA has one last segment */
+        for (uint32_t jj = 0; jj + 1u < ks_n; jj++) {
+            const float4 *src = (const float4 *)ptx_smem_generic(sA + (jj * nkeep + kidx) * rbytes);
+#pragma unroll
+            for (uint32_t j = 0; j < J; j++) {
+                const float4 v = src[j * 32u + lane];
+                d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+            }
+        }
+    } else {
+        for (uint32_t jo = 0; jo < ks_n; jo++) {
+            if (jo == ks) continue;
+            const float4 *src = (const float4 *)(slots + (size_t)jo * pt) + (size_t)wr * rw;
+#pragma unroll
+            for (uint32_t j = 0; j < J; j++) {
+                const float4 v = __ldcg(src + j * 32u + lane);
+                d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+                if (j % 4u == 3u) asm volatile("" ::: "memory"); /* as add_wide: 4 loads in flight */
+            }
+        }
+    }
+    if (ts && threadIdx.x == 0) ts[9] = ptx_globaltimer();
+    return true;
+}
+
 /* ---- wide HBM column tiles (opts.bn 128 / 256): 128 rows x tn = 8 J columns; warp q of
  * warpgroup h holds rows 64 h + 16 q .. and all J n8 groups, d[4 j + e] the wgmma accumulator
  * layout (gemm_layout.h).  J is a constant after inlining, so d stays in registers. ---- */
@@ -371,6 +495,7 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
     ptx_wgmma_wait0();
     ptx_wgmma_fence_acc(d, (int)(4u * J));
     if (pend) slot_release(bar_empty + 8u * ps, c, lane);
+    if (ts && threadIdx.x == 0 && g->last) ts[7] = ptx_globaltimer();
     if ((int)p->N - (int)(nt * tn) <= 0) return; /* uniform: this member's column tile is past N */
 
     const uint32_t nbox = tile_boxes(p, 1u, mt);
@@ -380,8 +505,14 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
      * through its last segment, which has at most ksplit - 1 partials to add) */
     const uint32_t bar_fix = ptx_smem((const void *)flag) + 8u;
     uint32_t fph = 0;
+    /* C through the idle ring (store_staged) on the CTA's last tile, where the ring holds it */
+    const bool stage_c = g->last && !p->epi_global && S * (astage + bbytes) >= 8u * J * STAGE_RS * 4u;
+    const uint32_t rowt = p->row0[1] + mt * 128u, wr = kh * 4u + q; /* C row of the tile's first row */
     if (g->ncontrib == 1 || p->nofixup) {
-        if (own) store_wide(p, d, J, row, col0);
+        if (stage_c)
+            store_staged(p, d, J, own, wr, 0u, 64u * nbox, rowt, col0, sA);
+        else if (own)
+            store_wide(p, d, J, row, col0);
         return;
     }
     const uint32_t ks_n = g->ncontrib, ks = g->slot, pu = J / 4u; /* 64 x 64 units per partial */
@@ -390,12 +521,23 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
     const size_t pt = 4096u * pu, hoff = (size_t)kh * 16u * tn; /* floats per partial, float4 to this half */
     uint32_t *ctr = &p->ctr[p->ctr0[1] + (size_t)mt * 2u * p->ntp[1] + nt];
     if (p->fix_wait && p->even[1] && c == 1) {
+        if (p->fix_rs && g->rs) {
+            uint32_t rlo, rhi;
+            const bool keep = rs_fixup(d, J, slots, pt, ks, ks_n, wr, 4u * nbox, own, ctr, sA, S * (astage + bbytes),
+                                       bar_fix, !p->epi_global, ts, &rlo, &rhi);
+            if (stage_c)
+                store_staged(p, d, J, keep, wr, rlo, rhi, rowt, col0, sA);
+            else if (keep)
+                store_wide(p, d, J, row, col0);
+            return;
+        }
         if (ks) {
             if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
             fix_publish(ctr);
             return;
         }
         fix_wait_others(ctr, ks_n); /* ends with the consumers' barrier: the ring is idle if last */
+        if (ts && threadIdx.x == 0) ts[8] = ptx_globaltimer();
         /* through the ring on the CTA's last segment (always, in an even split: the owner's share of a
          * tile ends its range) where the ring holds a partial (not with --stages 2 at bn 256) */
         const bool staged = g->last && !p->epi_global && S * (astage + bbytes) >= 512u * tn;
@@ -404,7 +546,11 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
                 add_wide_staged(d, slots + (size_t)j * pt, (uint32_t)(pt * 4u), sA, bar_fix, &fph, hoff, J, q);
             else if (own)
                 add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
-        if (own) store_wide(p, d, J, row, col0);
+        if (ts && threadIdx.x == 0) ts[9] = ptx_globaltimer();
+        if (stage_c)
+            store_staged(p, d, J, own, wr, 0u, 64u * nbox, rowt, col0, sA);
+        else if (own)
+            store_wide(p, d, J, row, col0);
         return;
     }
     if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
@@ -455,7 +601,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     /* through a shuffle: visibly warp-uniform (wgmma on a "divergent" path is serialised, C7518) */
     const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
-    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = 0, ts[6] = ptx_smid();
+    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = ts[7] = ts[8] = ts[9] = 0, ts[6] = ptx_smid();
     /* PDL: the next kernel may be scheduled as soon as every CTA of this one is running (it
      * only gets an SM when one of ours exits: one CTA per SM) */
     if (p.pdl) ptx_griddep_launch_dependents();
@@ -789,6 +935,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 if (++s == S) s = 0, ph ^= 1u;
             }
             }
+            if (ts && ctid == 0 && g.last) ts[7] = ptx_globaltimer();
             if (nv8 == 0) continue; /* uniform over the CTA: this member's column tile is past N */
 
             if (!wide) {
@@ -825,8 +972,15 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 
             const uint32_t row = p.row0[tier] + mt * 64u * mh + (two ? kh * 64u : 0u) + row16;
             const uint32_t col0 = nt * 64u;
+            /* C through the idle ring on the CTA's last tile (store_staged: the wgmma layout only) */
+            const bool stage_c = wg && g.last && !p.epi_global && S * (astage + bbytes) >= 64u * STAGE_RS * 4u;
+            const uint32_t rowt = p.row0[tier] + mt * 64u * mh, wr = two ? kh * 4u + q : q;
+            const uint32_t nrow = two ? 64u * tile_boxes(&p, tier, mt) : 64u; /* the tile's rows */
             if (g.ncontrib == 1 || p.nofixup) {
-                if (own) store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
+                if (stage_c)
+                    store_staged(&p, &acc[0][0][0], 8u, own, wr, 0u, nrow, rowt, col0, sA);
+                else if (own)
+                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
             }
             /* a contributor's partial: mh 64 x 64 fp32 tiles (warpgroup kh of a 128-row tile
@@ -836,6 +990,18 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             float *slots = p.ws + (p.ws0[tier] + tile * p.ksplit[tier] * mh) * 4096ull;
             float4 *mine = (float4 *)(slots + (size_t)ks * pt) + hoff;
             uint32_t *ctr = &p.ctr[p.ctr0[tier] + (size_t)mt * mh * p.ntp[tier] + nt];
+            if (p.fix_wait && p.even[tier] && c == 1 && p.fix_rs && g.rs) {
+                /* every contributor ends here: each keeps some rows (rs_fixup) */
+                uint32_t rlo, rhi;
+                const bool keep = rs_fixup(&acc[0][0][0], 8u, slots, pt, ks, ks_n, wr, nrow / 16u, own, ctr, sA,
+                                           S * (astage + bbytes), ptx_smem((const void *)flag) + 8u, !p.epi_global, ts,
+                                           &rlo, &rhi);
+                if (stage_c)
+                    store_staged(&p, &acc[0][0][0], 8u, keep, wr, rlo, rhi, rowt, col0, sA);
+                else if (keep)
+                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
+                continue;
+            }
             if (p.fix_wait && p.even[tier] && c == 1) {
                 /* Even split (stream-K): slot 0 holds the tile's first K chunks at the END of
                  * its range, the other contributors hold the rest at the START of theirs, so
@@ -858,6 +1024,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                     continue;
                 }
                 fix_wait_others(ctr, ks_n);
+                if (ts && ctid == 0) ts[8] = ptx_globaltimer();
                 if (own) {
                     for (uint32_t j = 1; j < ks_n; j++) {
                         const float4 *src = (const float4 *)(slots + (size_t)j * pt) + hoff;
@@ -871,8 +1038,12 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                                 acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
                             }
                     }
-                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 }
+                if (ts && ctid == 0) ts[9] = ptx_globaltimer();
+                if (stage_c)
+                    store_staged(&p, &acc[0][0][0], 8u, own, wr, 0u, nrow, rowt, col0, sA);
+                else if (own)
+                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
             }
             /* runs 1-9 (and round-robin, where a tile's contributors may be in later waves):

@@ -65,6 +65,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_epi_global = 0;
     o->diag_rotate = 0;
     o->l2_hints = 1;
+    o->fix_rs = 1;
     o->dyn = 0;
     o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
     o->panel_cluster = 0;
@@ -89,6 +90,23 @@ static uint32_t tile_aligned(uint32_t tiles, uint32_t cl)
     return cl;
 }
 
+/* Tiles of an even split over cl CTAs (T chunks, kchunks a tile) that are shared in whole shares:
+ * the first contributor's range starts with the tile and the last one's ends with it (the test of
+ * seg_next in gemm_split.cu, which sums them by reduce-scatter).  Once per range end on a tile
+ * boundary. */
+static uint32_t rs_tiles(uint64_t T, uint32_t cl, uint32_t kchunks)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < cl; k++) {
+        const uint64_t e = (uint64_t)(k + 1u) * T / cl; /* range k is [k T / cl, e) */
+        if (e == 0 || e % kchunks) continue;
+        const uint64_t t0 = e - kchunks;
+        const uint64_t first = ((t0 + 1u) * cl - 1u) / T; /* the range holding chunk t0 */
+        if (first < k && first * T / cl == t0) n++;
+    }
+    return n;
+}
+
 /* Wave alignment on: the tier's mtiles x ngroups x kchunks chunks are split evenly
  * over all its clusters (contiguous ranges, so a CTA's range crosses at most a few
  * tiles and a tile is shared by at most ksplit CTAs).  Off: whole tiles, split in K
@@ -99,7 +117,7 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
     t->mtiles = mtiles;
     t->ngroups = ngroups;
     t->even = 0;
-    t->ctas = t->ksplit = t->items = t->waves = t->chunks = 0;
+    t->ctas = t->ksplit = t->items = t->waves = t->chunks = t->rs_tiles = 0;
     t->balance = 1.0;
     if (mtiles == 0 || ctas_avail < c) return;
     uint32_t cl = ctas_avail / c;
@@ -116,6 +134,7 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
         uint64_t maxc = (kchunks + fq - 1) / fq + 2;
         t->ksplit = (uint32_t)(maxc < cl ? maxc : cl);
         t->balance = ((double)T / cl) / t->chunks;
+        t->rs_tiles = c == 1 ? rs_tiles(T, cl, kchunks) : 0;
     } else {
         uint32_t ks = ceil_div(cl, base);
         if (ks > kchunks) ks = kchunks;
