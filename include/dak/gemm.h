@@ -141,7 +141,10 @@ typedef struct {
                            of the B rows; warpgroup h owns rows 64 h.. over the slot's whole K (no K halves,
                            no hand-over), so B is read once per 128 rows.  The host tier keeps 64 rows;
                            the dyn diagnostic uses 64 whatever bm says.  An odd count of HBM tile rows
-                           leaves the last 128-row tile half full (one box, warpgroup 1 idle) */
+                           leaves the last 128-row tile half full (one box, warpgroup 1 idle).  256 (asked
+                           for; N > 64): 256 x 128 tiles, each warpgroup two 64-row boxes, B read once per 256
+                           rows (1.5x A's bytes into the SMs at N = 128, not 2x); needs wgmma, bn 0 or 128,
+                           cluster 1, at least four HBM tile rows (else 128) and no tiled host tier */
     uint32_t bn;        /* columns per CTA tile of the HBM tier's 128-row tiles (wgmma m64n<bn>k16, one B slot
                            of bn rows): 0 auto (the narrowest of 64 / 128 / 256 that covers the N / cluster
                            columns of one cluster member, 256 when none does; at most 128 beside a tiled
@@ -205,7 +208,7 @@ typedef struct {
     uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8;
                           64 with wgmma) */
     uint32_t stages;   /* ring slots of the 64-row tiles (the host tier, and the HBM tier when bm = 64) */
-    uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, or 128 (opts.bm) */
+    uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, 128 or 256 (opts.bm) */
     uint32_t hbm_stages; /* ring slots of the HBM tier: stages when bm = 64, else the (larger) 128-row slots that fit */
     uint64_t ws_bytes; /* split-K workspace needed */
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */

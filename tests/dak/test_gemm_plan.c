@@ -521,7 +521,7 @@ static void test_plan_bm(void)
     /* bad values */
     o.bm = 96;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 96") &&
-          strstr(e.msg, "64 or 128"));
+          strstr(e.msg, "128 or 256"));
     o.bm = 256;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 256"));
 }
@@ -541,8 +541,11 @@ static void test_plan_bn(void)
     /* N = 128, r = 0: bn 128.  Slot per block 16384 + 16384 = 32768 B; kstep 4 (131072 B) holds
      * 1; kstep 2 (65536 B): (232448 - 1536) / 65536 = 3 < 4; kstep 1: 230912 / 32768 = 7.
      * 56 tile rows x 1 column group x 112 chunks = 6272 over 132 CTAs: 47.5 -> 48 each, fq 47,
-     * a tile shared by <= ceil(112 / 47) + 2 = 5; partial 128 x 128 fp32 = 4 x 16 KiB */
+     * a tile shared by <= ceil(112 / 47) + 2 = 5; partial 128 x 128 fp32 = 4 x 16 KiB (bm 128 asked:
+     * auto is 256 at N = 128, test_plan_bm256) */
+    o.bm = 128;
     CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    o.bm = 0;
     CHECK(p.bm == 128 && p.bn == 128 && p.wgmma == 1 && p.kstep == 1 && p.kchunks == 112 && p.hbm_stages == 7);
     CHECK(p.smem_bytes == 1536u + 7u * 32768u && p.ntiles == 2 && p.ngroups == 2);
     CHECK(p.hbm.ngroups == 1 && p.hbm.mtiles == 56 && p.hbm.items == 6272 && p.hbm.ctas == 132 &&
@@ -737,6 +740,54 @@ static void test_plan_rs(void)
     CHECK(p.hbm.ctas == 132 && p.hbm.items == 2752 && p.hbm.rs_tiles == 0);
 }
 
+/* 256 x 128 tiles (opts.bm 256) */
+static void test_plan_bm256(void)
+{
+    dak_gemm_plan p;
+    dak_gemm_opts o;
+    cm_err e;
+    dak_gemm_opts_default(&o);
+    o.bm = 256;
+    /* 7168^2, N = 128, r = 0: 28 tiles of 256 x 128; slots of 4 x 8 KiB of A + 128 x 128 B of B = 48 KiB at
+     * kstep 1 (kstep 2: 96 KiB, 2 slots < 4), 4 fit in 232448 - 1536 B; tile-aligned on 112 CTAs (28
+     * divides 112): 4 a tile, in whole shares, so all 28 by reduce-scatter; partials 256 x 128 fp32 */
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    CHECK(p.bm == 256 && p.bn == 128 && p.kstep == 1 && p.hbm_stages == 4);
+    CHECK(p.smem_bytes == 1536u + 4u * 49152u);
+    CHECK(p.hbm.mtiles == 28 && p.hbm.ctas == 112 && p.hbm.rs_tiles == 28);
+    CHECK(p.ws_bytes == 28ull * p.hbm.ksplit * 256 * 128 * 4);
+    /* fewer than four HBM tile rows: 128 */
+    CHECK(dak_gemm_plan_make(192, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128);
+    /* refused: N <= 64, bn 256, a cluster, wgmma 0, beside a tiled host tier */
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 256"));
+    o.bn = 256;
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "bm 256"));
+    o.bn = 0, o.cluster = 2;
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "cluster 1"));
+    o.cluster = 1, o.wgmma = 0;
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "wgmma"));
+    o.wgmma = 2, o.panel = 0;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 128, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel"));
+    /* with the panel path (auto: two 64-column tiles) the host rows leave the tiled kernel */
+    o.panel = 2;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.bm == 256 &&
+          p.hbm.mtiles == 28); /* 110 HBM tile rows: 27 whole 256-row tiles and one of 2 boxes */
+    /* auto: 256 for 64 < N <= 128 where it is allowed, else 128 (never refused) */
+    dak_gemm_opts_default(&o);
+    static const uint32_t an[5] = {64, 65, 100, 128, 129};
+    static const uint32_t abm[5] = {128, 256, 256, 256, 128};
+    for (int i = 0; i < 5; i++)
+        CHECK(dak_gemm_plan_make(7168, an[i], 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == abm[i]);
+    o.panel = 0; /* a tiled host tier beside it */
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.host.ctas > 0);
+    o.panel = 2, o.cluster = 2;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.cluster == 2);
+    o.cluster = 1, o.bn = 64;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.bn == 64);
+    o.bn = 0, o.wgmma = 0;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && !p.wgmma);
+}
+
 int main(void)
 {
     test_ratio();
@@ -750,6 +801,7 @@ int main(void)
     test_plan_bn();
     test_plan_tile_align();
     test_plan_rs();
+    test_plan_bm256();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

@@ -26,7 +26,8 @@
  * the documented rule; at r = 0 with bn 128 and 256: bf16 C, round-robin, the old fix-up, cluster
  * 2 and 4 multicast, PDL back to back, kstep 2, 3 and 2 stages (2: bn 256's ring cannot hold a
  * partial, so the owner adds it from L2), bf16 with 2 stages; and bn auto in every check of the main
- * loop with bm 128 and in the r = 10 % variants.
+ * loop with bm 128 and in the r = 10 % variants.  256 x 128 tiles (opts.bm 256): N 100 / 128 / 200,
+ * r 0 / 2 / 10 %, fp32 and bf16, every fix-up path, PDL back to back, 2 stages; refusals.
  * Reduce-scatter fix-up (opts.fix_rs, default on: tiles every contributor ends with, e.g. 7168^2 at
  * r = 0 and N = 64..256 after tile alignment) in every check at r = 0; the owner-wait fix-up it
  * replaces there with fix_rs 0 (bn 128 / 256 variants, and the wgmma PDL sequences at r = 0).  C of a
@@ -442,13 +443,15 @@ static void bn_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, cons
     if (!l) return;
     const dak_gemm_plan *p = dak_gemm_launch_plan(l);
     CHECK(p->bn == want, "bn %u %s N %u r %g: plan bn %u, expected %u", o->bn, what, N, ratio, p->bn, want);
+    if (o->bm == 256) /* asked for, on shapes with at least four HBM tile rows */
+        CHECK(p->bm == 256, "%s N %u r %g: plan bm %u, expected 256", what, N, ratio, p->bm);
     size_t bad;
     const double e = pshape_err(s, N, o->out_bf16, &bad);
     CHECK(e <= 1e-2, "bn %u %s %ux%u N %u r %g: rel err %g, %zu unwritten", o->bn, what, s->M, s->K, N, ratio, e, bad);
-    printf("  bn %3u (plan %3u) %-10s %5ux%-5u N %4u r %5.1f%% kstep %u slots %u cluster %u panel %d hbm ksplit %u: "
-           "rel err %.2e\n",
-           o->bn, p->bn, what, s->M, s->K, N, 100.0 * rows / s->M, p->kstep, p->hbm_stages, p->cluster, p->panel.on,
-           p->hbm.ksplit, e);
+    printf("  bn %3u (plan %3u) %-10s %5ux%-5u N %4u r %5.1f%% bm %u kstep %u slots %u cluster %u panel %d hbm ksplit "
+           "%u rs %u: rel err %.2e\n",
+           o->bn, p->bn, what, s->M, s->K, N, 100.0 * rows / s->M, p->bm, p->kstep, p->hbm_stages, p->cluster,
+           p->panel.on, p->hbm.ksplit, p->hbm.rs_tiles, e);
     fflush(stdout);
     dak_gemm_launch_free(l);
 }
@@ -503,6 +506,30 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
                 bn_case(ctx, &s, N, rs[ri < 4 ? ri : 1], &o, 1, N <= 128 || ri == 4 ? 128u : 256u,
                         ri == 4 ? "auto tiled" : "auto");
             }
+            /* 256 x 128 tiles (bm 256, k_split_m256): N 100 / 128 / 200 (partial column tiles, two column
+             * groups), r = 0 (every fix-up path, rs in whole shares on 7168^2), 2 % and 10 % (host rows on
+             * the panel path; an HBM tier whose last 256-row tile has 2 / 1 boxes on 7168^2 / 11008x4096) */
+            if (N <= 200)
+                for (int v = 0; v < 10; v++) {
+                    dak_gemm_opts o;
+                    dak_gemm_opts_default(&o);
+                    o.bm = 256;
+                    double r = 0.0;
+                    int runs = 1;
+                    const char *w = "bm256";
+                    if (v == 1) r = 0.02, w = "bm256 r2";
+                    if (v == 2) r = 0.1, w = "bm256 r10";
+                    if (v == 3) o.out_bf16 = 1, w = "bm256 bf16";
+                    if (v == 4) o.fix_rs = 0, w = "bm256 ownfix";
+                    if (v == 5) o.diag_epi_global = 1, w = "bm256 noring";
+                    if (v == 6) o.pdl = 1, runs = 3, w = "bm256 pdl3";
+                    if (v == 7) o.wave_align = 0, w = "bm256 rr";
+                    if (v == 8) o.diag_fixup_atomic = 1, w = "bm256 oldfix";
+                    /* 2 slots: no room for a partial (128 KiB) nor the staged C: adds from L2, fragment stores */
+                    if (v == 9) o.stages = 2, o.out_bf16 = 1, w = "bm256 2st bf16";
+                    if (!full && v > 2 && N != 128) continue;
+                    bn_case(ctx, &s, N, r, &o, runs, 128, w);
+                }
             if (!full && N != 100 && N != 200 && N != 512) continue;
             for (int bi = 1; bi < 3; bi++)
                 for (int v = 0; v < 12; v++) {
@@ -542,6 +569,13 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
         expect_refused(ctx, &o, "wgmma");
         o.wgmma = 2, o.dyn = 1;
         expect_refused(ctx, &o, "bn 128");
+        /* bm 256: with bn 256, with a cluster, without wgmma */
+        o.dyn = 0, o.bn = 256, o.bm = 256;
+        expect_refused(ctx, &o, "bm 256");
+        o.bn = 0, o.cluster = 2;
+        expect_refused(ctx, &o, "bm 256");
+        o.cluster = 1, o.wgmma = 0;
+        expect_refused(ctx, &o, "bm 256");
     }
     fprintf(stderr, "bn tests done (%d passed, %d failed so far)\n", passed, failed);
     return 0;

@@ -64,7 +64,7 @@ int main(void)
     snprintf(a, sizeof a, "plan %s --batch 8 --prompt 32 --gpu-mem 1MB", cfg);
     EXPECT(a, 1, "impossible budget, expected at least 41348096 bytes");
     /* dak bench gemm: its tile and path flags are checked before any GPU work */
-    EXPECT("bench gemm --bm 96", 2, "--bm: expected 0 (auto), 64 or 128, got '96'");
+    EXPECT("bench gemm --bm 96", 2, "--bm: expected 0 (auto), 64, 128 or 256, got '96'");
     EXPECT("bench gemm --bn 96", 2, "--bn: expected 0 (auto), 64, 128 or 256, got '96'");
     EXPECT("bench gemm --panel 3", 2, "--panel: expected an integer in [0, 2], got '3'");
     EXPECT("bench gemm --kstep 3", 2, "--kstep: expected 0 (auto), 1, 2 or 4, got '3'");

@@ -199,12 +199,11 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     const size_t abytes = s->abytes;
     printf("\n# fixed, wgmma A/B: A %ux%u r = 0, one launch (us, TFLOP/s, GB/s of A)\n", M, K);
     printf("# own-fix: wgmma with the owner summing each shared tile after the others (fix_rs 0, not by\n"
-           "# reduce-scatter); no-hint: wgmma without L2 cache policies (l2_hints 0); mc2: wgmma with clusters\n"
-           "# of 2 CTAs sharing each A tile by multicast (where N has 2 column tiles); no-ring: wgmma with the\n"
-           "# last tile's partials added from L2 and C stored from the fragments (diag_epi_global), not\n"
-           "# through the idle ring\n");
+           "# reduce-scatter); no-hint: wgmma without L2 cache policies (l2_hints 0); bm128: wgmma with\n"
+           "# 128-row tiles (opts.bm 128; auto is 256 x 128 at 64 < N <= 128); no-ring: wgmma with the last tile's partials added from L2 and C\n"
+           "# stored from the fragments (diag_epi_global), not through the idle ring\n");
     printf("%5s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "own-fix",
-           "no-hint", "mc2 us", "no-ring", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
+           "no-hint", "bm128", "no-ring", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
     static const uint32_t wn[] = {64, 128, 256, 512, 1024};
     dak_tiered Aw[FX_NCP];
     for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, s->Ahp, cp->ap[i], 1, &err));
@@ -217,14 +216,14 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
             go.wgmma = v ? 1u : 0u;
             if (v == 2) go.fix_rs = 0;
             if (v == 3) go.l2_hints = 0;
-            if (v == 4) go.cluster = 2;
+            if (v == 4) go.bm = 128;
             if (v == 5) go.diag_epi_global = 1;
             const dak_gemm_plan *pl;
             fx_op so;
             if (fx_prepare(&so, ctx, Aw, s->B, s->C, N, &go)) {
                 t[v] = NAN;
-            } else if (v == 4 && (pl = dak_gemm_launch_plan(so.l[0]))->cluster != go.cluster) {
-                t[v] = NAN; /* fewer column tiles than the cluster: the plan narrowed it */
+            } else if (v == 4 && (pl = dak_gemm_launch_plan(so.l[0]))->bm != 128u) {
+                t[v] = NAN; /* N <= 32: 64-row tiles */
                 fx_free(&so);
             } else {
                 t[v] = fx_time(&so, 0, c->reps, cp->fs);
@@ -245,7 +244,7 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
         kv_num(w, "wgmma_us", t[1]);
         kv_num(w, "wgmma_ownfix_us", t[2]);
         kv_num(w, "wgmma_no_l2hint_us", t[3]);
-        kv_num(w, "wgmma_mc2_us", t[4]);
+        kv_num(w, "wgmma_bm128_us", t[4]);
         kv_num(w, "wgmma_noring_us", t[5]);
         kv_num(w, "cublas_us", t[6]);
         kv_num(w, "mma_TFLOPs", fl / (t[0] * 1e6));

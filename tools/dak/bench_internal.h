@@ -100,9 +100,9 @@ typedef struct {
 /* median milliseconds over reps (2 warm-up), L2 flushed before each repetition */
 double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed);
 
-/* dak_gemm_prepare with --bn as a request: a configuration that refuses the width asked for
- * (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host tier) runs with bn auto instead, noted
- * once; the plan (JSON "bn") says which width ran. */
+/* dak_gemm_prepare with --bn and --bm 256 as requests: a configuration that refuses the width asked
+ * for (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host tier) or bm 256 (N <= 64, a cluster, a
+ * tiled host tier) runs with bn and bm auto instead, noted once; the plan (JSON "bn") says which ran. */
 int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
                   const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err);
 

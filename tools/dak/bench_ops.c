@@ -78,11 +78,12 @@ int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, flo
                   const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err)
 {
     if (!dak_gemm_prepare(ctx, A, B, C, N, go, l, err)) return 0;
-    if (!go->bn) return -1;
+    if (!go->bn && go->bm != 256) return -1;
     static int told;
-    if (!told++) fprintf(stderr, "dak bench: note: %s; such configurations run with bn 0 (auto)\n", err->msg);
+    if (!told++) fprintf(stderr, "dak bench: note: %s; such configurations run with bn 0 and bm 0 (auto)\n", err->msg);
     dak_gemm_opts o2 = *go;
     o2.bn = 0;
+    if (o2.bm == 256) o2.bm = 0;
     return dak_gemm_prepare(ctx, A, B, C, N, &o2, l, err);
 }
 

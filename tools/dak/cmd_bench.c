@@ -33,7 +33,8 @@ static void usage(FILE *o)
             "  --cluster N      multicast cluster for N >= 128: 1 (no multicast column), 2, 4 or 8 (default 8)\n"
             "  --layers N       GEMMs in the double-buffered prefetch sequence (default 8)\n"
             "  --bm N           rows of A per CTA tile of the split kernel's HBM tier: 0 (auto: 128 where\n"
-            "                   N > 32), 64 or 128; applies to every split-kernel configuration (default 0)\n"
+            "                   N > 32), 64, 128 or 256 (256 x 128 tiles; configurations it does not apply\n"
+            "                   to, e.g. N <= 64, run with bm auto, noted once on stderr) (default 0)\n"
             "  --bn N           columns per CTA tile of the split kernel's 128-row HBM tiles: 0 (auto: as wide\n"
             "                   as N / cluster, up to 256; 128 beside a tiled host tier), 64, 128 or 256; configurations\n"
             "                   it does not apply to (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host\n"
@@ -191,8 +192,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             static const uint32_t ok[] = {1, 2, 4, 8};
             if (!VAL() || arg_u32_oneof("--cluster", v, ok, 4, "1, 2, 4 or 8", &c->cluster)) return -1;
         } else if (arg_is(a, "--bm")) {
-            static const uint32_t ok[] = {0, 64, 128};
-            if (!VAL() || arg_u32_oneof("--bm", v, ok, 3, "0 (auto), 64 or 128", &c->bm)) return -1;
+            static const uint32_t ok[] = {0, 64, 128, 256};
+            if (!VAL() || arg_u32_oneof("--bm", v, ok, 4, "0 (auto), 64, 128 or 256", &c->bm)) return -1;
         } else if (arg_is(a, "--kstep")) {
             static const uint32_t ok[] = {0, 1, 2, 4};
             if (!VAL() || arg_u32_oneof("--kstep", v, ok, 4, "0 (auto), 1, 2 or 4", &c->kstep)) return -1;

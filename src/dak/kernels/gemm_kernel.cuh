@@ -19,7 +19,7 @@ typedef struct {
     uint32_t bn_box[2];        /* B rows per slot and copy (tn when wider than 64) */
     unsigned long long ctr0[2]; /* first per-tile counter of each tier */
     uint32_t stages[2];        /* ring slots of each tier */
-    uint32_t mh[2];            /* 64-row boxes of A per tile and slot: 1, or 2 for 128-row tiles (opts.bm) */
+    uint32_t mh[2];            /* 64-row boxes of A per tile and slot: 1, or 2 / 4 for 128- / 256-row tiles (opts.bm) */
     uint32_t mt64[2];          /* 64-row tile rows of each tier (an odd count leaves a last half 128-row tile) */
     uint32_t kstep, kblocks; /* 64-column blocks per stage, K / 64 */
     uint32_t host_ctas;
@@ -58,11 +58,12 @@ typedef struct {
              const __grid_constant__ CUtensorMap tb, const __grid_constant__ CUtensorMap tbw,                \
              const __grid_constant__ kparams p)
 
-/* Defined in gemm_split.cu: one split kernel per width of the HBM tier's column tiles (64, 128, 256)
- * and the diagnostic empty kernel. */
+/* Defined in gemm_split.cu: one split kernel per shape of the HBM tier's tiles (128 x 64, 128, 256;
+ * 256 x 128) and the diagnostic empty kernel. */
 K_SPLIT_SIG(k_split);
 K_SPLIT_SIG(k_split_n128);
 K_SPLIT_SIG(k_split_n256);
+K_SPLIT_SIG(k_split_m256);
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void);
 
 #endif

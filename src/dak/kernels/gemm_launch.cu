@@ -63,6 +63,8 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
            err);
     DAK_CU(cudaFuncSetAttribute(k_split_n256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
+    DAK_CU(cudaFuncSetAttribute(k_split_m256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
     DAK_CU(cudaFuncSetAttribute(k_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
     *out = c;
@@ -182,8 +184,10 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
             b_perm = 0;
         }
     }
-    if (p->bn == 256u && p->host.ctas) /* the planner's rule: k_split_n256 has no host-tier consumers */
-        return cm_fail(err, "gemm: internal: bn 256 planned beside a tiled host tier");
+    if ((p->bn == 256u || p->bm == 256u) && p->host.ctas) /* the planner's rule: those kernels have no host-tier consumers */
+        return cm_fail(err, "gemm: internal: bn 256 or bm 256 planned beside a tiled host tier");
+    if (p->bm == 256u && !b_perm)
+        return cm_fail(err, "gemm: bm 256 needs B as [block][n][64], which the driver refused here; set bm 0 or 128");
     if (p->bn > 64u && !b_perm) {
         /* wide tiles need B as [block][n][64] (one canonical operand of bn rows per block) */
         if (o->bn) return cm_fail(err, "gemm: bn %u needs B as [block][n][64], which the driver refused here; set bn 64", o->bn);
@@ -342,8 +346,10 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
     cfg.numAttrs = na;
     void *args[5] = {&l->ta_h, &l->ta_g, &l->tb, &l->tbw, &l->kp};
     /* the instantiation for the HBM tier's column tile width */
-    const void *kf = l->kp.tn[1] == 256u ? (const void *)k_split_n256
-                     : l->kp.tn[1] == 128u ? (const void *)k_split_n128 : (const void *)k_split;
+    const void *kf = l->kp.mh[1] == 4u    ? (const void *)k_split_m256
+                     : l->kp.tn[1] == 256u ? (const void *)k_split_n256
+                     : l->kp.tn[1] == 128u ? (const void *)k_split_n128
+                                           : (const void *)k_split;
     DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
     return 0;
 }

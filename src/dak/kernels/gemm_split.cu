@@ -262,30 +262,35 @@ static __device__ __forceinline__ bool fix_arrive_last(uint32_t *ctr, uint32_t k
 /* C of a CTA's last tile through its idle ring (opts.diag_epi_global off): C is column-major, and a
  * warp's fragment stores put 4 bytes into each of 4 columns, 4 sectors of 32 B a store; the H200
  * took 10.6 us to store 64 KiB of C that way (7168^2, N = 256: 16 KiB a warp).  Here the warps write
- * their fragments (wgmma layout: warp wr holds rows 16 wr .. 16 wr + 15 of the tile, float4 j of d is
- * n8 group j) into a [column][row] tile (RS floats a column: conflict-free), and all consumer threads
- * then store rows [rlo, rhi) of each valid column by float4 (full lines).  `has`: this warp holds
- * rows in [rlo, rhi).  Every consumer thread calls this; the ring holds 8 J x RS floats. */
-#define STAGE_RS 132u
-static __device__ __forceinline__ void store_staged(const kparams *p, const float *d, const uint32_t J, bool has,
-                                                    uint32_t wr, uint32_t rlo, uint32_t rhi, uint32_t row0,
-                                                    uint32_t col0, uint32_t sA)
+ * their fragments into a [column][row] tile of rs floats a column (rs = the tile's rows + 4: 4 rs
+ * = 16 banks mod 32, conflict-free), and all consumer threads then store rows [rlo, rhi) of each
+ * valid column by float4 (full lines).  Warp q of warpgroup kh holds MB 64-row boxes (MB kh + m,
+ * m < MB), of which box m has rows 64 (MB kh + m) + 16 q .. + 15 (wgmma layout: float4 j of its
+ * 4 J floats at d + 4 J m is n8 group j); bit m of `has`: the warp stores that box.  Every consumer
+ * thread calls this; the ring holds 8 J x rs floats. */
+static __device__ __forceinline__ void store_staged(const kparams *p, const float *d, const uint32_t J,
+                                                    const uint32_t MB, uint32_t has, uint32_t wr0, uint32_t rs,
+                                                    uint32_t rlo, uint32_t rhi, uint32_t row0, uint32_t col0,
+                                                    uint32_t sA)
 {
     const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u;
     float *st = (float *)ptx_smem_generic(sA);
     ptx_bar_sync(1, NCW * 32u); /* the ring's last reads (slots, staged partials) are done */
-    if (has) {
+#pragma unroll
+    for (uint32_t m = 0; m < MB; m++) {
+        if (!(has >> m & 1u)) continue;
+        const uint32_t r0 = 16u * (wr0 + 4u * m) + g; /* wr0 + 4 m: the warp's region of box m */
 #pragma unroll
         for (uint32_t j = 0; j < J; j++)
 #pragma unroll
             for (uint32_t e = 0; e < 4; e++)
-                st[(8u * j + 2u * t4 + (e & 1u)) * STAGE_RS + 16u * wr + g + (e >> 1) * 8u] = d[4u * j + e];
+                st[(8u * j + 2u * t4 + (e & 1u)) * rs + r0 + (e >> 1) * 8u] = d[4u * (J * m + j) + e];
     }
     ptx_bar_sync(1, NCW * 32u);
     const uint32_t nq = (rhi - rlo) / 4u, left = p->N - col0, ncols = left < 8u * J ? left : 8u * J;
     for (uint32_t i = threadIdx.x; i < ncols * nq; i += NCW * 32u) {
         const uint32_t c = i / nq, r = rlo + 4u * (i - c * nq);
-        const float4 v = *(const float4 *)(st + c * STAGE_RS + r);
+        const float4 v = *(const float4 *)(st + c * rs + r);
         const size_t idx = (size_t)(col0 + c) * p->M + row0 + r;
         if (p->out_bf16) {
             __nv_bfloat162 *o = (__nv_bfloat162 *)((__nv_bfloat16 *)p->C + idx);
@@ -300,35 +305,45 @@ static __device__ __forceinline__ void store_staged(const kparams *p, const floa
 /* Reduce-scatter fix-up (opts.fix_rs) of a tile that is every contributor's last segment (seg_t.rs:
  * e.g. two CTAs a tile after tile alignment).  The owner-wait fix-up moves the whole tile through
  * the owner after the others: they store their partials, then it reads them all and stores C.
- * Here contributor ks keeps the result warps wr with wr ks_n / nres == ks, a block of rows (nres
- * warps hold rows: the CTA's 8 warps of a 128-row tile, 4 of a 64-row or half one), and publishes
- * the fragments of the others; once all have published, each adds the others' fragments of its kept rows (staged through
- * its idle ring by bulk copies where they fit) and stores them: every CTA moves 1 / ks_n of the
- * tile, at the same time.  d: the warp's 4 J fragment sums (float4 j at lane); a warp's region of a
- * partial is 32 J float4 at wr x 32 J (the layout of put_wide and of the 64-column partials).  The
- * counter goes through 2 ks_n wrapping increments (publish, then pass) and is 0 again after.
- * Every consumer thread calls this; returns whether this warp keeps rows (then store them), and the
- * CTA's kept rows [*rlo, *rhi) of the tile.  ts: the CTA's stamps or NULL (the others have
- * published: [8]; the adds done: [9]). */
-static __device__ __forceinline__ bool rs_fixup(float *d, const uint32_t J, float *slots, size_t pt, uint32_t ks,
-                                                uint32_t ks_n, uint32_t wr, uint32_t nres, bool own, uint32_t *ctr,
-                                                uint32_t sA, uint32_t ring_bytes, uint32_t bar_fix, bool may_stage,
-                                                unsigned long long *ts, uint32_t *rlo, uint32_t *rhi)
+ * Here the tile's nres regions of 16 rows (a partial's region wr is 32 J float4 at wr x 32 J: the
+ * layout of put_wide and of the 64-column partials) are dealt in blocks: contributor ks keeps the
+ * regions wr with wr ks_n / nres == ks and publishes the others; once all have published, each adds
+ * the others' fragments of its kept regions (staged through its idle ring by one bulk copy a
+ * contributor where they fit) and stores them: every CTA moves 1 / ks_n of the tile, at the same
+ * time.  A warp holds MB regions wr0 + 4 m (its 4 J floats of each at d + 4 J m); bit m of `own`:
+ * region m holds rows of the tile.  The counter goes through 2 ks_n wrapping increments (publish,
+ * then pass) and is 0 again after.  Every consumer thread calls this; returns the regions this warp
+ * keeps (bit m; then store them), and the CTA's kept rows [*rlo, *rhi) of the tile.  ts: the CTA's
+ * stamps or NULL (the others have published: [8]; the adds done: [9]). */
+static __device__ __forceinline__ uint32_t rs_fixup(float *d, const uint32_t J, const uint32_t MB, float *slots,
+                                                    size_t pt, uint32_t ks, uint32_t ks_n, uint32_t wr0,
+                                                    uint32_t nres, uint32_t own, uint32_t *ctr, uint32_t sA,
+                                                    uint32_t ring_bytes, uint32_t bar_fix, bool may_stage,
+                                                    unsigned long long *ts, uint32_t *rlo, uint32_t *rhi)
 {
-    const uint32_t lane = threadIdx.x & 31u, rw = 32u * J; /* float4 per warp region */
-    const bool keep = own && wr * ks_n / nres == ks;
-    if (own && !keep) {
+    const uint32_t lane = threadIdx.x & 31u, rw = 32u * J; /* float4 per region */
+    uint32_t keep = 0;
+#pragma unroll
+    for (uint32_t m = 0; m < MB; m++) {
+        const uint32_t wr = wr0 + 4u * m;
+        if (!(own >> m & 1u)) continue;
+        if (wr * ks_n / nres == ks) {
+            keep |= 1u << m;
+            continue;
+        }
         float4 *dst = (float4 *)(slots + (size_t)ks * pt) + (size_t)wr * rw;
 #pragma unroll
-        for (uint32_t j = 0; j < J; j++)
-            dst[j * 32u + lane] = make_float4(d[4u * j], d[4u * j + 1u], d[4u * j + 2u], d[4u * j + 3u]);
+        for (uint32_t j = 0; j < J; j++) {
+            const float *v = d + 4u * (J * m + j);
+            dst[j * 32u + lane] = make_float4(v[0], v[1], v[2], v[3]);
+        }
     }
     ptx_bar_sync(1, NCW * 32u);
     if (threadIdx.x == 0) ptx_red_release_gpu_inc_u32(ctr, 2u * ks_n - 1u);
     /* the regions [w0, w1) this CTA keeps: wr ks_n / nres == ks */
     const uint32_t w0 = (ks * nres + ks_n - 1u) / ks_n, w1 = ((ks + 1u) * nres + ks_n - 1u) / ks_n;
     const uint32_t nkeep = w1 - w0, rbytes = 16u * rw, total = (ks_n - 1u) * nkeep * rbytes;
-    *rlo = 16u * w0, *rhi = 16u * w1; /* the rows kept: 16 a result warp */
+    *rlo = 16u * w0, *rhi = 16u * w1; /* the rows kept: 16 a region */
     const bool staged = may_stage && total <= ring_bytes;
     if (threadIdx.x == 0) {
         while (ptx_ld_acquire_gpu_u32(ctr) < ks_n) {
@@ -346,32 +361,27 @@ static __device__ __forceinline__ bool rs_fixup(float *d, const uint32_t J, floa
         if (ts) ts[8] = ptx_globaltimer();
     }
     ptx_bar_sync(1, NCW * 32u); /* the acquire, for the loads from L2 below */
-    if (!keep) return false;
-    const uint32_t kidx = wr - w0;
-    if (staged) {
-        ptx_mbar_wait(bar_fix, 0u); /* its only use in a launch: a CTA has one last segment */
-        for (uint32_t jj = 0; jj + 1u < ks_n; jj++) {
-            const float4 *src = (const float4 *)ptx_smem_generic(sA + (jj * nkeep + kidx) * rbytes);
+    if (!keep) return 0u;
+    if (staged) ptx_mbar_wait(bar_fix, 0u); /* its only use in a launch: a CTA has one last segment */
 #pragma unroll
-            for (uint32_t j = 0; j < J; j++) {
-                const float4 v = src[j * 32u + lane];
-                d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
-            }
-        }
-    } else {
-        for (uint32_t jo = 0; jo < ks_n; jo++) {
+    for (uint32_t m = 0; m < MB; m++) {
+        if (!(keep >> m & 1u)) continue;
+        const uint32_t wr = wr0 + 4u * m;
+        float *dm = d + 4u * J * m;
+        for (uint32_t jo = 0, jj = 0; jo < ks_n; jo++) {
             if (jo == ks) continue;
-            const float4 *src = (const float4 *)(slots + (size_t)jo * pt) + (size_t)wr * rw;
+            const float4 *src = staged ? (const float4 *)ptx_smem_generic(sA + ((jj++) * nkeep + wr - w0) * rbytes)
+                                       : (const float4 *)(slots + (size_t)jo * pt) + (size_t)wr * rw;
 #pragma unroll
             for (uint32_t j = 0; j < J; j++) {
-                const float4 v = __ldcg(src + j * 32u + lane);
-                d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
-                if (j % 4u == 3u) asm volatile("" ::: "memory"); /* as add_wide: 4 loads in flight */
+                const float4 v = staged ? src[j * 32u + lane] : __ldcg(src + j * 32u + lane);
+                dm[4u * j] += v.x, dm[4u * j + 1u] += v.y, dm[4u * j + 2u] += v.z, dm[4u * j + 3u] += v.w;
+                if (j % 4u == 3u) asm volatile("" ::: "memory"); /* from L2: 4 loads in flight, as add_wide */
             }
         }
     }
     if (ts && threadIdx.x == 0) ts[9] = ptx_globaltimer();
-    return true;
+    return keep;
 }
 
 /* ---- wide HBM column tiles (opts.bn 128 / 256): 128 rows x tn = 8 J columns; warp q of
@@ -427,11 +437,12 @@ static __device__ __forceinline__ void add_wide(float *d, const float4 *src, con
  * bulk copy per column was slower (+3.5 us at N = 128: 128-256 copies of 512 B a CTA). ---- */
 
 /* Copies partial j of the tile (floats at src, bytes) into the ring at sA and adds this warp's
- * half (float4 offset hoff) into d.  All consumer threads; the ring must be idle (after the
- * consumers' barrier); *fph is the fix-up barrier's phase. */
+ * regions (box m at float4 hoff + m bstride, m < MB) into d.  All consumer threads; the ring must be
+ * idle (after the consumers' barrier); *fph is the fix-up barrier's phase; bit m of `own`: box m is
+ * the tile's. */
 static __device__ __forceinline__ void add_wide_staged(float *d, const float *src, uint32_t bytes, uint32_t sA,
-                                                       uint32_t bar_fix, uint32_t *fph, size_t hoff,
-                                                       const uint32_t J, uint32_t q)
+                                                       uint32_t bar_fix, uint32_t *fph, size_t hoff, size_t bstride,
+                                                       const uint32_t J, const uint32_t MB, uint32_t own, uint32_t q)
 {
     if (threadIdx.x == 0) {
         ptx_fence_proxy_async_global(); /* the acquired partial, read next by the async proxy */
@@ -440,13 +451,17 @@ static __device__ __forceinline__ void add_wide_staged(float *d, const float *sr
     }
     ptx_mbar_wait(bar_fix, *fph);
     *fph ^= 1u;
-    extern __shared__ uint8_t smem_raw[];
-    const float4 *st = (const float4 *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u) + hoff;
     const uint32_t lane = threadIdx.x & 31u;
 #pragma unroll
-    for (uint32_t j = 0; j < J; j++) {
-        const float4 v = st[(q * J + j) * 32u + lane];
-        d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+    for (uint32_t m = 0; m < MB; m++) {
+        if (!(own >> m & 1u)) continue;
+        const float4 *st = (const float4 *)ptx_smem_generic(sA) + hoff + m * bstride;
+#pragma unroll
+        for (uint32_t j = 0; j < J; j++) {
+            const float4 v = st[(q * J + j) * 32u + lane];
+            float *dm = d + 4u * (J * m + j);
+            dm[0] += v.x, dm[1] += v.y, dm[2] += v.z, dm[3] += v.w;
+        }
     }
     ptx_bar_sync(1, NCW * 32u); /* the ring is read: free for the next partial or the staging */
 }
@@ -459,14 +474,15 @@ typedef struct {
 } ring_t;
 
 /* The consumers' share of one segment g (K chunks kb..ke of one tile) of a wide HBM tile, slots
- * from *sp / *php on: warpgroup kh computes rows 64 kh.. over the slot's whole K (its own box at
- * kh x kstep x 8 KiB in the slot), one wgmma group per slot, the previous slot released after
- * wait_group 1 (as the 64-column wgmma loop); then the epilogue: the store, or the partial
- * (128 x tn fp32: warpgroup kh's half at 16 tn float4 on) and the fix-up of the 64-column path.
- * The idle warpgroup of a half last tile computes on the slot's stale second box, unstored. */
-static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g, const uint32_t J, uint32_t rank,
-                                                const ring_t *r, uint32_t kh, uint32_t q, uint32_t *sp, uint32_t *php,
-                                                volatile uint32_t *flag)
+ * from *sp / *php on: warpgroup kh computes MB 64-row boxes, MB kh + m (m < MB; MB 2: 256-row tiles,
+ * opts.bm 256), over the slot's whole K (box b at b x kstep x 8 KiB in the slot; the accumulators of
+ * box m at d + 4 J m), one wgmma group per slot, the previous slot released after wait_group 1 (as
+ * the 64-column wgmma loop); then the epilogue: the store, or the partial (64 mh x tn fp32: box b's
+ * rows at 16 tn b float4 on) and the fix-up.  A box past the last tile's rows is computed on the
+ * slot's stale data and not stored. */
+static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g, const uint32_t J, const uint32_t MB,
+                                                uint32_t rank, const ring_t *r, uint32_t kh, uint32_t q, uint32_t *sp,
+                                                uint32_t *php, volatile uint32_t *flag)
 {
     const uint32_t sA = r->sA, sB = r->sB, astage = r->astage, bbytes = r->bbytes;
     const uint32_t bar_full = r->bar_full, bar_empty = r->bar_empty, S = r->S;
@@ -474,17 +490,20 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
     unsigned long long *ts = p->times ? p->times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
     const uint32_t lane = threadIdx.x & 31u, c = p->c, tn = 8u * J;
     const uint32_t mt = g->mt, nt = g->ng * c + rank;
-    const uint32_t aoff = kh * A_BYTES * p->kstep;
+    const uint32_t ahalf = A_BYTES * p->kstep, aoff = kh * MB * ahalf;
     uint32_t s = *sp, ph = *php, ps = 0;
     bool pend = false;
-    float d[128]; /* 4 J used */
+    float d[128]; /* 4 J MB used */
 #pragma unroll
-    for (uint32_t i = 0; i < 4u * J; i++) d[i] = 0.f;
+    for (uint32_t i = 0; i < 4u * J * MB; i++) d[i] = 0.f;
     for (uint32_t kc = g->kb; kc < g->ke; kc++) {
         ptx_mbar_wait(bar_full + 8u * s, ph);
         if (ts && threadIdx.x == 0) stamp_slot(ts);
         if (!p->nomath) {
-            consume_wgmma_wide(d, sA + s * astage + aoff, sB + s * bbytes, p->kstep, J);
+            if (MB == 2u)
+                consume_wgmma_wide2(d, sA + s * astage + aoff, ahalf, sB + s * bbytes, p->kstep, J);
+            else
+                consume_wgmma_wide(d, sA + s * astage + aoff, sB + s * bbytes, p->kstep, J);
             ptx_wgmma_wait1(); /* the previous slot's group is complete */
         }
         if (pend) slot_release(bar_empty + 8u * ps, c, lane);
@@ -493,46 +512,39 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
     }
     *sp = s, *php = ph; /* before the epilogue: not live across it here */
     ptx_wgmma_wait0();
-    ptx_wgmma_fence_acc(d, (int)(4u * J));
+    ptx_wgmma_fence_acc(d, (int)(4u * J * MB));
     if (pend) slot_release(bar_empty + 8u * ps, c, lane);
     if (ts && threadIdx.x == 0 && g->last) ts[7] = ptx_globaltimer();
     if ((int)p->N - (int)(nt * tn) <= 0) return; /* uniform: this member's column tile is past N */
 
-    const uint32_t nbox = tile_boxes(p, 1u, mt);
-    const bool own = kh < nbox;
-    const uint32_t row = p->row0[1] + mt * 128u + kh * 64u + q * 16u, col0 = nt * tn;
+    const uint32_t mh = p->mh[1], nbox = tile_boxes(p, 1u, mt), box0 = MB * kh;
+    /* bit m: box MB kh + m holds rows of the tile */
+    const uint32_t own = (box0 < nbox ? 1u : 0u) | (MB == 2u && box0 + 1u < nbox ? 2u : 0u);
+    const uint32_t rowt = p->row0[1] + mt * 64u * mh, col0 = nt * tn; /* C row of the tile's first row */
+    const uint32_t row = rowt + box0 * 64u + q * 16u, wr0 = box0 * 4u + q; /* box m: + 64 m, + 4 m */
     /* the fix-up barrier beside the flag; one phase bit per use (a CTA owns at most one tile
      * through its last segment, which has at most ksplit - 1 partials to add) */
     const uint32_t bar_fix = ptx_smem((const void *)flag) + 8u;
     uint32_t fph = 0;
+    const uint32_t ring = S * (astage + bbytes), rs = 64u * mh + 4u;
     /* C through the idle ring (store_staged) on the CTA's last tile, where the ring holds it */
-    const bool stage_c = g->last && !p->epi_global && S * (astage + bbytes) >= 8u * J * STAGE_RS * 4u;
-    const uint32_t rowt = p->row0[1] + mt * 128u, wr = kh * 4u + q; /* C row of the tile's first row */
-    if (g->ncontrib == 1 || p->nofixup) {
-        if (stage_c)
-            store_staged(p, d, J, own, wr, 0u, 64u * nbox, rowt, col0, sA);
-        else if (own)
-            store_wide(p, d, J, row, col0);
-        return;
-    }
-    const uint32_t ks_n = g->ncontrib, ks = g->slot, pu = J / 4u; /* 64 x 64 units per partial */
+    const bool stage_c = g->last && !p->epi_global && ring >= 8u * J * rs * 4u;
+    uint32_t keep = own, rlo = 0, rhi = 64u * nbox; /* what this warp / CTA stores */
+    const uint32_t ks_n = g->ncontrib, ks = g->slot, pu = mh * J / 8u; /* 64 x 64 units per partial */
     const unsigned long long tile = (unsigned long long)mt * p->ntp[1] + nt;
     float *slots = p->ws + (p->ws0[1] + tile * p->ksplit[1] * pu) * 4096ull;
-    const size_t pt = 4096u * pu, hoff = (size_t)kh * 16u * tn; /* floats per partial, float4 to this half */
-    uint32_t *ctr = &p->ctr[p->ctr0[1] + (size_t)mt * 2u * p->ntp[1] + nt];
-    if (p->fix_wait && p->even[1] && c == 1) {
-        if (p->fix_rs && g->rs) {
-            uint32_t rlo, rhi;
-            const bool keep = rs_fixup(d, J, slots, pt, ks, ks_n, wr, 4u * nbox, own, ctr, sA, S * (astage + bbytes),
-                                       bar_fix, !p->epi_global, ts, &rlo, &rhi);
-            if (stage_c)
-                store_staged(p, d, J, keep, wr, rlo, rhi, rowt, col0, sA);
-            else if (keep)
-                store_wide(p, d, J, row, col0);
-            return;
-        }
+    const size_t pt = 4096u * pu, hoff = (size_t)box0 * 16u * tn, bst = 16u * tn; /* floats; float4 to box0, a box */
+    uint32_t *ctr = &p->ctr[p->ctr0[1] + (size_t)mt * mh * p->ntp[1] + nt];
+    if (g->ncontrib == 1 || p->nofixup) {
+        /* a whole tile: stored below */
+    } else if (p->fix_wait && p->even[1] && c == 1 && p->fix_rs && g->rs) {
+        keep = rs_fixup(d, J, MB, slots, pt, ks, ks_n, wr0, 4u * nbox, own, ctr, sA, ring, bar_fix, !p->epi_global, ts,
+                        &rlo, &rhi);
+    } else if (p->fix_wait && p->even[1] && c == 1) {
         if (ks) {
-            if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
+#pragma unroll
+            for (uint32_t m = 0; m < MB; m++)
+                if (own >> m & 1u) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff + m * bst, d + 4u * J * m, J, q);
             fix_publish(ctr);
             return;
         }
@@ -540,33 +552,43 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
         if (ts && threadIdx.x == 0) ts[8] = ptx_globaltimer();
         /* through the ring on the CTA's last segment (always, in an even split: the owner's share of a
          * tile ends its range) where the ring holds a partial (not with --stages 2 at bn 256) */
-        const bool staged = g->last && !p->epi_global && S * (astage + bbytes) >= 512u * tn;
+        const bool staged = g->last && !p->epi_global && ring >= pt * 4u;
         for (uint32_t j = 1; j < ks_n; j++)
             if (staged)
-                add_wide_staged(d, slots + (size_t)j * pt, (uint32_t)(pt * 4u), sA, bar_fix, &fph, hoff, J, q);
-            else if (own)
-                add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
+                add_wide_staged(d, slots + (size_t)j * pt, (uint32_t)(pt * 4u), sA, bar_fix, &fph, hoff, bst, J, MB, own,
+                                q);
+            else
+#pragma unroll
+                for (uint32_t m = 0; m < MB; m++)
+                    if (own >> m & 1u)
+                        add_wide(d + 4u * J * m, (const float4 *)(slots + (size_t)j * pt) + hoff + m * bst, J, q);
         if (ts && threadIdx.x == 0) ts[9] = ptx_globaltimer();
-        if (stage_c)
-            store_staged(p, d, J, own, wr, 0u, 64u * nbox, rowt, col0, sA);
-        else if (own)
-            store_wide(p, d, J, row, col0);
-        return;
-    }
-    if (own) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff, d, J, q);
-    if (fix_arrive_last(ctr, ks_n, flag)) {
-        if (own) {
-            for (uint32_t j = 0; j < ks_n; j++)
-                if (j != ks) add_wide(d, (const float4 *)(slots + (size_t)j * pt) + hoff, J, q);
-            store_wide(p, d, J, row, col0);
-        }
+    } else {
+        /* runs 1-9 (and round-robin or multicast): every contributor publishes; the last one sums */
+#pragma unroll
+        for (uint32_t m = 0; m < MB; m++)
+            if (own >> m & 1u) put_wide((float4 *)(slots + (size_t)ks * pt) + hoff + m * bst, d + 4u * J * m, J, q);
+        if (!fix_arrive_last(ctr, ks_n, flag)) return;
+#pragma unroll
+        for (uint32_t m = 0; m < MB; m++)
+            if (own >> m & 1u)
+                for (uint32_t j = 0; j < ks_n; j++)
+                    if (j != ks) add_wide(d + 4u * J * m, (const float4 *)(slots + (size_t)j * pt) + hoff + m * bst, J, q);
         if (threadIdx.x == 0) *ctr = 0; /* ready for the next launch */
+    }
+    if (stage_c) {
+        store_staged(p, d, J, MB, keep, wr0, rs, rlo, rhi, rowt, col0, sA);
+    } else {
+#pragma unroll
+        for (uint32_t m = 0; m < MB; m++)
+            if (keep >> m & 1u) store_wide(p, d + 4u * J * m, J, row + 64u * m, col0);
     }
 }
 
-/* The split kernel's body, instantiated three times (k_split, k_split_n128, k_split_n256 below):
- * WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
- * bn 128, 32: bn 256; a constant after inlining).  Registers: 168 per thread is the cap (10 warps,
+/* The split kernel's body, instantiated four times (k_split, k_split_n128, k_split_n256, k_split_m256
+ * below): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
+ * bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
+ * tiles, the 128 accumulators of bn 256, so also only the wide consumer).  Registers: 168 per thread is the cap (10 warps,
  * 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the slot loops
  * (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
  * spilled the slot loops and every mma.sync loop with the host tier's consumers compiled in, so it
@@ -576,7 +598,7 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
  * __grid_constant__ parameters (TMA reads the maps from there). */
 static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, const CUtensorMap *ta_gp,
                                                   const CUtensorMap *tbp, const CUtensorMap *tbwp,
-                                                  const kparams *pp, const uint32_t WJ)
+                                                  const kparams *pp, const uint32_t WJ, const uint32_t MB)
 {
     const CUtensorMap &ta_h = *ta_hp, &ta_g = *ta_gp, &tb = *tbp, &tbw = *tbwp;
     const kparams &p = *pp;
@@ -864,9 +886,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
         while (seg_next(&p, tier, cid, ncl, &si, &g)) {
             /* the HBM tier's wide column tiles (p.tn[1] = 8 WJ); k_split_n256 has no other consumer
              * path (its plans have no tiled host tier), so that its 128 accumulators fit */
-            if (WJ == 32u || (WJ && tier)) {
+            if (WJ == 32u || MB == 2u || (WJ && tier)) {
                 const ring_t ring = {sA, sB, astage, bbytes, bar_full, bar_empty, S};
-                seg_wide(&p, &g, WJ, rank, &ring, kh, q, &s, &ph, flag);
+                seg_wide(&p, &g, WJ, MB, rank, &ring, kh, q, &s, &ph, flag);
                 continue;
             }
             const uint32_t mt = g.mt, nt = g.ng * c + rank;
@@ -973,12 +995,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const uint32_t row = p.row0[tier] + mt * 64u * mh + (two ? kh * 64u : 0u) + row16;
             const uint32_t col0 = nt * 64u;
             /* C through the idle ring on the CTA's last tile (store_staged: the wgmma layout only) */
-            const bool stage_c = wg && g.last && !p.epi_global && S * (astage + bbytes) >= 64u * STAGE_RS * 4u;
+            const uint32_t rs = 64u * mh + 4u; /* the staging tile's floats a column */
+            const bool stage_c = wg && g.last && !p.epi_global && S * (astage + bbytes) >= 64u * rs * 4u;
             const uint32_t rowt = p.row0[tier] + mt * 64u * mh, wr = two ? kh * 4u + q : q;
             const uint32_t nrow = two ? 64u * tile_boxes(&p, tier, mt) : 64u; /* the tile's rows */
             if (g.ncontrib == 1 || p.nofixup) {
                 if (stage_c)
-                    store_staged(&p, &acc[0][0][0], 8u, own, wr, 0u, nrow, rowt, col0, sA);
+                    store_staged(&p, &acc[0][0][0], 8u, 1u, own ? 1u : 0u, wr, rs, 0u, nrow, rowt, col0, sA);
                 else if (own)
                     store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
@@ -993,11 +1016,11 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             if (p.fix_wait && p.even[tier] && c == 1 && p.fix_rs && g.rs) {
                 /* every contributor ends here: each keeps some rows (rs_fixup) */
                 uint32_t rlo, rhi;
-                const bool keep = rs_fixup(&acc[0][0][0], 8u, slots, pt, ks, ks_n, wr, nrow / 16u, own, ctr, sA,
-                                           S * (astage + bbytes), ptx_smem((const void *)flag) + 8u, !p.epi_global, ts,
-                                           &rlo, &rhi);
+                const uint32_t keep = rs_fixup(&acc[0][0][0], 8u, 1u, slots, pt, ks, ks_n, wr, nrow / 16u, own ? 1u : 0u,
+                                               ctr, sA, S * (astage + bbytes), ptx_smem((const void *)flag) + 8u,
+                                               !p.epi_global, ts, &rlo, &rhi);
                 if (stage_c)
-                    store_staged(&p, &acc[0][0][0], 8u, keep, wr, rlo, rhi, rowt, col0, sA);
+                    store_staged(&p, &acc[0][0][0], 8u, 1u, keep, wr, rs, rlo, rhi, rowt, col0, sA);
                 else if (keep)
                     store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
@@ -1041,7 +1064,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 }
                 if (ts && ctid == 0) ts[9] = ptx_globaltimer();
                 if (stage_c)
-                    store_staged(&p, &acc[0][0][0], 8u, own, wr, 0u, nrow, rowt, col0, sA);
+                    store_staged(&p, &acc[0][0][0], 8u, 1u, own ? 1u : 0u, wr, rs, 0u, nrow, rowt, col0, sA);
                 else if (own)
                     store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
                 continue;
@@ -1093,14 +1116,15 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     if (c > 1) ptx_cluster_sync();
 }
 
-#define K_SPLIT(name, WJ)                                                                                      \
+#define K_SPLIT(name, WJ, MB)                                                                                  \
     K_SPLIT_SIG(name)                                                                                          \
     {                                                                                                          \
-        split_body(&ta_h, &ta_g, &tb, &tbw, &p, WJ);                                                          \
+        split_body(&ta_h, &ta_g, &tb, &tbw, &p, WJ, MB);                                                      \
     }
-K_SPLIT(k_split, 0u)
-K_SPLIT(k_split_n128, 16u)
-K_SPLIT(k_split_n256, 32u)
+K_SPLIT(k_split, 0u, 1u)
+K_SPLIT(k_split_n128, 16u, 1u)
+K_SPLIT(k_split_n256, 32u, 1u)
+K_SPLIT(k_split_m256, 16u, 2u) /* 256 x 128 tiles (opts.bm 256): two boxes a warpgroup */
 
 /* Diagnostic: the launch floor of the split kernel's configuration. */
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void) {}

@@ -230,6 +230,30 @@ static __device__ __forceinline__ void consume_wgmma_wide(float *d, uint32_t aS,
     ptx_wgmma_commit();
 }
 
+/* consume_wgmma_wide for two 64-row boxes of A (at aS and aS + astride) against the same B: the
+ * accumulators of the second at d + 4 J (256 x 128 tiles, opts.bm 256).  One group. */
+static __device__ __forceinline__ void consume_wgmma_wide2(float *d, uint32_t aS, uint32_t astride, uint32_t bS,
+                                                           uint32_t kstep, const uint32_t J)
+{
+    ptx_wgmma_fence();
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++) {
+#pragma unroll
+        for (uint32_t k16 = 0; k16 < 4; k16++) {
+            const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, 8u * J, k16), DAK_WG_SBO);
+#pragma unroll
+            for (uint32_t m = 0; m < 2; m++) {
+                const uint64_t da = ptx_wgmma_desc_sw128(aS + m * astride + dak_wg_a_off(bk, k16), DAK_WG_SBO);
+                if (J == 32u)
+                    ptx_wgmma_m64n256k16_bf16(d + 4u * J * m, da, db);
+                else
+                    ptx_wgmma_m64n128k16_bf16(d + 4u * J * m, da, db);
+            }
+        }
+    }
+    ptx_wgmma_commit();
+}
+
 /* After the last slot of a tile: every wgmma group of this thread complete, acc pinned after it. */
 static __device__ __forceinline__ void wgmma_drain(float (*acc)[4][4])
 {

@@ -220,9 +220,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->wgmma == 1 && o->diag_b_nmajor)
         return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64] in shared memory (a canonical K-major "
                             "operand); diag_b_nmajor lays it out as [n][block][64]: set diag_b_nmajor 0 or wgmma 0");
-    if (o->bm != 0 && o->bm != 64 && o->bm != 128)
-        return cm_fail(err, "gemm: bm %u must be 0 (auto), 64 or 128 (rows of A per CTA tile of the HBM tier)",
+    if (o->bm != 0 && o->bm != 64 && o->bm != 128 && o->bm != 256)
+        return cm_fail(err, "gemm: bm %u must be 0 (auto), 64, 128 or 256 (rows of A per CTA tile of the HBM tier)",
                        o->bm);
+    if (o->bm == 256 && (o->wgmma == 0 || o->diag_b_nmajor || o->dyn || (o->bn && o->bn != 128) || N <= TILE ||
+                         o->cluster > 1))
+        return cm_fail(err, "gemm: bm 256 needs 128-column tiles through wgmma (N > 64, bn 0 or 128, wgmma 1 or 2, "
+                            "cluster 1, no dyn, no diag_b_nmajor); set bm 0 or 128");
     if (o->bn != 0 && o->bn != 64 && o->bn != 128 && o->bn != 256)
         return cm_fail(err, "gemm: bn %u must be 0 (auto), 64, 128 or 256 (columns per CTA tile of the HBM tier)",
                        o->bn);
@@ -263,7 +267,20 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * N = 64 streaming in run 10); 128 rows per copy of B make it 1.5x, and halve B's TMA writes
      * into shared memory at N >= 128 (each warpgroup's wgmma still reads B itself).  Auto where
      * some tile is wide (N > 32); needs two tile rows. */
-    p->bm = (o->bm == 128 || (o->bm == 0 && N > 32)) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
+    p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32)) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
+    /* 256-row tiles: B read once per 256 rows, 1.5x A's bytes into the SMs at N = 128 instead of 2x;
+     * needs four tile rows, wgmma (it is the only consumer of k_split_m256) and the host rows on the
+     * panel path or none (no room for the 64-row host tier's consumers).  Auto for 64 < N <= 128 (one
+     * column tile of 128; H200, r = 0: 1.05-1.14x over 128 x 128, dak-gemm.md "256 x 128 tiles"); not
+     * above, where 256 x 128 moves the bytes of 128 x 256 and measured 0.7-0.8x of it */
+    const int bm256_auto = o->bm == 0 && N > TILE && N <= 2u * TILE && c == 1 && !host_tiled && (!o->bn || o->bn == 128) &&
+                           !o->diag_b_nmajor && !o->dyn;
+    if ((o->bm == 256 || bm256_auto) && mt_g >= 4 && p->wgmma) {
+        if (host_tiled)
+            return cm_fail(err, "gemm: bm 256 needs the host rows on the panel path (or none): the 256-row kernel "
+                                "has no 64-row host tier; set bm 0 or 128, or panel 1");
+        p->bm = 4u * TILE;
+    }
     const uint32_t mh = p->bm / TILE; /* 64-row boxes of A per HBM slot */
     /* Wide HBM column tiles (bn): with 64 columns every A tile crosses L2 -> SM once per 64 columns
      * (2x at N = 128, 8x at N = 512) and each m64n64k16 reads as many bytes of A as of B per flop;
@@ -272,7 +289,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * wasteful as that may be on a partial tile (N = 200 computes 256 columns, A read once); at
      * most 128 when the tiled kernel also has a host tier (64-row tiles: see gemm_split.cu). */
     p->bn = TILE;
-    if (mh == 2u && p->wgmma && !o->diag_b_nmajor) {
+    if (mh == 4u) {
+        p->bn = 2u * TILE; /* k_split_m256: 256 x 128 */
+    } else if (mh == 2u && p->wgmma && !o->diag_b_nmajor) {
         uint32_t cover = ceil_div(N, c);
         p->bn = o->bn ? o->bn : (cover <= TILE ? TILE : (cover <= 2u * TILE || host_tiled ? 2u * TILE : 4u * TILE));
         /* bn 256's kernel has room (registers) for the wide consumer only: no 64-row host tier */
