@@ -260,10 +260,11 @@ int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err);
 /* Per-CTA %globaltimer stamps (ns) of the last run of a launch prepared with diag_times:
  * DAK_GEMM_NTIMES words per CTA, CTA-major: entry, first copy issued, griddepcontrol.wait
  * returned (0 without pdl), first ring slot full, last ring slot full, exit, the CTA's
- * %smid (not a time), and in the epilogue of its last tile (0 where there is none): its math done,
- * the split-K fix-up's wait passed (the others' partials published), the fix-up's adds done.  t holds n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times
+ * %smid (not a time), in the epilogue of its last tile (0 where there is none): its math done,
+ * the split-K fix-up's wait passed (the others' partials published), the fix-up's adds done; and
+ * the producer's start (barriers initialised) and its first segment computed (static split).  t holds n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times
  * was off. */
-#define DAK_GEMM_NTIMES 10u
+#define DAK_GEMM_NTIMES 12u
 int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err);
 
 /* Diagnostic: an empty kernel of `grid` CTAs x 288 threads with `smem` bytes of dynamic

@@ -150,8 +150,9 @@ static double fx_med_gap(const uint64_t *ts, uint32_t g, int a, int b, uint64_t 
  * (last - first slot full, median), [5] spread of the last slot full, [6] tail after the last
  * slot (median), [7] its max, [8] event time - span; the epilogue of a CTA's last tile (medians
  * over the CTAs with the stamps): [9] math done to exit, [10] math done to the fix-up's wait
- * passed, [11] the wait to the adds done, [12] adds done to exit */
-#define FX_NST 13
+ * passed, [11] the wait to the adds done, [12] adds done to exit; the prologue (medians): [13] entry
+ * to the producer's start, [14] to its first segment computed */
+#define FX_NST 15
 static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
 {
     uint64_t *a = cm_malloc(8 * g), mn0 = UINT64_MAX, mx0 = 0, mx5 = 0, mn4 = UINT64_MAX, mx4 = 0, mxt = 0;
@@ -177,6 +178,7 @@ static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
     o[5] = (mx4 - mn4) / 1e3, o[6] = med[3], o[7] = mxt / 1e3, o[8] = ev_us - o[0];
     o[9] = fx_med_gap(ts, g, 7, 5, a), o[10] = fx_med_gap(ts, g, 7, 8, a), o[11] = fx_med_gap(ts, g, 8, 9, a);
     o[12] = fx_med_gap(ts, g, 9, 5, a);
+    o[13] = fx_med_gap(ts, g, 0, 10, a), o[14] = fx_med_gap(ts, g, 0, 11, a);
     free(a);
 }
 
@@ -380,6 +382,9 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStrea
     printf("     %s epilogue of the last tile (us, medians): math done to exit %.2f; math done to the fix-up's "
            "wait passed %.2f, its adds %.2f, adds done to exit %.2f\n",
            stn[dv], md[9], md[10], md[11], md[12]);
+    printf("     %s prologue (us, medians from entry): producer starts +%.2f, first segment computed +%.2f, first "
+           "copy issued +%.2f\n",
+           stn[dv], md[13], md[14], md[2]);
     if (bench->nsm) printf("     streaming time per CTA vs its SM's smrate time: Pearson r = %.3f (last run)\n", rho_sm);
     fflush(stdout);
     json_obj_begin(w);
@@ -389,7 +394,7 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStrea
                                             "first_full_us", "streaming_us",   "last_full_spread_us",
                                             "tail_us",      "tail_max_us",     "outside_us",
                                             "epi_us",       "epi_wait_us",     "epi_adds_us",
-                                            "epi_store_us"};
+                                            "epi_store_us",  "producer_start_us", "first_segment_us"};
     for (int f = 0; f < FX_NST; f++) kv_num(w, sn[f], md[f]);
     kv_num(w, "pearson_vs_smrate", rho_sm);
     /* the last run's per-CTA stamps: %smid, streaming (last - first slot full), entry to exit */

@@ -27,23 +27,33 @@ typedef struct {
     uint32_t x, end;
 } seg_iter;
 
+/* First chunk of range k of an even split of T chunks over ncl ranges, floor(k T / ncl), in 32-bit
+ * arithmetic: k T = k ncl (T / ncl) + k (T % ncl), and k (T % ncl) < ncl^2 fits (a 64-bit division is
+ * a 64-instruction subroutine, and the producer's first copy waits for several of them). */
+static __device__ __forceinline__ uint32_t rng_start(uint32_t k, uint32_t T, uint32_t ncl)
+{
+    return k * (T / ncl) + k * (T % ncl) / ncl;
+}
+
 static __device__ __forceinline__ void seg_begin(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
                                                  seg_iter *it)
 {
     if (p->even[tier]) {
-        unsigned long long T = p->items[tier];
-        it->x = (uint32_t)((unsigned long long)cid * T / ncl);
-        it->end = (uint32_t)((unsigned long long)(cid + 1u) * T / ncl);
+        const uint32_t T = p->items[tier];
+        it->x = rng_start(cid, T, ncl);
+        it->end = rng_start(cid + 1u, T, ncl);
     } else {
         it->x = cid;
         it->end = p->items[tier];
     }
 }
 
-/* CTA (cluster) index whose even range holds chunk x. */
-static __device__ __forceinline__ uint32_t seg_owner(unsigned long long x, unsigned long long T, uint32_t ncl)
+/* CTA (cluster) index whose even range holds chunk x: floor(((x + 1) ncl - 1) / T), in double
+ * precision (exact: the dividend is below 2^42, and a quotient's distance below the next integer,
+ * at least 1 / T <= 2^-32, is far above its rounding error, 2^-52 of it). */
+static __device__ __forceinline__ uint32_t seg_owner(uint32_t x, uint32_t T, uint32_t ncl)
 {
-    return (uint32_t)(((x + 1ull) * ncl - 1ull) / T);
+    return (uint32_t)((((double)x + 1.0) * (double)ncl - 1.0) / (double)T);
 }
 
 static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
@@ -52,7 +62,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
     if (it->x >= it->end) return false;
     const uint32_t kcn = p->kchunks;
     if (p->even[tier]) {
-        const unsigned long long T = p->items[tier];
+        const uint32_t T = p->items[tier];
         const uint32_t u = it->x / kcn, t0 = u * kcn, t1 = t0 + kcn; /* t1 <= T: whole tiles */
         const uint32_t se = it->end < t1 ? it->end : t1;
         g->mt = u / p->ngroups[tier];
@@ -69,8 +79,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
          * (where a range also holds the end of the tile before, the one who ends last would wait for
          * the others and then move its share of C: slower than the owner-wait fix-up, measured on
          * 11008 x 4096 at N = 128 / 256).  The plan's count of such tiles is rs_tiles (plan.c) */
-        g->rs = last > first && (uint32_t)((unsigned long long)first * T / ncl) == t0 &&
-                (uint32_t)((unsigned long long)(last + 1u) * T / ncl) == t1;
+        g->rs = last > first && rng_start(first, T, ncl) == t0 && rng_start(last + 1u, T, ncl) == t1;
     } else {
         uint32_t i = it->x, ks_n = p->ksplit[tier];
         uint32_t ks = i % ks_n, t = i / ks_n;
@@ -623,7 +632,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     /* through a shuffle: visibly warp-uniform (wgmma on a "divergent" path is serialised, C7518) */
     const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
-    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[2] = ts[7] = ts[8] = ts[9] = 0, ts[6] = ptx_smid();
+    if (ts && threadIdx.x == 0)
+        ts[0] = ptx_globaltimer(), ts[2] = ts[7] = ts[8] = ts[9] = ts[10] = ts[11] = 0, ts[6] = ptx_smid();
     /* PDL: the next kernel may be scheduled as soon as every CTA of this one is running (it
      * only gets an SM when one of ours exits: one CTA per SM) */
     if (p.pdl) ptx_griddep_launch_dependents();
@@ -652,6 +662,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     if (warp == NCW) {
         /* ---- producer: one lane issues every copy ---- */
         if (lane == 0) {
+            if (ts) ts[10] = ptx_globaltimer(); /* the producer starts: barriers initialised */
             const CUtensorMap *ta = tier ? &ta_g : &ta_h;
             /* B: boxes of bn rows for the wide HBM column tiles, else of bn_box (<= 64) */
             const CUtensorMap *tbt = tier && p.tn[1] > 64u ? &tbw : &tb;
@@ -750,6 +761,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 const uint32_t nbox = tile_boxes(&p, tier, g.mt);
                 const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
                                       (size_t)rank * (pbytes / 2u);
+                if (ts && it == 0) ts[11] = ptx_globaltimer(); /* the first segment computed */
                 for (uint32_t kc = g.kb; kc < g.ke; kc++, it++, src += astep) {
                     const uint32_t fb = bar_full + 8u * s;
                     if (it >= pre) { /* else its A went out before griddepcontrol.wait */
