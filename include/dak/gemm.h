@@ -155,10 +155,11 @@ typedef struct {
     uint32_t diag_rotate; /* diagnostic: CTA (cluster) j of a tier takes share (j + diag_rotate) mod its CTAs */
     int l2_hints;       /* 1 (default): the split kernel's copies carry L2 cache policies: A (read once)
                            evict-first, B (re-read by every CTA) evict-last where it is at most 16 MiB; 0: none */
-    int fix_rs;         /* 1 (default): a split-K tile that is the last segment of every CTA contributing to it
-                           (dak_tier_plan.rs_tiles; e.g. two CTAs a tile after tile alignment) is summed by
-                           reduce-scatter: each contributor adds and stores a share of its rows.  0: the owner
-                           waits for the others' partials and sums the whole tile (cluster 1, even split) */
+    int fix_rs;         /* 1 (default): a split-K tile held in whole shares, i.e. the only segment of every CTA
+                           contributing to it (dak_tier_plan.rs_tiles; e.g. two CTAs a tile after tile alignment),
+                           is summed by reduce-scatter: each contributor adds and stores a share of its rows.
+                           0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
+                           split) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
@@ -176,7 +177,8 @@ typedef struct {
     uint32_t window;   /* in-flight copies per SM */
     double balance;    /* mean work per CTA / largest work per CTA (1 = even) */
     uint32_t ngroups;  /* column groups of this tier: ceil(ceil(N / column tile width) / cluster) */
-    uint32_t rs_tiles; /* even split, cluster 1: tiles shared by CTAs that all end their ranges there (summed by
+    uint32_t rs_tiles; /* even split, cluster 1: tiles shared in whole shares, the first contributor's range
+                          starting and the last one's ending with the tile (dak_rng_whole_shares; summed by
                           reduce-scatter with opts.fix_rs) */
 } dak_tier_plan;
 

@@ -1,5 +1,6 @@
-/* Layout arithmetic of the split GEMM's tensor-core consumers (gemm_tile.cuh), pure C so that
- * the CPU tests check it (tests/dak/test_gemm_plan.c) and the kernels use the same code.
+/* Layout arithmetic of the split GEMM's tensor-core consumers (gemm_tile.cuh) and the ranges of its
+ * even split (plan.c, gemm_split.cu), pure C so that the CPU tests check it
+ * (tests/dak/test_gemm_plan.c) and the kernels use the same code.
  *
  * Shared memory (both kernels): an A block is 64 rows x 64 bf16 (128-byte rows, 8 KiB) written
  * by TMA with the 128-byte swizzle, i.e. 16-byte chunk j of row r sits at r * 128 + ((j ^ (r % 8))
@@ -103,6 +104,31 @@ DAK_HD uint32_t dak_wg_model_addr(uint32_t start, uint32_t sbo, uint32_t m, uint
 {
     uint32_t x = start + (m >> 3) * sbo + (m & 7u) * 128u + k * 2u;
     return x ^ (((x >> 7) & 7u) << 4);
+}
+
+/* ---- the even split (wave alignment): T chunks over ncl ranges, range k = [start(k), start(k + 1)) ---- */
+
+/* floor(k T / ncl) in 32-bit arithmetic (k <= ncl <= 2^16): k T = k ncl (T / ncl) + k (T % ncl), and
+ * k (T % ncl) < ncl^2 fits.  (On the GPU a 64-bit division is a 64-instruction subroutine.) */
+DAK_HD uint32_t dak_rng_start(uint32_t k, uint32_t T, uint32_t ncl)
+{
+    return k * (T / ncl) + k * (T % ncl) / ncl;
+}
+
+/* The range holding chunk x (< T): floor(((x + 1) ncl - 1) / T), in double precision.  Exact: the
+ * dividend (below 2^48) is exact, and the quotient (below 2^16) is at least 1 / T >= 2^-32 below the
+ * next integer, while the division's rounding error is at most 2^-53 of 2^16. */
+DAK_HD uint32_t dak_rng_owner(uint32_t x, uint32_t T, uint32_t ncl)
+{
+    return (uint32_t)((((double)x + 1.0) * (double)ncl - 1.0) / (double)T);
+}
+
+/* Tile [t0, t1) is shared in whole shares: more than one range, the first starting at t0 and the last
+ * ending at t1, so that the tile is every contributor's only segment (the reduce-scatter fix-up). */
+DAK_HD int dak_rng_whole_shares(uint32_t t0, uint32_t t1, uint32_t T, uint32_t ncl)
+{
+    const uint32_t first = dak_rng_owner(t0, T, ncl), last = dak_rng_owner(t1 - 1u, T, ncl);
+    return last > first && dak_rng_start(first, T, ncl) == t0 && dak_rng_start(last + 1u, T, ncl) == t1;
 }
 
 #endif

@@ -470,8 +470,6 @@ static void test_plan_bm(void)
     CHECK(p.hbm.mtiles == 56 && p.hbm.items == 3136 && p.hbm.ctas == 132 && p.hbm.chunks == 24 &&
           p.hbm.window == 4 && p.hbm.ksplit == 5);
     CHECK(p.ws_bytes == 56ull * 2 * 5 * 16384);
-    /* the same bytes of A per slot hand-over as 64-row kstep 4 (32 KiB) */
-    CHECK(p.kstep * 2u * 8192u == 32768u);
     /* N <= 32: 64 rows (B is a small share of a slot); N = 33 is wide: 128 */
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.mtiles == 112);
     CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 56);
@@ -696,6 +694,36 @@ static uint32_t rs_brute(uint64_t T, uint32_t cl, uint32_t kc)
     return n;
 }
 
+/* The even split's range arithmetic (gemm_layout.h: 32-bit starts, double-precision owners, used
+ * by the kernel and the plan) against 64-bit integer division, at random and at the extremes. */
+static void test_ranges(void)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    int bad = 0;
+    for (int i = 0; i < 200000 && bad < 5; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        const uint32_t T = i < 1000 ? 0xffffffffu - (uint32_t)(s % 1000u) : (uint32_t)(s >> 32) | 1u;
+        const uint32_t ncl = i % 7 == 0 ? 1024u : 1u + (uint32_t)(s % 1024u);
+        if (ncl > T) continue;
+        const uint32_t k = (uint32_t)(s >> 16) % (ncl + 1u);
+        const uint32_t x = i % 3 == 0 ? T - 1u - (uint32_t)(s % 3u) % T : (uint32_t)((s >> 8) % T);
+        const uint32_t st = (uint32_t)((uint64_t)k * T / ncl);
+        const uint32_t ow = (uint32_t)((((uint64_t)x + 1u) * ncl - 1u) / T);
+        if (dak_rng_start(k, T, ncl) != st || dak_rng_owner(x, T, ncl) != ow) bad++;
+        /* the owner's range holds x */
+        if (dak_rng_start(ow, T, ncl) > x || dak_rng_start(ow + 1u, T, ncl) <= x) bad++;
+    }
+    CHECK(bad == 0);
+    /* whole shares: 7168^2 at N = 64 (56 tiles x 56 chunks on 112 ranges): every tile; 11008 x 4096 at
+     * N = 64 (86 x 32 on 132): none */
+    int all = 1, none = 1;
+    for (uint32_t t = 0; t < 56; t++) all &= dak_rng_whole_shares(t * 56u, t * 56u + 56u, 3136u, 112u);
+    for (uint32_t t = 0; t < 86; t++) none &= !dak_rng_whole_shares(t * 32u, t * 32u + 32u, 2752u, 132u);
+    CHECK(all && none);
+    /* a whole tile in one range is not shared */
+    CHECK(!dak_rng_whole_shares(0, 28, 3136u, 112u));
+}
+
 static void test_plan_rs(void)
 {
     dak_gemm_plan p;
@@ -800,6 +828,7 @@ int main(void)
     test_plan_bm();
     test_plan_bn();
     test_plan_tile_align();
+    test_ranges();
     test_plan_rs();
     test_plan_bm256();
     test_wgmma_operands();

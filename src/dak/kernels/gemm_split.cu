@@ -27,33 +27,17 @@ typedef struct {
     uint32_t x, end;
 } seg_iter;
 
-/* First chunk of range k of an even split of T chunks over ncl ranges, floor(k T / ncl), in 32-bit
- * arithmetic: k T = k ncl (T / ncl) + k (T % ncl), and k (T % ncl) < ncl^2 fits (a 64-bit division is
- * a 64-instruction subroutine, and the producer's first copy waits for several of them). */
-static __device__ __forceinline__ uint32_t rng_start(uint32_t k, uint32_t T, uint32_t ncl)
-{
-    return k * (T / ncl) + k * (T % ncl) / ncl;
-}
-
 static __device__ __forceinline__ void seg_begin(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
                                                  seg_iter *it)
 {
     if (p->even[tier]) {
         const uint32_t T = p->items[tier];
-        it->x = rng_start(cid, T, ncl);
-        it->end = rng_start(cid + 1u, T, ncl);
+        it->x = dak_rng_start(cid, T, ncl);
+        it->end = dak_rng_start(cid + 1u, T, ncl);
     } else {
         it->x = cid;
         it->end = p->items[tier];
     }
-}
-
-/* CTA (cluster) index whose even range holds chunk x: floor(((x + 1) ncl - 1) / T), in double
- * precision (exact: the dividend is below 2^42, and a quotient's distance below the next integer,
- * at least 1 / T <= 2^-32, is far above its rounding error, 2^-52 of it). */
-static __device__ __forceinline__ uint32_t seg_owner(uint32_t x, uint32_t T, uint32_t ncl)
-{
-    return (uint32_t)((((double)x + 1.0) * (double)ncl - 1.0) / (double)T);
 }
 
 static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier, uint32_t cid, uint32_t ncl,
@@ -69,7 +53,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
         g->ng = u % p->ngroups[tier];
         g->kb = it->x - t0;
         g->ke = se - t0;
-        uint32_t first = seg_owner(t0, T, ncl), last = seg_owner(t1 - 1u, T, ncl);
+        uint32_t first = dak_rng_owner(t0, T, ncl), last = dak_rng_owner(t1 - 1u, T, ncl);
         g->slot = cid - first;
         g->ncontrib = last - first + 1u;
         it->x = se;
@@ -79,7 +63,7 @@ static __device__ __forceinline__ bool seg_next(const kparams *p, uint32_t tier,
          * (where a range also holds the end of the tile before, the one who ends last would wait for
          * the others and then move its share of C: slower than the owner-wait fix-up, measured on
          * 11008 x 4096 at N = 128 / 256).  The plan's count of such tiles is rs_tiles (plan.c) */
-        g->rs = last > first && rng_start(first, T, ncl) == t0 && rng_start(last + 1u, T, ncl) == t1;
+        g->rs = dak_rng_whole_shares(t0, t1, T, ncl);
     } else {
         uint32_t i = it->x, ks_n = p->ksplit[tier];
         uint32_t ks = i % ks_n, t = i / ks_n;

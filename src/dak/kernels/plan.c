@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dak/gemm.h"
+#include "dak/gemm_layout.h"
 #include "dak/tiered.h"
 
 #define TILE 64u
@@ -94,15 +95,12 @@ static uint32_t tile_aligned(uint32_t tiles, uint32_t cl)
  * the first contributor's range starts with the tile and the last one's ends with it (the test of
  * seg_next in gemm_split.cu, which sums them by reduce-scatter).  Once per range end on a tile
  * boundary. */
-static uint32_t rs_tiles(uint64_t T, uint32_t cl, uint32_t kchunks)
+static uint32_t rs_tiles(uint32_t T, uint32_t cl, uint32_t kchunks)
 {
     uint32_t n = 0;
     for (uint32_t k = 0; k < cl; k++) {
-        const uint64_t e = (uint64_t)(k + 1u) * T / cl; /* range k is [k T / cl, e) */
-        if (e == 0 || e % kchunks) continue;
-        const uint64_t t0 = e - kchunks;
-        const uint64_t first = ((t0 + 1u) * cl - 1u) / T; /* the range holding chunk t0 */
-        if (first < k && first * T / cl == t0) n++;
+        const uint32_t e = dak_rng_start(k + 1u, T, cl); /* range k ends at e */
+        if (e % kchunks == 0 && dak_rng_whole_shares(e - kchunks, e, T, cl)) n++;
     }
     return n;
 }
@@ -134,7 +132,7 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
         uint64_t maxc = (kchunks + fq - 1) / fq + 2;
         t->ksplit = (uint32_t)(maxc < cl ? maxc : cl);
         t->balance = ((double)T / cl) / t->chunks;
-        t->rs_tiles = c == 1 ? rs_tiles(T, cl, kchunks) : 0;
+        t->rs_tiles = c == 1 ? rs_tiles((uint32_t)T, cl, kchunks) : 0;
     } else {
         uint32_t ks = ceil_div(cl, base);
         if (ks > kchunks) ks = kchunks;
