@@ -28,8 +28,7 @@ static void amp_read(const bench_run *bench, const bench_shape *s)
     for (size_t i = 0; i < sizeof an / sizeof an[0]; i++)
         for (int mode = 0; mode < 3; mode++) { /* interleaved: no multicast, multicast, panel */
             dak_gemm_opts go;
-            bench_opts(&go, c);
-            go.host_ctas = c->host_sms, go.window = c->window;
+            bench_opts_host(&go, c);
             go.cluster = mode == 1 ? c->cluster : 1;
             go.panel = mode == 2;
             uint64_t hb = 0;
@@ -49,8 +48,8 @@ static void amp_read(const bench_run *bench, const bench_shape *s)
             json_kv_u64(w, "host_bytes", hb);
             json_kv_f64(w, "amplification", (double)hb / abytes);
             json_kv_f64(w, "plan_amplification", pa);
-            kv_num(w, "ms", ms);
-            kv_num(w, "GBs", gbs(abytes, ms));
+            json_kv_f64(w, "ms", ms);
+            json_kv_f64(w, "GBs", gbs(abytes, ms));
             json_kv_u64(w, "host_ctas", mode == 2 ? plan.panel.ctas : plan.host.ctas);
             json_kv_u64(w, "window", mode == 2 ? plan.panel.window : plan.host.window);
             if (mode == 2) {
@@ -100,7 +99,7 @@ static void amp_congestion(const bench_run *bench, const bench_shape *s)
                 json_kv_f64(w, "ratio", r);
                 json_kv_u64(w, "host_sms", ghs[b]);
                 json_kv_u64(w, "window", plan.host.window);
-                kv_num(w, "GBs", gbs(abytes, ms));
+                json_kv_f64(w, "GBs", gbs(abytes, ms));
                 json_kv_f64(w, "bound_GBs", bound);
                 json_obj_end(w);
             }
@@ -134,8 +133,7 @@ void bench_wave(const bench_run *bench, const bench_shape *s)
             DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, wr[b], &rows, &err));
             DK(dak_tiered_view(&A, M, K, rows, s->Ahp, s->Adp, 1, &err));
             dak_gemm_opts go;
-            bench_opts(&go, c);
-            go.host_ctas = c->host_sms, go.window = c->window;
+            bench_opts_host(&go, c);
             double on = time_split(bench->ctx, &A, s->B, s->C, wn[a], &go, c->reps, NULL, NULL);
             go.wave_align = 0;
             double off = time_split(bench->ctx, &A, s->B, s->C, wn[a], &go, c->reps, NULL, NULL);
@@ -147,8 +145,8 @@ void bench_wave(const bench_run *bench, const bench_shape *s)
             json_kv_u64(w, "K", K);
             json_kv_u64(w, "N", wn[a]);
             json_kv_f64(w, "ratio", (double)rows / M);
-            kv_num(w, "aligned_GBs", gbs(abytes, on));
-            kv_num(w, "unaligned_GBs", gbs(abytes, off));
+            json_kv_f64(w, "aligned_GBs", gbs(abytes, on));
+            json_kv_f64(w, "unaligned_GBs", gbs(abytes, off));
             json_obj_end(w);
         }
     json_arr_end(w);
@@ -200,11 +198,11 @@ void bench_diag(const bench_run *bench, const bench_shape *s)
                 json_kv_u64(w, "N", dn[a]);
                 json_kv_u64(w, "kstep", dk[b]);
                 json_kv_u64(w, "stages", plan.hbm_stages); /* r = 0: the HBM tier's ring */
-                kv_num(w, "GBs", gbs(abytes, t1));
-                kv_num(w, "nomath_GBs", gbs(abytes, t0));
-                kv_num(w, "b_nmajor_GBs", gbs(abytes, t2));
-                kv_num(w, "plain_launch_GBs", gbs(abytes, t3));
-                kv_num(w, "bn8_GBs", gbs(abytes, t4));
+                json_kv_f64(w, "GBs", gbs(abytes, t1));
+                json_kv_f64(w, "nomath_GBs", gbs(abytes, t0));
+                json_kv_f64(w, "b_nmajor_GBs", gbs(abytes, t2));
+                json_kv_f64(w, "plain_launch_GBs", gbs(abytes, t3));
+                json_kv_f64(w, "bn8_GBs", gbs(abytes, t4));
                 json_obj_end(w);
             }
     json_arr_end(w);

@@ -106,7 +106,7 @@ fail:
     return NAN;
 }
 
-static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, dak_tiered *At, const uint16_t *B, float *C, uint32_t N,
+static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, const dak_tiered *At, const uint16_t *B, float *C, uint32_t N,
                       const dak_gemm_opts *go)
 {
     cm_err err;
@@ -185,15 +185,15 @@ static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
 /* the FX_NCP copies of A the back-to-back launches rotate over (copy 0 is the shape's own), and
  * the stream the section times on */
 typedef struct {
-    uint16_t *ap[FX_NCP]; /* packed, for the split kernel */
-    uint16_t *ar[FX_NCP]; /* row-major, for cuBLAS */
+    uint16_t *ap[FX_NCP];   /* packed, for the split kernel */
+    uint16_t *ar[FX_NCP];   /* row-major, for cuBLAS */
+    dak_tiered At[FX_NCP];  /* the views of ap at r = 0 (all rows in HBM) */
     cudaStream_t fs;
 } fx_copies;
 
 /* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
 static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const fx_copies *cp)
 {
-    cm_err err;
     const bench_cfg *c = bench->c;
     dak_gemm_ctx *ctx = bench->ctx;
     json_w *w = bench->w;
@@ -207,8 +207,6 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     printf("%5s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "own-fix",
            "no-hint", "bm128", "no-ring", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
     static const uint32_t wn[] = {64, 128, 256, 512, 1024};
-    dak_tiered Aw[FX_NCP];
-    for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&Aw[i], M, K, 0, s->Ahp, cp->ap[i], 1, &err));
     for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
         const uint32_t N = wn[a];
         double t[7];
@@ -222,7 +220,7 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
             if (v == 5) go.diag_epi_global = 1;
             const dak_gemm_plan *pl;
             fx_op so;
-            if (fx_prepare(&so, ctx, Aw, s->B, s->C, N, &go)) {
+            if (fx_prepare(&so, ctx, cp->At, s->B, s->C, N, &go)) {
                 t[v] = NAN;
             } else if (v == 4 && (pl = dak_gemm_launch_plan(so.l[0]))->bm != 128u) {
                 t[v] = NAN; /* N <= 32: 64-row tiles */
@@ -242,25 +240,24 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
         json_kv_str(w, "mode", "wgmma_ab_single");
-        kv_num(w, "mma_us", t[0]);
-        kv_num(w, "wgmma_us", t[1]);
-        kv_num(w, "wgmma_ownfix_us", t[2]);
-        kv_num(w, "wgmma_no_l2hint_us", t[3]);
-        kv_num(w, "wgmma_bm128_us", t[4]);
-        kv_num(w, "wgmma_noring_us", t[5]);
-        kv_num(w, "cublas_us", t[6]);
-        kv_num(w, "mma_TFLOPs", fl / (t[0] * 1e6));
-        kv_num(w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
-        kv_num(w, "cublas_TFLOPs", fl / (t[6] * 1e6));
-        kv_num(w, "mma_GBs", gbs(abytes, t[0] / 1e3));
-        kv_num(w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
+        json_kv_f64(w, "mma_us", t[0]);
+        json_kv_f64(w, "wgmma_us", t[1]);
+        json_kv_f64(w, "wgmma_ownfix_us", t[2]);
+        json_kv_f64(w, "wgmma_no_l2hint_us", t[3]);
+        json_kv_f64(w, "wgmma_bm128_us", t[4]);
+        json_kv_f64(w, "wgmma_noring_us", t[5]);
+        json_kv_f64(w, "cublas_us", t[6]);
+        json_kv_f64(w, "mma_TFLOPs", fl / (t[0] * 1e6));
+        json_kv_f64(w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
+        json_kv_f64(w, "cublas_TFLOPs", fl / (t[6] * 1e6));
+        json_kv_f64(w, "mma_GBs", gbs(abytes, t[0] / 1e3));
+        json_kv_f64(w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
         json_obj_end(w);
     }
 }
 
 /* One N of the fixed-cost table: each variant as one launch, FX_L back to back and a graph. */
-static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_copies *cp, dak_tiered *At,
-                       uint32_t N)
+static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N)
 {
     const bench_cfg *c = bench->c;
     dak_gemm_ctx *ctx = bench->ctx;
@@ -275,7 +272,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     go[5].dyn = 1, go[6].fix_rs = 0; /* own-fix: the owner sums each shared tile (not reduce-scatter) */
     fx_op so[7];
     int ok[7];
-    for (int v = 0; v < 7; v++) ok[v] = !fx_prepare(&so[v], ctx, At, s->B, s->C, N, &go[v]);
+    for (int v = 0; v < 7; v++) ok[v] = !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go[v]);
     fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
     const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL;
     uint32_t grid = pl ? pl->host.ctas + pl->hbm.ctas : bench->sms;
@@ -298,21 +295,21 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_u64(w, "N", N);
         json_kv_str(w, "mode", mname[mode]);
         json_kv_u64(w, "launches", mode ? FX_L : 1);
-        kv_num(w, "split_us", t[0]);
-        kv_num(w, "split_pdl_us", t[1]);
-        kv_num(w, "split_no_l2hint_us", t[2]);
-        kv_num(w, "split_nofix_us", t[3]);
-        kv_num(w, "split_nomath_us", t[4]);
-        kv_num(w, "split_dyn_us", t[5]);
-        kv_num(w, "split_ownfix_us", t[6]);
-        kv_num(w, "cublas_us", t[7]);
-        kv_num(w, "empty_smem_us", t[8]);
-        kv_num(w, "empty_0_us", t[9]);
-        kv_num(w, "split_GBs", gbs(abytes, t[0] / 1e3));
-        kv_num(w, "split_pdl_GBs", gbs(abytes, t[1] / 1e3));
-        kv_num(w, "split_dyn_GBs", gbs(abytes, t[5] / 1e3));
-        kv_num(w, "split_ownfix_GBs", gbs(abytes, t[6] / 1e3));
-        kv_num(w, "cublas_GBs", gbs(abytes, t[7] / 1e3));
+        json_kv_f64(w, "split_us", t[0]);
+        json_kv_f64(w, "split_pdl_us", t[1]);
+        json_kv_f64(w, "split_no_l2hint_us", t[2]);
+        json_kv_f64(w, "split_nofix_us", t[3]);
+        json_kv_f64(w, "split_nomath_us", t[4]);
+        json_kv_f64(w, "split_dyn_us", t[5]);
+        json_kv_f64(w, "split_ownfix_us", t[6]);
+        json_kv_f64(w, "cublas_us", t[7]);
+        json_kv_f64(w, "empty_smem_us", t[8]);
+        json_kv_f64(w, "empty_0_us", t[9]);
+        json_kv_f64(w, "split_GBs", gbs(abytes, t[0] / 1e3));
+        json_kv_f64(w, "split_pdl_GBs", gbs(abytes, t[1] / 1e3));
+        json_kv_f64(w, "split_dyn_GBs", gbs(abytes, t[5] / 1e3));
+        json_kv_f64(w, "split_ownfix_GBs", gbs(abytes, t[6] / 1e3));
+        json_kv_f64(w, "cublas_GBs", gbs(abytes, t[7] / 1e3));
         json_obj_end(w);
     }
     for (int v = 0; v < 7; v++)
@@ -320,19 +317,19 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
 }
 
 /* where one launch's time goes: per-CTA %globaltimer stamps (static or dynamic units) */
-static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStream_t fs, dak_tiered *At, uint32_t N,
-                         int dv)
+static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N, int dv)
 {
     cm_err err;
     const bench_cfg *c = bench->c;
     dak_gemm_ctx *ctx = bench->ctx;
     json_w *w = bench->w;
+    const cudaStream_t fs = cp->fs;
     static const char *const stn[] = {"static", "dyn"};
     dak_gemm_opts gt;
     bench_opts(&gt, c);
     gt.diag_times = 1, gt.dyn = (uint32_t)dv;
     dak_gemm_launch *lt;
-    if (bench_prepare(ctx, &At[0], s->B, s->C, N, &gt, &lt, &err)) {
+    if (bench_prepare(ctx, &cp->At[0], s->B, s->C, N, &gt, &lt, &err)) {
         fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
         return;
     }
@@ -395,8 +392,8 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, cudaStrea
                                             "tail_us",      "tail_max_us",     "outside_us",
                                             "epi_us",       "epi_wait_us",     "epi_adds_us",
                                             "epi_store_us",  "producer_start_us", "first_segment_us"};
-    for (int f = 0; f < FX_NST; f++) kv_num(w, sn[f], md[f]);
-    kv_num(w, "pearson_vs_smrate", rho_sm);
+    for (int f = 0; f < FX_NST; f++) json_kv_f64(w, sn[f], md[f]);
+    json_kv_f64(w, "pearson_vs_smrate", rho_sm);
     /* the last run's per-CTA stamps: %smid, streaming (last - first slot full), entry to exit */
     static const char *const rk[3] = {"cta_smid", "cta_stream_us", "cta_span_us"};
     for (int k = 0; k < 3; k++) {
@@ -430,6 +427,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         CK(cudaMemcpy(cp.ap[i], s->Adp, abytes, cudaMemcpyDeviceToDevice));
         CK(cudaMemcpy(cp.ar[i], s->Ad, abytes, cudaMemcpyDeviceToDevice));
     }
+    for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&cp.At[i], M, K, 0, s->Ahp, cp.ap[i], 1, &err));
     CK(cudaStreamCreateWithFlags(&cp.fs, cudaStreamNonBlocking));
     bench_shape_array(w, "fixed", s);
     fixed_wgmma_ab(bench, s, &cp);
@@ -444,10 +442,8 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         const size_t nfn = c->n_given ? (size_t)c->nn : 3u;
         for (size_t a = 0; a < nfn; a++) {
             uint32_t N = fn[a];
-            dak_tiered At[FX_NCP];
-            for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&At[i], M, K, 0, s->Ahp, cp.ap[i], 1, &err));
-            fixed_cost(bench, s, &cp, At, N);
-            for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, cp.fs, At, N, dv);
+            fixed_cost(bench, s, &cp, N);
+            for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, &cp, N, dv);
         }
     }
     json_arr_end(w);

@@ -1,7 +1,8 @@
 /* What the files of `dak bench gemm` share: the parsed options (bench_cfg) and, with CUDA, the
  * run's and one shape's state that cmd_bench.c hands to each section, the timed operations
- * (op_t, time_op, time_split) and the number helpers (gbs, kv_num); bench_ops.c defines the
- * functions.  The sections' entry points are in bench_sections.h. */
+ * (op_t, time_op, time_split) and the GB/s helper (gbs; numbers go out through json_kv_f64, null
+ * where not finite); bench_ops.c defines the functions.  The sections' entry points are in
+ * bench_sections.h. */
 #ifndef DAK_TOOL_BENCH_INTERNAL_H
 #define DAK_TOOL_BENCH_INTERNAL_H
 
@@ -27,7 +28,7 @@ typedef struct {
     uint32_t bn; /* columns per CTA tile of its 128-row HBM tiles: 0 auto, 64, 128, 256 (dak_gemm_opts.bn) */
     uint32_t panel; /* host rows of the split column through the panel kernel: 0 no, 1 yes, 2 auto */
     uint32_t kstep, stages; /* ring slot size (64-column blocks) and slot count, 0 auto (dak_gemm_opts) */
-    uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 all left (dak_gemm_opts.hbm_ctas) */
+    uint32_t hbm_sms;       /* CTAs reading HBM tile rows, 0 auto (dak_gemm_opts.hbm_ctas) */
     uint32_t tile_align;    /* dak_gemm_opts.tile_align (default 1) */
     uint32_t l2_hints;      /* dak_gemm_opts.l2_hints (default 1) */
     uint32_t fix_rs;        /* dak_gemm_opts.fix_rs (default 1) */
@@ -110,6 +111,9 @@ int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, flo
  * asked for. */
 void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
 
+/* bench_opts and the host tier's CTAs and window as asked (--host-sms, --window). */
+void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c);
+
 /* One split GEMM timed (median ms, NaN on failure, message printed); its plan into plan_out and
  * its host bytes per run into host_bytes where given. */
 double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
@@ -124,9 +128,6 @@ void bench_shape_array(json_w *w, const char *name, const bench_shape *s);
 
 /* GB/s of `bytes` moved in `ms`; NaN where ms is not a positive time. */
 double gbs(double bytes, double ms);
-
-/* A number, or null where it is not finite. */
-void kv_num(json_w *w, const char *k, double v);
 #endif
 
 #endif

@@ -1,7 +1,7 @@
 /* The timed operations that the sections of `dak bench gemm` share (bench_internal.h): the
  * split GEMM and the baselines as op_t, timed by time_op; the split kernel's options and
- * preparation (bench_opts, bench_prepare, time_split); the bound, the shape's JSON array and
- * the number helpers. */
+ * preparation (bench_opts, bench_opts_host, bench_prepare, time_split); the bound, the shape's JSON
+ * array and the GB/s helper. */
 #include <math.h>
 #include <string.h>
 
@@ -102,6 +102,12 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->diag_rotate = c->rotate;
 }
 
+void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)
+{
+    bench_opts(o, c);
+    o->host_ctas = c->host_sms, o->window = c->window;
+}
+
 double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
                   const dak_gemm_opts *go, uint32_t reps, dak_gemm_plan *plan_out, uint64_t *host_bytes)
 {
@@ -139,13 +145,3 @@ void bench_shape_array(json_w *w, const char *name, const bench_shape *s)
 }
 
 double gbs(double bytes, double ms) { return isfinite(ms) && ms > 0 ? bytes / (ms * 1e6) : NAN; }
-
-void kv_num(json_w *w, const char *k, double v)
-{
-    if (isfinite(v))
-        json_kv_f64(w, k, v);
-    else {
-        json_key(w, k);
-        json_null(w);
-    }
-}

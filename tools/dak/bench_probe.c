@@ -163,11 +163,11 @@ int bench_probes(bench_run *bench)
     if (c->sec_diag) probe_diag(bench, &p);
     if (c->sec_diag) probe_link(bench, &p);
     /* ---- per-SM HBM shares (the spread of the split GEMM's CTAs) ---- */
-    static double sm_us[1024];
+    static double sm_us[BENCH_SMRATE_MAXSM];
     bench->sm_us = sm_us, bench->nsm = 0;
-    if (c->sec_smrate && bench_smrate(ctx, gbuf, gprobe, (size_t)7168 * 7168 * 2, c->reps, w, sm_us, &bench->nsm))
-        return 1;
+    const int rc =
+        c->sec_smrate && bench_smrate(ctx, gbuf, gprobe, (size_t)7168 * 7168 * 2, c->reps, w, sm_us, &bench->nsm);
     cudaFreeHost(hbuf);
     cudaFree(gbuf);
-    return 0;
+    return rc;
 }

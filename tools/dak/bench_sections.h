@@ -9,20 +9,24 @@
 #include "common/json.h"
 #include "dak/gemm.h"
 
+#ifdef DAK_HAVE_CUDA
 /* Pearson correlation of x and y (n pairs); NaN when either is constant. */
 double bench_pearson(const double *x, const double *y, size_t n);
+
+/* The %smid values smrate takes (0 .. BENCH_SMRATE_MAXSM - 1): the entries of its sm_us. */
+#define BENCH_SMRATE_MAXSM 1024u
 
 /* --sections smrate (bench_smrate.c): per-SM HBM streaming times of an even split over `reps`
  * launches of `bytes` each (slices of gbuf), their stability, and an even vs a rate-weighted
  * split interleaved.  Writes "smrate" into w, each SM's mean time (us, by %smid, NaN where no
- * CTA ran) into sm_us (1024 entries) and the %smid bound into *nsm.  0 or 1 (message printed). */
+ * CTA ran) into sm_us (BENCH_SMRATE_MAXSM entries) and the %smid bound into *nsm.  0, or 1
+ * (message printed, nothing written into w). */
 int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t bytes, uint32_t reps, json_w *w,
                  double *sm_us, uint32_t *nsm);
 
-#ifdef DAK_HAVE_CUDA
 /* Before any shape (bench_probe.c): the bandwidth probes (into bench->Bg, Bh), then the sections
  * congestion, diag's HBM probe and smrate (into bench->sm_us, nsm) as asked.  0 or 1 (smrate
- * failed, message printed). */
+ * failed, message printed; the probe buffers are freed either way). */
 int bench_probes(bench_run *bench);
 
 /* Per shape, each writing its tables and its JSON entries (bench->c says which run):

@@ -46,8 +46,6 @@ static double min_of(const double *v, size_t n)
     return m;
 }
 
-#define SMR_MAXSM 1024u
-
 int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t bytes, uint32_t reps, json_w *w,
                  double *sm_us, uint32_t *nsm_out)
 {
@@ -57,21 +55,25 @@ int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t byte
     if (reps < 4) reps = 4;
     if (bytes + stride > gbytes) return fprintf(stderr, "dak bench: smrate: probe buffer too small\n"), 1;
     const uint32_t nslice = (uint32_t)((gbytes - bytes) / stride) + 1u;
+    int rc = 1;
+    double *xe = NULL, *xo = NULL, *wt = NULL, *xt = NULL, *ysm = NULL, *yrg = NULL;
     uint32_t *sid = cm_malloc(sizeof *sid * sms);
     double *t = cm_malloc(sizeof *t * sms);
     double *by[2], gb_even[64], gb_w[64], sp[64];
-    for (int h = 0; h < 2; h++) by[h] = cm_calloc(SMR_MAXSM, sizeof(double));
-    uint32_t cnt[2][SMR_MAXSM] = {{0}}, nsm = 0;
+    for (int h = 0; h < 2; h++) by[h] = cm_calloc(BENCH_SMRATE_MAXSM, sizeof(double));
+    uint32_t cnt[2][BENCH_SMRATE_MAXSM] = {{0}}, nsm = 0;
     double *by_range = cm_calloc(sms, sizeof(double));
     if (reps > 64) reps = 64;
     /* 1: even split, per-SM times by %smid; odd and even launches kept apart */
     for (uint32_t r = 0; r < reps; r++) {
         const void *src = (const char *)gbuf + (size_t)(r % nslice) * stride;
         double g;
-        if (dak_probe_hbm_sms(ctx, src, bytes, NULL, 0, 0, sid, t, &g, &err))
-            return fprintf(stderr, "dak bench: smrate: %s\n", err.msg), 1;
+        if (dak_probe_hbm_sms(ctx, src, bytes, NULL, 0, 0, sid, t, &g, &err)) goto probe_failed;
         for (uint32_t b = 0; b < sms; b++) {
-            if (sid[b] >= SMR_MAXSM) return fprintf(stderr, "dak bench: smrate: %%smid %u >= %u\n", sid[b], SMR_MAXSM), 1;
+            if (sid[b] >= BENCH_SMRATE_MAXSM) {
+                fprintf(stderr, "dak bench: smrate: %%smid %u >= %u\n", sid[b], BENCH_SMRATE_MAXSM);
+                goto out;
+            }
             by[r & 1u][sid[b]] += t[b], cnt[r & 1u][sid[b]]++;
             by_range[b] += t[b] / reps; /* rotate 0: CTA b reads range b */
             if (sid[b] + 1u > nsm) nsm = sid[b] + 1u;
@@ -79,7 +81,7 @@ int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t byte
         double md = bench_median(t, sms);
         sp[r] = (max_of(t, sms) - min_of(t, sms)) / md;
     }
-    double *xe = cm_malloc(sizeof *xe * nsm), *xo = cm_malloc(sizeof *xo * nsm), *wt = cm_malloc(sizeof *wt * nsm);
+    xe = cm_malloc(sizeof *xe * nsm), xo = cm_malloc(sizeof *xo * nsm), wt = cm_malloc(sizeof *wt * nsm);
     size_t np = 0;
     for (uint32_t s = 0; s < nsm; s++) {
         double a = cnt[0][s] ? by[0][s] / cnt[0][s] : NAN, b = cnt[1][s] ? by[1][s] / cnt[1][s] : NAN;
@@ -103,24 +105,22 @@ int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t byte
         const void *src = (const char *)gbuf + (size_t)((r + 3u) % nslice) * stride;
         if (dak_probe_hbm_sms(ctx, src, bytes, NULL, 0, 0, sid, t, &gb_even[r], &err) ||
             dak_probe_hbm_sms(ctx, src, bytes, wt, nsm, 0, sid, t, &gb_w[r], &err))
-            return fprintf(stderr, "dak bench: smrate: %s\n", err.msg), 1;
+            goto probe_failed;
     }
     /* 3: is a CTA's time its SM's or its address range's?  Rotate the ranges over the CTAs and
      * correlate each CTA's time with its SM's and with its range's mean time of step 1 */
-    double *xt = cm_malloc(sizeof *xt * sms * reps), *ysm = cm_malloc(sizeof *ysm * sms * reps),
-           *yrg = cm_malloc(sizeof *yrg * sms * reps);
+    xt = cm_malloc(sizeof *xt * sms * reps), ysm = cm_malloc(sizeof *ysm * sms * reps),
+    yrg = cm_malloc(sizeof *yrg * sms * reps);
     size_t nx = 0;
     for (uint32_t r = 0; r < reps; r++) {
         const uint32_t rot = (37u * r + 1u) % sms;
         const void *src = (const char *)gbuf + (size_t)(r % nslice) * stride;
         double g;
-        if (dak_probe_hbm_sms(ctx, src, bytes, NULL, 0, rot, sid, t, &g, &err))
-            return fprintf(stderr, "dak bench: smrate: %s\n", err.msg), 1;
+        if (dak_probe_hbm_sms(ctx, src, bytes, NULL, 0, rot, sid, t, &g, &err)) goto probe_failed;
         for (uint32_t b = 0; b < sms; b++)
             if (isfinite(sm_us[sid[b]])) xt[nx] = t[b], ysm[nx] = sm_us[sid[b]], yrg[nx] = by_range[(b + rot) % sms], nx++;
     }
     const double rho_sm = bench_pearson(xt, ysm, nx), rho_rg = bench_pearson(xt, yrg, nx);
-    free(xt), free(ysm), free(yrg), free(by_range);
     double ge = bench_median(gb_even, reps), gw = bench_median(gb_w, reps), spm = bench_median(sp, reps);
     printf("\n# smrate: %u CTAs (one per SM, %%smid < %u) each read one contiguous share of %.1f MB with 32 KiB bulk copies\n",
            sms, nsm, bytes / 1e6);
@@ -148,6 +148,12 @@ int bench_smrate(dak_gemm_ctx *ctx, const void *gbuf, size_t gbytes, size_t byte
     json_arr_end(w);
     json_obj_end(w);
     *nsm_out = nsm;
+    rc = 0;
+    goto out;
+probe_failed:
+    fprintf(stderr, "dak bench: smrate: %s\n", err.msg);
+out:
+    free(xt), free(ysm), free(yrg), free(by_range);
     free(sid), free(t), free(xe), free(xo), free(wt), free(by[0]), free(by[1]);
-    return 0;
+    return rc;
 }

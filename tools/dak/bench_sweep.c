@@ -21,8 +21,7 @@ static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *A
     o.kind = 6, o.ctx = ctx, o.layers = c->layers;
     dak_tiered A2;
     dak_gemm_opts so;
-    bench_opts(&so, c);
-    so.host_ctas = c->host_sms, so.window = c->window;
+    bench_opts_host(&so, c);
     if (!panel_on) so.panel = 0, so.pdl = 1; /* pdl and the panel path exclude each other */
     double ms = NAN;
     cudaError_t e = cudaSuccess;
@@ -63,8 +62,7 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     double r = (double)rows / M;
     double bound = bench_bound_gbs(bench, abytes, r);
     dak_gemm_opts go;
-    bench_opts(&go, c);
-    go.host_ctas = c->host_sms, go.window = c->window;
+    bench_opts_host(&go, c);
     dak_gemm_plan plan;
     memset(&plan, 0, sizeof plan); /* time_split fills it only on success */
     /* split: the defaults (host rows through the panel kernel where the tiled
@@ -142,22 +140,22 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_f64(w, "ratio", r);
     json_kv_u64(w, "rows_host", rows);
     json_kv_f64(w, "bound_GBs", bound);
-    kv_num(w, "split_ms", t_split);
-    kv_num(w, "split_GBs", eb);
-    kv_num(w, "split_mma_ms", t_wg);
-    kv_num(w, "split_mma_GBs", gbs(abytes, t_wg));
-    kv_num(w, "split_TFLOPs", isfinite(t_split) ? 2.0 * M * N * K / (t_split * 1e9) : NAN);
-    kv_num(w, "split_mma_TFLOPs", isfinite(t_wg) ? 2.0 * M * N * K / (t_wg * 1e9) : NAN);
-    kv_num(w, "split_tiled_GBs", gbs(abytes, t_tl));
-    kv_num(w, "split_mc_GBs", gbs(abytes, t_mc));
-    kv_num(w, "split_2d_GBs", gbs(abytes, t_2d));
-    kv_num(w, "split_dyn_GBs", gbs(abytes, t_dyn));
-    kv_num(w, "cublas0_GBs", gbs(abytes, t_cublas));
-    kv_num(w, "prefetch_GBs", gbs(abytes, t_pf));
-    kv_num(w, "overlap_GBs", gbs(abytes, t_ov));
-    kv_num(w, "split_seq_GBs", gbs(abytes, t_seq));
-    kv_num(w, "naive_GBs", gbs(abytes, t_nv));
-    kv_num(w, "uvm_GBs", gbs(abytes, t_um));
+    json_kv_f64(w, "split_ms", t_split);
+    json_kv_f64(w, "split_GBs", eb);
+    json_kv_f64(w, "split_mma_ms", t_wg);
+    json_kv_f64(w, "split_mma_GBs", gbs(abytes, t_wg));
+    json_kv_f64(w, "split_TFLOPs", isfinite(t_split) ? 2.0 * M * N * K / (t_split * 1e9) : NAN);
+    json_kv_f64(w, "split_mma_TFLOPs", isfinite(t_wg) ? 2.0 * M * N * K / (t_wg * 1e9) : NAN);
+    json_kv_f64(w, "split_tiled_GBs", gbs(abytes, t_tl));
+    json_kv_f64(w, "split_mc_GBs", gbs(abytes, t_mc));
+    json_kv_f64(w, "split_2d_GBs", gbs(abytes, t_2d));
+    json_kv_f64(w, "split_dyn_GBs", gbs(abytes, t_dyn));
+    json_kv_f64(w, "cublas0_GBs", gbs(abytes, t_cublas));
+    json_kv_f64(w, "prefetch_GBs", gbs(abytes, t_pf));
+    json_kv_f64(w, "overlap_GBs", gbs(abytes, t_ov));
+    json_kv_f64(w, "split_seq_GBs", gbs(abytes, t_seq));
+    json_kv_f64(w, "naive_GBs", gbs(abytes, t_nv));
+    json_kv_f64(w, "uvm_GBs", gbs(abytes, t_um));
     json_kv_u64(w, "host_ctas", plan.host.ctas);
     json_kv_u64(w, "host_window", plan.host.window);
     json_kv_u64(w, "hbm_ctas", plan.hbm.ctas);

@@ -42,11 +42,14 @@ static void usage(FILE *o)
             "  --kstep N        64-column blocks of A per ring slot of the split kernels: 0 (auto), 1, 2\n"
             "                   or 4 (default 0)\n"
             "  --stages N       ring slots of the split kernels: 0 (as many as fit) or 2..24 (default 0)\n"
-            "  --hbm-sms N      CTAs of the split kernels that read HBM rows, 0 = all SMs left (default 0)\n"
+            "  --hbm-sms N      CTAs of the split kernels that read HBM rows, 0 = auto: all SMs left, or with\n"
+            "                   --tile-align 1 (the default) possibly fewer (>= 80 %%), aligned to the tiles\n"
+            "                   (default 0)\n"
             "  --l2-hints N     1: the split kernel's copies carry L2 policies (A evict-first, B evict-last;\n"
             "                   dak_gemm_opts.l2_hints), 0: none (default 1)\n"
-            "  --fix-rs N       1: split-K tiles that every contributor ends with are summed by reduce-scatter\n"
-            "                   (dak_gemm_opts.fix_rs), 0: by the owner after the others (default 1)\n"
+            "  --fix-rs N       1: split-K tiles held in whole shares (each contributor's only segment) are\n"
+            "                   summed by reduce-scatter (dak_gemm_opts.fix_rs), 0: by the owner after the\n"
+            "                   others (default 1)\n"
             "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
             "                   default 0)\n"
             "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
@@ -327,9 +330,10 @@ static int run(const bench_cfg *c)
     json_kv_u64(&w, "reps", c->reps);
     json_kv_u64(&w, "host_sms", c->host_sms);
     json_kv_u64(&w, "window", c->window);
-    if (bench_probes(&bench)) return 1;
-
-    for (int si = 0; si < c->nshapes; si++) {
+    /* a failed smrate ends the run before the shapes; the document says so and stays whole */
+    const int rc = bench_probes(&bench);
+    if (rc) json_kv_str(&w, "error", "smrate failed");
+    for (int si = 0; si < c->nshapes && !rc; si++) {
         bench_shape s;
         shape_alloc(&s, c, si);
         if (c->sec_sweep) bench_sweep(&bench, &s);
@@ -343,8 +347,8 @@ static int run(const bench_cfg *c)
     fputc('\n', jf);
     fclose(jf);
     dak_gemm_ctx_destroy(bench.ctx);
-    printf("\n# JSON written to %s\n", c->json);
-    return 0;
+    if (!rc) printf("\n# JSON written to %s\n", c->json);
+    return rc;
 }
 #endif
 
