@@ -429,34 +429,41 @@ static __device__ __forceinline__ void add_wide(float *d, const float4 *src, con
  * has up to three contributors; equal on 7168^2).  Staging C the same way and storing it by one
  * bulk copy per column was slower (+3.5 us at N = 128: 128-256 copies of 512 B a CTA). ---- */
 
-/* Copies partial j of the tile (floats at src, bytes) into the ring at sA and adds this warp's
- * regions (box m at float4 hoff + m bstride, m < MB) into d.  All consumer threads; the ring must be
- * idle (after the consumers' barrier); *fph is the fix-up barrier's phase; bit m of `own`: box m is
- * the tile's. */
-static __device__ __forceinline__ void add_wide_staged(float *d, const float *src, uint32_t bytes, uint32_t sA,
-                                                       uint32_t bar_fix, uint32_t *fph, size_t hoff, size_t bstride,
-                                                       const uint32_t J, const uint32_t MB, uint32_t own, uint32_t q)
+/* Adds partials j0 .. j1 - 1 of the tile (pt floats each from `slots`) into this warp's regions (box m
+ * at float4 hoff + m bstride, m < MB) of d, through the ring at sA: as many partials as the ring
+ * holds (ring bytes) come in at once, one bulk copy each on one barrier (11008x4096, N = 64: two
+ * 32 KiB partials in 1.44 us one after the other).  All consumer threads; the ring must be idle (after
+ * the consumers' barrier); *fph is the fix-up barrier's phase; bit m of `own`: box m is the tile's. */
+static __device__ __forceinline__ void add_wide_staged(float *d, const float *slots, size_t pt, uint32_t j0,
+                                                       uint32_t j1, uint32_t sA, uint32_t ring, uint32_t bar_fix,
+                                                       uint32_t *fph, size_t hoff, size_t bstride, const uint32_t J,
+                                                       const uint32_t MB, uint32_t own, uint32_t q)
 {
-    if (threadIdx.x == 0) {
-        ptx_fence_proxy_async_global(); /* the acquired partial, read next by the async proxy */
-        ptx_mbar_arrive_expect_tx(bar_fix, bytes);
-        ptx_bulk_g2s(sA, src, bytes, bar_fix);
-    }
-    ptx_mbar_wait(bar_fix, *fph);
-    *fph ^= 1u;
-    const uint32_t lane = threadIdx.x & 31u;
-#pragma unroll
-    for (uint32_t m = 0; m < MB; m++) {
-        if (!(own >> m & 1u)) continue;
-        const float4 *st = (const float4 *)ptx_smem_generic(sA) + hoff + m * bstride;
-#pragma unroll
-        for (uint32_t j = 0; j < J; j++) {
-            const float4 v = st[(q * J + j) * 32u + lane];
-            float *dm = d + 4u * (J * m + j);
-            dm[0] += v.x, dm[1] += v.y, dm[2] += v.z, dm[3] += v.w;
+    const uint32_t bytes = (uint32_t)(pt * 4u), per = ring / bytes, lane = threadIdx.x & 31u;
+    for (uint32_t jb = j0; jb < j1; jb += per) {
+        const uint32_t je = j1 - jb < per ? j1 : jb + per;
+        if (threadIdx.x == 0) {
+            ptx_fence_proxy_async_global(); /* the acquired partials, read next by the async proxy */
+            ptx_mbar_arrive_expect_tx(bar_fix, (je - jb) * bytes);
+            for (uint32_t j = jb; j < je; j++)
+                ptx_bulk_g2s(sA + (j - jb) * bytes, slots + (size_t)j * pt, bytes, bar_fix);
         }
+        ptx_mbar_wait(bar_fix, *fph);
+        *fph ^= 1u;
+        for (uint32_t j = jb; j < je; j++)
+#pragma unroll
+            for (uint32_t m = 0; m < MB; m++) {
+                if (!(own >> m & 1u)) continue;
+                const float4 *st = (const float4 *)ptx_smem_generic(sA + (j - jb) * bytes) + hoff + m * bstride;
+#pragma unroll
+                for (uint32_t i = 0; i < J; i++) {
+                    const float4 v = st[(q * J + i) * 32u + lane];
+                    float *dm = d + 4u * (J * m + i);
+                    dm[0] += v.x, dm[1] += v.y, dm[2] += v.z, dm[3] += v.w;
+                }
+            }
+        ptx_bar_sync(1, NCW * 32u); /* the ring is read: free for the next partials or the staging */
     }
-    ptx_bar_sync(1, NCW * 32u); /* the ring is read: free for the next partial or the staging */
 }
 
 /* A CTA's ring of shared-memory slots as the consumers see it: slot s holds A at sA + s astage and
@@ -546,11 +553,10 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
         /* through the ring on the CTA's last segment (always, in an even split: the owner's share of a
          * tile ends its range) where the ring holds a partial (not with --stages 2 at bn 256) */
         const bool staged = g->last && !p->epi_global && ring >= pt * 4u;
-        for (uint32_t j = 1; j < ks_n; j++)
-            if (staged)
-                add_wide_staged(d, slots + (size_t)j * pt, (uint32_t)(pt * 4u), sA, bar_fix, &fph, hoff, bst, J, MB, own,
-                                q);
-            else
+        if (staged)
+            add_wide_staged(d, slots, pt, 1u, ks_n, sA, ring, bar_fix, &fph, hoff, bst, J, MB, own, q);
+        else
+            for (uint32_t j = 1; j < ks_n; j++)
 #pragma unroll
                 for (uint32_t m = 0; m < MB; m++)
                     if (own >> m & 1u)
@@ -1044,7 +1050,16 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 }
                 fix_wait_others(ctr, ks_n);
                 if (ts && ctid == 0) ts[8] = ptx_globaltimer();
-                if (own) {
+                /* the CTA's last tile, wide: the partials through its idle ring (a warp's region is q x 256
+                 * float4 from hoff: the wgmma and mma.sync layouts alike, acc viewed flat).  Not narrow tiles:
+                 * there a warp holds a few of its 8 float4 (N = 1: the 16 KiB copies took 0.93 us against
+                 * 0.32 for the loads from L2) */
+                const uint32_t ring = S * (astage + bbytes);
+                uint32_t fph = 0;
+                if (wide && g.last && !p.epi_global && ring >= pt * 4u) {
+                    add_wide_staged(&acc[0][0][0], slots, pt, 1u, ks_n, sA, ring, ptx_smem((const void *)flag) + 8u,
+                                    &fph, hoff, 0u, 8u, 1u, own ? 1u : 0u, q);
+                } else if (own) {
                     for (uint32_t j = 1; j < ks_n; j++) {
                         const float4 *src = (const float4 *)(slots + (size_t)j * pt) + hoff;
 #pragma unroll
