@@ -147,8 +147,8 @@ static __device__ __forceinline__ void store_staged(const kparams *p, const floa
     }
 }
 
-/* Reduce-scatter fix-up (opts.fix_rs) of a tile that is every contributor's last segment (seg_t.rs:
- * e.g. two CTAs a tile after tile alignment).  The owner-wait fix-up moves the whole tile through
+/* Reduce-scatter fix-up (opts.fix_rs) of a tile held in whole shares, every contributor's only segment
+ * (seg_t.rs: e.g. two CTAs a tile after tile alignment).  The owner-wait fix-up moves the whole tile through
  * the owner after the others: they store their partials, then it reads them all and stores C.
  * Here the tile's nres regions of 16 rows (a partial's region wr is 32 J float4 at wr x 32 J: the
  * layout of put_wide and of the 64-column partials) are dealt in blocks: contributor ks keeps the
@@ -276,10 +276,11 @@ static __device__ __forceinline__ void add_wide(float *d, const float4 *src, con
 
 /* ---- the owner's partial adds through the idle ring (a CTA's last segment).  add_wide's loads go
  * 4 float4 at a time (the 128 accumulators of bn 256 leave no registers for more in flight): one
- * L2 round trip per 4 of them.  Here the partial comes in by one bulk copy and is added from
- * shared memory (H200, r = 0, one launch: 1.03-1.08x on 11008x4096 at N = 128-512, where a tile
- * has up to three contributors; equal on 7168^2).  Staging C the same way and storing it by one
- * bulk copy per column was slower (+3.5 us at N = 128: 128-256 copies of 512 B a CTA). ---- */
+ * L2 round trip per 4 of them.  Here the partials come in by bulk copies, as many at once as the
+ * ring holds, and are added from shared memory (H200, r = 0, one launch: 1.03-1.08x on 11008x4096 at
+ * N = 128-512, where a tile has up to three contributors; equal on 7168^2).  C is staged too, but
+ * stored by float4 from shared memory (store_staged): one bulk copy per column of C was slower
+ * (+3.5 us at N = 128: 128-256 copies of 512 B a CTA). ---- */
 
 /* Adds partials j0 .. j1 - 1 of the tile (pt floats each from `slots`) into this warp's regions (box m
  * at float4 hoff + m bstride, m < MB) of d, through the ring at sA: as many partials as the ring
