@@ -223,7 +223,7 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
             if (fx_prepare(&so, ctx, cp->At, s->B, s->C, N, &go)) {
                 t[v] = NAN;
             } else if (v == 4 && (pl = dak_gemm_launch_plan(so.l[0]))->bm != 128u) {
-                t[v] = NAN; /* N <= 32: 64-row tiles */
+                t[v] = NAN; /* fewer than two HBM tile rows: 64-row tiles */
                 fx_free(&so);
             } else {
                 t[v] = fx_time(&so, 0, c->reps, cp->fs);

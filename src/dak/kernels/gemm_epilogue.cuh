@@ -104,6 +104,51 @@ static __device__ __forceinline__ bool fix_arrive_last(uint32_t *ctr, uint32_t k
     return true;
 }
 
+/* ---- wide HBM column tiles (opts.bn 128 / 256): 128 rows x tn = 8 J columns; warp q of
+ * warpgroup h holds rows 64 h + 16 q .. and all J n8 groups, d[4 j + e] the wgmma accumulator
+ * layout (gemm_layout.h).  J is a constant after inlining, so d stays in registers. ---- */
+
+/* Writes a warp's 16 x tn sums to C (rows row + .., columns col0 + ..; none at or past N). */
+static __device__ __forceinline__ void store_wide(const kparams *p, const float *d, const uint32_t J, uint32_t row,
+                                                  uint32_t col0)
+{
+    const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++)
+#pragma unroll
+        for (uint32_t e = 0; e < 4; e++) {
+            const uint32_t re = row + g + (e >> 1) * 8u, ce = col0 + j * 8u + 2u * t4 + (e & 1u);
+            if (ce >= p->N) continue;
+            const size_t idx = (size_t)ce * p->M + re;
+            if (p->out_bf16)
+                ((__nv_bfloat16 *)p->C)[idx] = __float2bfloat16_rn(d[4u * j + e]);
+            else
+                ((float *)p->C)[idx] = d[4u * j + e];
+        }
+}
+
+/* A warp's fragments in its warpgroup's half of a partial: float4 (q J + j) x 32 + lane. */
+static __device__ __forceinline__ void put_wide(float4 *dst, const float *d, const uint32_t J, uint32_t q)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++)
+        dst[(q * J + j) * 32u + lane] = make_float4(d[4u * j], d[4u * j + 1u], d[4u * j + 2u], d[4u * j + 3u]);
+}
+
+/* Adds another contributor's partial (same layout) into d, 4 fragments at a time: the compiler
+ * would otherwise issue all J loads first, 4 J more live registers beside the 4 J of d. */
+static __device__ __forceinline__ void add_wide(float *d, const float4 *src, const uint32_t J, uint32_t q)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++) {
+        const float4 v = __ldcg(src + (q * J + j) * 32u + lane);
+        d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+        if (j % 4u == 3u) asm volatile("" ::: "memory"); /* no load moves above this */
+    }
+}
+
 /* C of a CTA's last tile through its idle ring (opts.diag_epi_global off): C is column-major, and a
  * warp's fragment stores put 4 bytes into each of 4 columns, 4 sectors of 32 B a store; the H200
  * took 10.6 us to store 64 KiB of C that way (7168^2, N = 256: 16 KiB a warp).  Here the warps write
@@ -176,12 +221,7 @@ static __device__ __forceinline__ uint32_t rs_fixup(float *d, const uint32_t J, 
             keep |= 1u << m;
             continue;
         }
-        float4 *dst = (float4 *)(slots + (size_t)ks * pt) + (size_t)wr * rw;
-#pragma unroll
-        for (uint32_t j = 0; j < J; j++) {
-            const float *v = d + 4u * (J * m + j);
-            dst[j * 32u + lane] = make_float4(v[0], v[1], v[2], v[3]);
-        }
+        put_wide((float4 *)(slots + (size_t)ks * pt) + (size_t)wr * rw, d + 4u * J * m, J, 0u);
     }
     ptx_bar_sync(1, NCW * 32u);
     if (threadIdx.x == 0) ptx_red_release_gpu_inc_u32(ctr, 2u * ks_n - 1u);
@@ -227,51 +267,6 @@ static __device__ __forceinline__ uint32_t rs_fixup(float *d, const uint32_t J, 
     }
     if (ts && threadIdx.x == 0) ts[9] = ptx_globaltimer();
     return keep;
-}
-
-/* ---- wide HBM column tiles (opts.bn 128 / 256): 128 rows x tn = 8 J columns; warp q of
- * warpgroup h holds rows 64 h + 16 q .. and all J n8 groups, d[4 j + e] the wgmma accumulator
- * layout (gemm_layout.h).  J is a constant after inlining, so d stays in registers. ---- */
-
-/* Writes a warp's 16 x tn sums to C (rows row + .., columns col0 + ..; none at or past N). */
-static __device__ __forceinline__ void store_wide(const kparams *p, const float *d, const uint32_t J, uint32_t row,
-                                                  uint32_t col0)
-{
-    const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u;
-#pragma unroll
-    for (uint32_t j = 0; j < J; j++)
-#pragma unroll
-        for (uint32_t e = 0; e < 4; e++) {
-            const uint32_t re = row + g + (e >> 1) * 8u, ce = col0 + j * 8u + 2u * t4 + (e & 1u);
-            if (ce >= p->N) continue;
-            const size_t idx = (size_t)ce * p->M + re;
-            if (p->out_bf16)
-                ((__nv_bfloat16 *)p->C)[idx] = __float2bfloat16_rn(d[4u * j + e]);
-            else
-                ((float *)p->C)[idx] = d[4u * j + e];
-        }
-}
-
-/* A warp's fragments in its warpgroup's half of a partial: float4 (q J + j) x 32 + lane. */
-static __device__ __forceinline__ void put_wide(float4 *dst, const float *d, const uint32_t J, uint32_t q)
-{
-    const uint32_t lane = threadIdx.x & 31u;
-#pragma unroll
-    for (uint32_t j = 0; j < J; j++)
-        dst[(q * J + j) * 32u + lane] = make_float4(d[4u * j], d[4u * j + 1u], d[4u * j + 2u], d[4u * j + 3u]);
-}
-
-/* Adds another contributor's partial (same layout) into d, 4 fragments at a time: the compiler
- * would otherwise issue all J loads first, 4 J more live registers beside the 4 J of d. */
-static __device__ __forceinline__ void add_wide(float *d, const float4 *src, const uint32_t J, uint32_t q)
-{
-    const uint32_t lane = threadIdx.x & 31u;
-#pragma unroll
-    for (uint32_t j = 0; j < J; j++) {
-        const float4 v = __ldcg(src + (q * J + j) * 32u + lane);
-        d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
-        if (j % 4u == 3u) asm volatile("" ::: "memory"); /* no load moves above this */
-    }
 }
 
 /* ---- the owner's partial adds through the idle ring (a CTA's last segment).  add_wide's loads go

@@ -19,7 +19,7 @@ typedef struct {
     uint32_t mt, ng, kb, ke; /* tile row, column group, chunk range [kb, ke) */
     uint32_t slot, ncontrib; /* this CTA's partial slot, CTAs contributing to the tile */
     bool last;               /* the CTA's last segment: its ring is idle after the slot loop */
-    bool rs;                 /* shared tile ending where every contributor's range ends: reduce-scatter fix-up */
+    bool rs;                 /* shared tile held in whole shares (dak_rng_whole_shares): reduce-scatter fix-up */
 } seg_t;
 
 /* Position in a CTA's work: chunks (even) or items (round-robin) [x, end).  32-bit: a tier's items
@@ -195,10 +195,7 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
         ptx_mbar_wait(bar_full + 8u * s, ph);
         if (ts && threadIdx.x == 0) stamp_slot(ts);
         if (!p->nomath) {
-            if (MB == 2u)
-                consume_wgmma_wide2(d, sA + s * astage + aoff, ahalf, sB + s * bbytes, p->kstep, J);
-            else
-                consume_wgmma_wide(d, sA + s * astage + aoff, sB + s * bbytes, p->kstep, J);
+            consume_wgmma_wide(d, sA + s * astage + aoff, ahalf, sB + s * bbytes, p->kstep, J, MB);
             ptx_wgmma_wait1(); /* the previous slot's group is complete */
         }
         if (pend) slot_release(bar_empty + 8u * ps, c, lane);
@@ -823,7 +820,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
      * converged path), but with this join ptxas allocates the consumers' registers without
      * spilling around the 128 accumulators: stack k_split_n256 544 -> 32 B, k_split_m256 504 -> 40,
      * k_split_n128 672 -> 328 (ptxas of CUDA 13.0; the same happened with any instruction here that only
-     * these warps execute), and the wide tiles ran 1.03-1.12x faster on the H200 (NOTES "Pairs"). */
+     * these warps execute), and the wide tiles ran 1.02-1.15x faster on the H200 (NOTES "Pairs"). */
     if (warp >= NCW) __syncwarp();
     if (c > 1) ptx_cluster_sync();
 }

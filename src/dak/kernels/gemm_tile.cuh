@@ -208,32 +208,12 @@ static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_
 
 /* One ring slot of a wide HBM tile (opts.bn: 128-row tiles, bn = 8 J columns, J = 16 or 32, a
  * constant after inlining): warpgroup h (all 4 warps calling) runs m64n<bn>k16 over the whole K of
- * every block, A from its own 64-row box at aS, B from the slot's bn rows of each block at bS (rows
- * of block bk from bk x bn: the descriptor's 8-row groups, SBO 1024, span all bn rows).  Issues
- * and commits one group, as consume_wgmma; d flat = the wgmma accumulator, 4 J floats. */
-static __device__ __forceinline__ void consume_wgmma_wide(float *d, uint32_t aS, uint32_t bS, uint32_t kstep,
-                                                          const uint32_t J)
-{
-    ptx_wgmma_fence();
-#pragma unroll 1
-    for (uint32_t bk = 0; bk < kstep; bk++) {
-#pragma unroll
-        for (uint32_t k16 = 0; k16 < 4; k16++) {
-            const uint64_t da = ptx_wgmma_desc_sw128(aS + dak_wg_a_off(bk, k16), DAK_WG_SBO);
-            const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, 8u * J, k16), DAK_WG_SBO);
-            if (J == 32u)
-                ptx_wgmma_m64n256k16_bf16(d, da, db);
-            else
-                ptx_wgmma_m64n128k16_bf16(d, da, db);
-        }
-    }
-    ptx_wgmma_commit();
-}
-
-/* consume_wgmma_wide for two 64-row boxes of A (at aS and aS + astride) against the same B: the
- * accumulators of the second at d + 4 J (256 x 128 tiles, opts.bm 256).  One group. */
-static __device__ __forceinline__ void consume_wgmma_wide2(float *d, uint32_t aS, uint32_t astride, uint32_t bS,
-                                                           uint32_t kstep, const uint32_t J)
+ * every block for each of its MB 64-row boxes of A (box m at aS + m astride, its accumulators at
+ * d + 4 J m; MB 2: 256 x 128 tiles, opts.bm 256), against the slot's bn rows of B at bS (rows of
+ * block bk from bk x bn: the descriptor's 8-row groups, SBO 1024, span all bn rows).  Issues and
+ * commits one group, as consume_wgmma; d flat = the wgmma accumulators, 4 J MB floats. */
+static __device__ __forceinline__ void consume_wgmma_wide(float *d, uint32_t aS, uint32_t astride, uint32_t bS,
+                                                          uint32_t kstep, const uint32_t J, const uint32_t MB)
 {
     ptx_wgmma_fence();
 #pragma unroll 1
@@ -242,7 +222,7 @@ static __device__ __forceinline__ void consume_wgmma_wide2(float *d, uint32_t aS
         for (uint32_t k16 = 0; k16 < 4; k16++) {
             const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, 8u * J, k16), DAK_WG_SBO);
 #pragma unroll
-            for (uint32_t m = 0; m < 2; m++) {
+            for (uint32_t m = 0; m < MB; m++) {
                 const uint64_t da = ptx_wgmma_desc_sw128(aS + m * astride + dak_wg_a_off(bk, k16), DAK_WG_SBO);
                 if (J == 32u)
                     ptx_wgmma_m64n256k16_bf16(d + 4u * J * m, da, db);

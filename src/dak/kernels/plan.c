@@ -270,7 +270,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * needs four tile rows, wgmma (it is the only consumer of k_split_m256) and the host rows on the
      * panel path or none (no room for the 64-row host tier's consumers).  Auto for 64 < N <= 128 (one
      * column tile of 128; H200, r = 0: 1.05-1.14x over 128 x 128, dak-gemm.md "256 x 128 tiles"); not
-     * above, where 256 x 128 moves the bytes of 128 x 256 and measured 0.7-0.8x of it */
+     * above, where 256 x 128 moves the bytes of 128 x 256 and measured 0.65-0.83x of it */
     const int bm256_auto = o->bm == 0 && N > TILE && N <= 2u * TILE && c == 1 && !host_tiled && (!o->bn || o->bn == 128) &&
                            !o->diag_b_nmajor && !o->dyn;
     if ((o->bm == 256 || bm256_auto) && mt_g >= 4 && p->wgmma) {
