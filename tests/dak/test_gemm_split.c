@@ -736,13 +736,14 @@ int main(int argc, char **argv)
                     if (v == 12) o.dyn = 1;                 /* HBM tier in dynamic units (N <= 64) */
                     if (v == 13) o.dyn = 1, o.out_bf16 = 1; /* the fix-up warp's bf16 stores */
                     if (v == 15) o.l2_hints = 0, o.diag_rotate = 5; /* no L2 policies; shares relabelled */
-                    /* v == 11 (static) and 14 (dynamic units): r = 0, PDL, three launches back
-                       to back (each starts while the one before drains; counters reset) */
+                    /* v == 11 (static) and 14 (dynamic units): PDL, three launches back to back
+                       (each starts while the one before drains; counters reset); r = 0, but v == 11
+                       with the other tile height at r = 10 % (a host tier in the sequence) */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc;
                     if (v == 11 || v == 14) {
                         dak_tiered A0;
-                        dak_tiered_view(&A0, M, K, 0, Ahp, Adp, 1, &err);
+                        dak_tiered_view(&A0, M, K, v == 11 && bmv ? rows : 0u, Ahp, Adp, 1, &err);
                         o.pdl = 1, o.dyn = v == 14;
                         if (v == 11 && wgv) o.fix_rs = 0; /* the owner-wait fix-up where rs would apply */
                         dak_gemm_launch *l = NULL;

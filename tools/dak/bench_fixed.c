@@ -1,7 +1,8 @@
 /* dak bench gemm --sections fixed,wgmma: what one launch costs at r = 0.  wgmma: the wide tiles
  * through mma.sync against wgmma and cuBLAS, one launch each.  fixed: the split kernel's variants,
  * cuBLAS and an empty kernel timed as one launch, back to back and as a graph, and the per-CTA
- * %globaltimer stamps of one launch (where its time goes, and whether it follows smrate's SMs). */
+ * %globaltimer stamps of one launch (where its time goes, and whether it follows smrate's SMs);
+ * at r = 0, or at each ratio of --ratios when given (cuBLAS stays all-HBM). */
 #include <math.h>
 #include <string.h>
 
@@ -32,6 +33,14 @@ static int fx_enqueue(fx_op *o, int i, cudaStream_t st, cm_err *err)
     return dak_diag_empty(o->ctx, o->grid, o->smem, st, err);
 }
 
+/* the FX_L launches back to back (bench_capture's callback for the graph) */
+static int fx_enqueue_seq(void *arg, cudaStream_t st, cm_err *err)
+{
+    for (int j = 0; j < FX_L; j++)
+        if (fx_enqueue((fx_op *)arg, j, st, err)) return -1;
+    return 0;
+}
+
 /* median microseconds per launch; mode 0: one launch, 1: FX_L back to back, 2: graph of FX_L */
 static double fx_time(fx_op *o, int mode, uint32_t reps, cudaStream_t st)
 {
@@ -43,30 +52,7 @@ static double fx_time(fx_op *o, int mode, uint32_t reps, cudaStream_t st)
     cm_err err;
     int n = mode ? FX_L : 1;
     cudaGraphExec_t ge = NULL;
-    if (mode == 2) {
-        /* warm-up outside the capture (cuBLAS picks its kernel and workspace) */
-        if (fx_enqueue(o, 0, st, &err)) goto fail;
-        CK(cudaStreamSynchronize(st));
-        cudaGraph_t g;
-        if (cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
-            cm_fail(&err, "begin capture failed");
-            goto fail;
-        }
-        int bad = 0;
-        for (int j = 0; j < n && !bad; j++) bad = fx_enqueue(o, j, st, &err);
-        cudaError_t e = cudaStreamEndCapture(st, &g);
-        if (bad || e != cudaSuccess) {
-            if (!bad) cm_fail(&err, "capture: %s", cudaGetErrorString(e));
-            goto fail;
-        }
-        e = cudaGraphInstantiate(&ge, g, 0);
-        cudaGraphDestroy(g);
-        if (e != cudaSuccess) {
-            cm_fail(&err, "instantiate: %s", cudaGetErrorString(e));
-            ge = NULL;
-            goto fail;
-        }
-    }
+    if (mode == 2 && !(ge = bench_capture(fx_enqueue_seq, o, st, &err))) goto fail;
     double *t = cm_malloc(sizeof(double) * reps);
     for (uint32_t i = 0; i < reps + 2; i++) {
         if (dak_l2_flush(o->ctx, st, &err)) {
@@ -187,7 +173,8 @@ static void fx_stamps(const uint64_t *ts, uint32_t g, double ev_us, double *o)
 typedef struct {
     uint16_t *ap[FX_NCP];   /* packed, for the split kernel */
     uint16_t *ar[FX_NCP];   /* row-major, for cuBLAS */
-    dak_tiered At[FX_NCP];  /* the views of ap at r = 0 (all rows in HBM) */
+    dak_tiered At[FX_NCP];  /* the views of ap: r = 0 (all rows in HBM), or the fixed section's ratio (the host
+                               rows shared, as the sweep's split-seq shares them) */
     cudaStream_t fs;
 } fx_copies;
 
@@ -266,7 +253,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     const size_t abytes = s->abytes;
     static const char *const mname[] = {"single", "seq", "graph"};
     dak_gemm_opts go[7];
-    for (int v = 0; v < 7; v++) bench_opts(&go[v], c);
+    for (int v = 0; v < 7; v++) bench_opts_host(&go[v], c);
     /* no-hint: without L2 cache policies (l2_hints 0) */
     go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
     go[5].dyn = 1, go[6].fix_rs = 0; /* own-fix: the owner sums each shared tile (not reduce-scatter) */
@@ -293,6 +280,10 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
+        json_kv_f64(w, "ratio", (double)cp->At[0].rows_host / M);
+        json_kv_u64(w, "rows_host", cp->At[0].rows_host);
+        json_kv_u64(w, "host_ctas", pl ? pl->host.ctas : 0);
+        json_kv_u64(w, "host_window", pl ? pl->host.window : 0);
         json_kv_str(w, "mode", mname[mode]);
         json_kv_u64(w, "launches", mode ? FX_L : 1);
         json_kv_f64(w, "split_us", t[0]);
@@ -326,7 +317,7 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     const cudaStream_t fs = cp->fs;
     static const char *const stn[] = {"static", "dyn"};
     dak_gemm_opts gt;
-    bench_opts(&gt, c);
+    bench_opts_host(&gt, c);
     gt.diag_times = 1, gt.dyn = (uint32_t)dv;
     dak_gemm_launch *lt;
     if (bench_prepare(ctx, &cp->At[0], s->B, s->C, N, &gt, &lt, &err)) {
@@ -386,6 +377,7 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     fflush(stdout);
     json_obj_begin(w);
     json_kv_u64(w, "N", N);
+    json_kv_u64(w, "rows_host", cp->At[0].rows_host);
     json_kv_str(w, "mode", dv ? "stamps_dyn" : "stamps");
     static const char *const sn[FX_NST] = {"span_us",      "entry_spread_us", "first_copy_us",
                                             "first_full_us", "streaming_us",   "last_full_spread_us",
@@ -431,10 +423,13 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
     CK(cudaStreamCreateWithFlags(&cp.fs, cudaStreamNonBlocking));
     bench_shape_array(w, "fixed", s);
     fixed_wgmma_ab(bench, s, &cp);
-    if (c->sec_fixed) {
-        printf("\n# fixed cost: A %ux%u r = 0, us per launch (one launch / %d back to back over %d copies of A / a "
-               "graph of %d)\n",
-               M, K, FX_L, FX_NCP, FX_L);
+    for (int ri = 0; c->sec_fixed && ri < (c->r_given ? c->nr : 1); ri++) {
+        uint32_t rows = 0;
+        if (c->r_given) DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, c->ratios[ri], &rows, &err));
+        for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&cp.At[i], M, K, rows, s->Ahp, cp.ap[i], 1, &err));
+        printf("\n# fixed cost: A %ux%u r = %.2f %% (%u host rows), us per launch (one launch / %d back to back over %d "
+               "copies of A / a graph of %d); cuBLAS all-HBM\n",
+               M, K, 100.0 * rows / M, rows, FX_L, FX_NCP, FX_L);
         printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "no-hint", "nofix",
                "nomath", "dyn", "own-fix", "cublas", "empty", "empty0");
         static const uint32_t fn_default[] = {1, 8, 64};

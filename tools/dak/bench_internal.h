@@ -36,6 +36,7 @@ typedef struct {
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     int n_given; /* --n was given: the fixed section times those N (else 1, 8, 64) */
+    int r_given; /* --ratios was given: the fixed section times those ratios (else r = 0 only) */
     const char *json;
 } bench_cfg;
 
@@ -100,6 +101,14 @@ typedef struct {
 
 /* median milliseconds over reps (2 warm-up), L2 flushed before each repetition */
 double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed);
+/* the same with the operation captured once as a CUDA graph and replayed (not uvm) */
+double time_op_graph(op_t *o, uint32_t reps, cm_err *err, int *failed);
+
+/* Enqueues a timed operation on st (bench_capture's callback). */
+typedef int (*bench_enqueue_fn)(void *arg, cudaStream_t st, cm_err *err);
+/* What enqueue(arg, st) issues, captured on st and instantiated as a graph; a warm-up runs outside the
+ * capture first (cuBLAS picks its kernel and workspace).  NULL with err set on failure. */
+cudaGraphExec_t bench_capture(bench_enqueue_fn enqueue, void *arg, cudaStream_t st, cm_err *err);
 
 /* dak_gemm_prepare with --bn and --bm 256 as requests: a configuration that refuses the width asked
  * for (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host tier) or bm 256 (N <= 64, a cluster, a

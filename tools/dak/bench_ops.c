@@ -8,19 +8,20 @@
 #include "bench_internal.h"
 #include "common/bench.h"
 
-static int op_run(op_t *o, cm_err *err)
+/* Enqueues the operation on `st` (NULL: the legacy stream, and split-seq its own stream). */
+static int op_run(op_t *o, cudaStream_t st, cm_err *err)
 {
     switch (o->kind) {
-    case 0: return dak_gemm_run(o->launch, NULL, err);
-    case 1: return dak_base_cublas(o->ctx, o->Afull, o->B, o->C, o->M, o->N, o->K, NULL, err);
-    case 2: return dak_base_prefetch(o->ctx, o->A, o->stage[0], o->B, o->C, o->N, NULL, err);
-    case 3: return dak_base_prefetch_overlap(o->ctx, o->A, o->stage, o->B, o->C, o->N, o->layers, NULL, err);
-    case 4: return dak_base_naive(o->A, o->B, o->C, o->N, NULL, err);
-    case 5: return dak_base_cublas(o->ctx, o->um, o->B, o->C, o->M, o->N, o->K, NULL, err);
+    case 0: return dak_gemm_run(o->launch, st, err);
+    case 1: return dak_base_cublas(o->ctx, o->Afull, o->B, o->C, o->M, o->N, o->K, st, err);
+    case 2: return dak_base_prefetch(o->ctx, o->A, o->stage[0], o->B, o->C, o->N, st, err);
+    case 3: return dak_base_prefetch_overlap(o->ctx, o->A, o->stage, o->B, o->C, o->N, o->layers, st, err);
+    case 4: return dak_base_naive(o->A, o->B, o->C, o->N, st, err);
+    case 5: return dak_base_cublas(o->ctx, o->um, o->B, o->C, o->M, o->N, o->K, st, err);
     case 6: /* the split GEMM as a sequence of `layers` GEMMs, alternating between two copies of the
                HBM rows like the overlap baseline's two staging buffers (PDL where the plan allows) */
         for (uint32_t i = 0; i < o->layers; i++)
-            if (dak_gemm_run(o->seq[i & 1u], o->seq_stream, err)) return -1;
+            if (dak_gemm_run(o->seq[i & 1u], st ? st : o->seq_stream, err)) return -1;
         return 0;
     }
     return cm_fail(err, "bad op");
@@ -38,26 +39,77 @@ static int op_pre(op_t *o, cm_err *err)
     return 0;
 }
 
-double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
+cudaGraphExec_t bench_capture(bench_enqueue_fn enqueue, void *arg, cudaStream_t st, cm_err *err)
+{
+    if (enqueue(arg, st, err)) return NULL; /* the warm-up, outside the capture */
+    cudaError_t e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) {
+        cm_fail(err, "warm-up before the capture: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    if ((e = cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed)) != cudaSuccess) {
+        cm_fail(err, "begin capture: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    cudaGraph_t g;
+    const int bad = enqueue(arg, st, err);
+    e = cudaStreamEndCapture(st, &g);
+    if (bad || e != cudaSuccess) {
+        if (!bad) cm_fail(err, "capture: %s", cudaGetErrorString(e));
+        if (e == cudaSuccess) cudaGraphDestroy(g);
+        return NULL;
+    }
+    cudaGraphExec_t ge = NULL;
+    e = cudaGraphInstantiate(&ge, g, 0);
+    cudaGraphDestroy(g);
+    if (e != cudaSuccess) {
+        cm_fail(err, "instantiate: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    return ge;
+}
+
+static int op_enqueue(void *o, cudaStream_t st, cm_err *err)
+{
+    return op_run((op_t *)o, st, err);
+}
+
+/* time_op, or with graph set the operation captured once as a CUDA graph and replayed on a stream
+ * of its own: a graph's launches are in device memory, a stream's commands are fetched over the
+ * host link (which the host tier keeps busy). */
+static double time_op_mode(op_t *o, uint32_t reps, int graph, cm_err *err, int *failed)
 {
     static cudaEvent_t e0, e1;
+    static cudaStream_t gs;
     if (!e0) {
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
+        CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+    }
+    *failed = 0;
+    cudaStream_t st = graph ? gs : NULL;
+    cudaGraphExec_t ge = NULL;
+    if (graph && (o->kind == 5 || !(ge = bench_capture(op_enqueue, o, gs, err)))) {
+        if (o->kind == 5) cm_fail(err, "uvm: not timed as a graph (its host prefetch runs before each repetition)");
+        *failed = 1;
+        cudaStreamSynchronize(gs);
+        cudaGetLastError();
+        return NAN;
     }
     double *t = cm_malloc(sizeof(double) * reps);
-    *failed = 0;
     for (uint32_t i = 0; i < reps + 2; i++) {
-        if (op_pre(o, err) || dak_l2_flush(o->ctx, NULL, err)) {
+        if (op_pre(o, err) || dak_l2_flush(o->ctx, st, err)) {
             *failed = 1;
             break;
         }
-        CK(cudaEventRecord(e0, NULL));
-        if (op_run(o, err)) {
+        CK(cudaEventRecord(e0, st));
+        const int bad = ge ? cudaGraphLaunch(ge, st) != cudaSuccess : op_run(o, st, err);
+        if (bad) {
+            if (ge) cm_fail(err, "graph launch failed");
             *failed = 1;
             break;
         }
-        CK(cudaEventRecord(e1, NULL));
+        CK(cudaEventRecord(e1, st));
         cudaError_t e = cudaEventSynchronize(e1);
         if (e != cudaSuccess) {
             cm_fail(err, "%s", cudaGetErrorString(e));
@@ -68,10 +120,21 @@ double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
         CK(cudaEventElapsedTime(&ms, e0, e1));
         if (i >= 2) t[i - 2] = ms;
     }
+    if (ge) cudaGraphExecDestroy(ge);
     double m = *failed ? NAN : bench_median(t, reps);
     free(t);
     if (!*failed && (o->kind == 3 || o->kind == 6)) m /= o->layers;
     return m;
+}
+
+double time_op(op_t *o, uint32_t reps, cm_err *err, int *failed)
+{
+    return time_op_mode(o, reps, 0, err, failed);
+}
+
+double time_op_graph(op_t *o, uint32_t reps, cm_err *err, int *failed)
+{
+    return time_op_mode(o, reps, 1, err, failed);
 }
 
 int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,

@@ -10,10 +10,11 @@
 
 /* The split GEMM as a sequence of `layers` launches (the counterpart of the overlap baseline's
  * sequence): two launches, over A and over a view whose HBM rows are the copy Adp2 (host rows
- * shared, as overlap re-copies the same host rows), alternated on one blocking stream; PDL unless
- * the split column's plan used the panel path (pdl turns it off).  Median ms per GEMM. */
+ * shared, as overlap re-copies the same host rows), alternated on one blocking stream, or captured
+ * once as a CUDA graph (graph set); PDL unless the split column's plan used the panel path (pdl
+ * turns it off).  Median ms per GEMM. */
 static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *Adp2, const uint16_t *B, float *C,
-                             uint32_t N, const bench_cfg *c, int panel_on)
+                             uint32_t N, const bench_cfg *c, int panel_on, int graph)
 {
     cm_err err;
     op_t o;
@@ -31,8 +32,8 @@ static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *A
         fprintf(stderr, "dak bench: split-seq: %s\n", err.msg);
     } else {
         int failed;
-        ms = time_op(&o, c->reps, &err, &failed);
-        if (failed) fprintf(stderr, "dak bench: split-seq: %s\n", err.msg);
+        ms = graph ? time_op_graph(&o, c->reps, &err, &failed) : time_op(&o, c->reps, &err, &failed);
+        if (failed) fprintf(stderr, "dak bench: split-seq%s: %s\n", graph ? " (graph)" : "", err.msg);
     }
     if (o.seq_stream) cudaStreamDestroy(o.seq_stream);
     dak_gemm_launch_free(o.seq[0]);
@@ -104,12 +105,16 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
         t_pf = time_op(ob, c->reps, &err, &failed);
         if (failed) fprintf(stderr, "dak bench: prefetch: %s\n", err.msg);
     }
-    double t_seq = NAN;
+    double t_seq = NAN, t_ovg = NAN, t_seqg = NAN;
     if (c->base_overlap) {
         ob->kind = 3;
         t_ov = time_op(ob, c->reps, &err, &failed);
         if (failed) fprintf(stderr, "dak bench: overlap: %s\n", err.msg);
-        t_seq = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on);
+        t_seq = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on, 0);
+        /* both sequences again as CUDA graphs, interleaved */
+        t_ovg = time_op_graph(ob, c->reps, &err, &failed);
+        if (failed) fprintf(stderr, "dak bench: overlap (graph): %s\n", err.msg);
+        t_seqg = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on, 1);
     }
     if (c->base_naive && N <= 64) {
         ob->kind = 4;
@@ -127,10 +132,11 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
         }
     }
     double eb = gbs(abytes, t_split);
-    printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f\n", N,
-           100 * r, bound, eb, 100 * eb / bound, gbs(abytes, t_wg), gbs(abytes, t_tl), gbs(abytes, t_mc),
+    printf("%5u %6.2f %8.1f %8.1f %5.1f%% %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %8.1f "
+           "%9.1f\n",
+           N, 100 * r, bound, eb, 100 * eb / bound, gbs(abytes, t_wg), gbs(abytes, t_tl), gbs(abytes, t_mc),
            gbs(abytes, t_2d), gbs(abytes, t_dyn), gbs(abytes, t_cublas), gbs(abytes, t_pf), gbs(abytes, t_ov),
-           gbs(abytes, t_nv), gbs(abytes, t_um), gbs(abytes, t_seq));
+           gbs(abytes, t_nv), gbs(abytes, t_um), gbs(abytes, t_seq), gbs(abytes, t_ovg), gbs(abytes, t_seqg));
     fflush(stdout);
     json_obj_begin(w);
     json_kv_u64(w, "M", M);
@@ -154,6 +160,8 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_f64(w, "prefetch_GBs", gbs(abytes, t_pf));
     json_kv_f64(w, "overlap_GBs", gbs(abytes, t_ov));
     json_kv_f64(w, "split_seq_GBs", gbs(abytes, t_seq));
+    json_kv_f64(w, "overlap_graph_GBs", gbs(abytes, t_ovg));
+    json_kv_f64(w, "split_seq_graph_GBs", gbs(abytes, t_seqg));
     json_kv_f64(w, "naive_GBs", gbs(abytes, t_nv));
     json_kv_f64(w, "uvm_GBs", gbs(abytes, t_um));
     json_kv_u64(w, "host_ctas", plan.host.ctas);
@@ -188,11 +196,12 @@ void bench_sweep(const bench_run *bench, bench_shape *s)
     printf("# split kernels' HBM tiles: --bm %u (0 = auto: 128 rows where N > 32; JSON \"bm\" per point), --bn %u\n"
            "# (0 = auto: as wide as N / cluster up to 256, 128 beside a tiled host tier; JSON \"bn\" per point)\n",
            c->bm, c->bn);
-    printf("# split-seq: the split column's GEMM as a sequence of %u (as overlap), PDL where the plan has no panel\n",
+    printf("# split-seq: the split column's GEMM as a sequence of %u (as overlap), PDL where the plan has no panel;\n"
+           "# ov-graph, seq-graph: overlap and split-seq captured as CUDA graphs\n",
            c->layers);
-    printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %9s\n", "N", "r%", "bound", "split", "%bnd",
-           "mma.sync", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm",
-           "split-seq");
+    printf("%5s %6s %8s %8s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %9s %8s %9s\n", "N", "r%", "bound", "split",
+           "%bnd", "mma.sync", "tiled", "tiled-mc", "split-2d", "dyn", "cublas0", "prefetch", "overlap", "naive", "uvm",
+           "split-seq", "ov-graph", "seq-graph");
     for (int ni = 0; ni < c->nn; ni++) {
         uint32_t N = c->ns[ni];
         op_t ob;

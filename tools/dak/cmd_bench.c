@@ -26,7 +26,8 @@ static void usage(FILE *o)
             "  --shapes LIST    MxK,... (default 7168x7168,28672x7168,11008x4096)\n"
             "  --n LIST         batch columns N (default 1,8,64,512,1024; the fixed section: 1,8,64 unless\n"
             "                   given)\n"
-            "  --ratios LIST    offload ratios in %% (default 0,0.5,1,2,5,10,20,40,60,80,100)\n"
+            "  --ratios LIST    offload ratios in %% (default 0,0.5,1,2,5,10,20,40,60,80,100; the fixed section:\n"
+            "                   0 unless given)\n"
             "  --reps N         timed repetitions per point, median reported (default 10)\n"
             "  --host-sms N     SMs reading host memory, 0 = auto (default 0)\n"
             "  --window N       in-flight copies per host SM, 0 = auto (~1 MiB in flight) (default 0)\n"
@@ -185,6 +186,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
             c->n_given = 1;
         } else if (arg_is(a, "--ratios")) {
             if (!VAL() || parse_list("--ratios", v, 2, c)) return -1;
+            c->r_given = 1;
         } else if (arg_is(a, "--reps")) {
             if (!VAL() || arg_u32("dak bench", "--reps", v, 1, 1000, &c->reps)) return -1;
         } else if (arg_is(a, "--host-sms")) {

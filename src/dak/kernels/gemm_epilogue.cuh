@@ -149,6 +149,18 @@ static __device__ __forceinline__ void add_wide(float *d, const float4 *src, con
     }
 }
 
+/* add_wide's counterpart for a partial staged in shared memory (generic pointer `st`): no limit on
+ * the loads in flight, their latency is short. */
+static __device__ __forceinline__ void add_wide_smem(float *d, const float4 *st, const uint32_t J, uint32_t q)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t j = 0; j < J; j++) {
+        const float4 v = st[(q * J + j) * 32u + lane];
+        d[4u * j] += v.x, d[4u * j + 1u] += v.y, d[4u * j + 2u] += v.z, d[4u * j + 3u] += v.w;
+    }
+}
+
 /* C of a CTA's last tile through its idle ring (opts.diag_epi_global off): C is column-major, and a
  * warp's fragment stores put 4 bytes into each of 4 columns, 4 sectors of 32 B a store; the H200
  * took 10.6 us to store 64 KiB of C that way (7168^2, N = 256: 16 KiB a warp).  Here the warps write
@@ -211,7 +223,7 @@ static __device__ __forceinline__ uint32_t rs_fixup(float *d, const uint32_t J, 
                                                     uint32_t ring_bytes, uint32_t bar_fix, bool may_stage,
                                                     unsigned long long *ts, uint32_t *rlo, uint32_t *rhi)
 {
-    const uint32_t lane = threadIdx.x & 31u, rw = 32u * J; /* float4 per region */
+    const uint32_t rw = 32u * J; /* float4 per region */
     uint32_t keep = 0;
 #pragma unroll
     for (uint32_t m = 0; m < MB; m++) {
@@ -255,14 +267,10 @@ static __device__ __forceinline__ uint32_t rs_fixup(float *d, const uint32_t J, 
         float *dm = d + 4u * J * m;
         for (uint32_t jo = 0, jj = 0; jo < ks_n; jo++) {
             if (jo == ks) continue;
-            const float4 *src = staged ? (const float4 *)ptx_smem_generic(sA + ((jj++) * nkeep + wr - w0) * rbytes)
-                                       : (const float4 *)(slots + (size_t)jo * pt) + (size_t)wr * rw;
-#pragma unroll
-            for (uint32_t j = 0; j < J; j++) {
-                const float4 v = staged ? src[j * 32u + lane] : __ldcg(src + j * 32u + lane);
-                dm[4u * j] += v.x, dm[4u * j + 1u] += v.y, dm[4u * j + 2u] += v.z, dm[4u * j + 3u] += v.w;
-                if (j % 4u == 3u) asm volatile("" ::: "memory"); /* from L2: 4 loads in flight, as add_wide */
-            }
+            if (staged)
+                add_wide_smem(dm, (const float4 *)ptx_smem_generic(sA + ((jj++) * nkeep + wr - w0) * rbytes), J, 0u);
+            else
+                add_wide(dm, (const float4 *)(slots + (size_t)jo * pt) + (size_t)wr * rw, J, 0u);
         }
     }
     if (ts && threadIdx.x == 0) ts[9] = ptx_globaltimer();
@@ -287,7 +295,7 @@ static __device__ __forceinline__ void add_wide_staged(float *d, const float *sl
                                                        uint32_t *fph, size_t hoff, size_t bstride, const uint32_t J,
                                                        const uint32_t MB, uint32_t own, uint32_t q)
 {
-    const uint32_t bytes = (uint32_t)(pt * 4u), per = ring / bytes, lane = threadIdx.x & 31u;
+    const uint32_t bytes = (uint32_t)(pt * 4u), per = ring / bytes;
     for (uint32_t jb = j0; jb < j1; jb += per) {
         const uint32_t je = j1 - jb < per ? j1 : jb + per;
         if (threadIdx.x == 0) {
@@ -302,13 +310,8 @@ static __device__ __forceinline__ void add_wide_staged(float *d, const float *sl
 #pragma unroll
             for (uint32_t m = 0; m < MB; m++) {
                 if (!(own >> m & 1u)) continue;
-                const float4 *st = (const float4 *)ptx_smem_generic(sA + (j - jb) * bytes) + hoff + m * bstride;
-#pragma unroll
-                for (uint32_t i = 0; i < J; i++) {
-                    const float4 v = st[(q * J + i) * 32u + lane];
-                    float *dm = d + 4u * (J * m + i);
-                    dm[0] += v.x, dm[1] += v.y, dm[2] += v.z, dm[3] += v.w;
-                }
+                add_wide_smem(d + 4u * J * m,
+                              (const float4 *)ptx_smem_generic(sA + (j - jb) * bytes) + hoff + m * bstride, J, q);
             }
         ptx_bar_sync(1, NCW * 32u); /* the ring is read: free for the next partials or the staging */
     }
