@@ -21,11 +21,13 @@ def main():
     sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
     series = [("bound_GBs", "bound", "--", "k"), ("split_GBs", "split (DAK)", "o-", "tab:blue"),
               ("split_seq_GBs", "split, sequence of 8 (PDL)", "o--", "tab:pink"),
+              ("split_seq_graph_GBs", "split, sequence as a CUDA graph", "*-", "tab:purple"),
               ("split_tiled_GBs", "split, tiled host rows", "P-", "tab:olive"),
               ("split_mc_GBs", "split, tiled + multicast", "s-", "tab:orange"),
               ("split_2d_GBs", "split, 2-D TMA", "d:", "tab:cyan"),
               ("cublas0_GBs", "cuBLAS all-HBM", ":", "tab:gray"),
               ("prefetch_GBs", "prefetch", "x-", "tab:green"), ("overlap_GBs", "prefetch overlap", "+-", "tab:red"),
+              ("overlap_graph_GBs", "prefetch overlap as a graph", "+--", "tab:red"),
               ("naive_GBs", "naive zero-copy", "v-", "tab:purple"), ("uvm_GBs", "unified memory", "^-", "tab:brown")]
     if sweeps:
         ns = sorted({r["N"] for _, v in sweeps for r in v})

@@ -111,7 +111,12 @@ typedef struct {
     int diag_bn8;       /* diagnostic: B box of 8 rows (not 16) when N <= 8 */
     int pdl;            /* 1: programmatic dependent launch: the kernel may start while the previous
                            one in the stream drains; it loads its first ring of A (read-only weights)
-                           and waits (griddepcontrol.wait) before B and before writing anything */
+                           and waits (griddepcontrol.wait) before B and before writing anything; a host CTA
+                           loads its window's worth once the previous launch's host CTAs have issued their
+                           last copies, so that the host link does not idle between the two */
+    int diag_pdl_host_wait; /* diagnostic: with pdl, no host-link hand-over (as before the eighth session): a host
+                               CTA with a window smaller than its ring issues nothing before griddepcontrol.wait,
+                               one without loads its ring at once */
     int diag_fixup_atomic; /* diagnostic: the split-K fix-up of runs 1-9 (every contributor publishes,
                               the last to arrive sums) instead of the owner's wait (wave alignment) */
     int diag_nofixup;   /* diagnostic: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
@@ -260,13 +265,14 @@ void dak_gemm_launch_free(dak_gemm_launch *l);
 int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err);
 
 /* Per-CTA %globaltimer stamps (ns) of the last run of a launch prepared with diag_times:
- * DAK_GEMM_NTIMES words per CTA, CTA-major: entry, first copy issued, griddepcontrol.wait
- * returned (0 without pdl), first ring slot full, last ring slot full, exit, the CTA's
- * %smid (not a time), in the epilogue of its last tile (0 where there is none): its math done,
- * the split-K fix-up's wait passed (the others' partials published), the fix-up's adds done; and
- * the producer's start (barriers initialised) and its first segment computed (static split).  t holds n words; fails when n < grid x DAK_GEMM_NTIMES or diag_times
- * was off. */
-#define DAK_GEMM_NTIMES 12u
+ * DAK_GEMM_NTIMES words per CTA, CTA-major: entry, first copy issued after griddepcontrol.wait
+ * (the first copy without pdl), griddepcontrol.wait returned (0 without pdl), first ring slot full,
+ * last ring slot full, exit, the CTA's %smid (not a time), in the epilogue of its last tile (0 where
+ * there is none): its math done, the split-K fix-up's wait passed (the others' partials published),
+ * the fix-up's adds done; the producer's start (barriers initialised), its first segment computed
+ * (static split); and a host CTA's hand-over gate passed (pdl; else 0).  t holds n words; fails when
+ * n < grid x DAK_GEMM_NTIMES or diag_times was off. */
+#define DAK_GEMM_NTIMES 13u
 int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm_err *err);
 
 /* Diagnostic: an empty kernel of `grid` CTAs x 288 threads with `smem` bytes of dynamic

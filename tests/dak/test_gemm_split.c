@@ -732,13 +732,15 @@ int main(int argc, char **argv)
                     if (v == 7) o.diag_plain_launch = 1; /* no cluster attribute */
                     if (v == 8) o.diag_bn8 = 1; /* B box of 8 rows when N <= 8 */
                     if (v == 9) o.pdl = 1, o.cluster = N >= 128 ? 8 : 1; /* A ring before griddepcontrol.wait */
+                    if (v == 9 && bmv) o.diag_pdl_host_wait = 1; /* host CTAs: nothing before the wait */
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */
                     if (v == 12) o.dyn = 1;                 /* HBM tier in dynamic units (N <= 64) */
                     if (v == 13) o.dyn = 1, o.out_bf16 = 1; /* the fix-up warp's bf16 stores */
                     if (v == 15) o.l2_hints = 0, o.diag_rotate = 5; /* no L2 policies; shares relabelled */
                     /* v == 11 (static) and 14 (dynamic units): PDL, three launches back to back
                        (each starts while the one before drains; counters reset); r = 0, but v == 11
-                       with the other tile height at r = 10 % (a host tier in the sequence) */
+                       with the other tile height at r = 10 % (a host tier in the sequence: its host
+                       CTAs hand the host link over, host_gate) */
                     if (dak_fill_u32(C, (size_t)M * N, 0x7fc00000u, NULL, &err)) return 1;
                     int rc;
                     if (v == 11 || v == 14) {

@@ -252,14 +252,17 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     const uint32_t M = s->M, K = s->K;
     const size_t abytes = s->abytes;
     static const char *const mname[] = {"single", "seq", "graph"};
-    dak_gemm_opts go[7];
-    for (int v = 0; v < 7; v++) bench_opts_host(&go[v], c);
+    const int hostrows = cp->At[0].rows_host > 0;
+    dak_gemm_opts go[8];
+    for (int v = 0; v < 8; v++) bench_opts_host(&go[v], c);
     /* no-hint: without L2 cache policies (l2_hints 0) */
     go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
     go[5].dyn = 1, go[6].fix_rs = 0; /* own-fix: the owner sums each shared tile (not reduce-scatter) */
-    fx_op so[7];
-    int ok[7];
-    for (int v = 0; v < 7; v++) ok[v] = !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go[v]);
+    go[7].pdl = 1, go[7].diag_pdl_host_wait = 1; /* pdl-hw: no host-link hand-over (host CTAs wait first) */
+    fx_op so[8];
+    int ok[8];
+    for (int v = 0; v < 8; v++)
+        ok[v] = (v != 7 || hostrows) && !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go[v]);
     fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
     const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL;
     uint32_t grid = pl ? pl->host.ctas + pl->hbm.ctas : bench->sms;
@@ -267,16 +270,16 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     fx_op em0 = em;
     em0.smem = 0;
     for (int mode = 0; mode < 3; mode++) {
-        double t[10];
-        for (int v = 0; v < 7; v++) {
+        double t[11];
+        for (int v = 0; v < 8; v++) {
             int want = mode == 0 || (v != 3 && v != 4); /* nofix / nomath: single launches only */
-            t[v] = ok[v] && want ? fx_time(&so[v], mode, c->reps, cp->fs) : NAN;
+            t[v < 7 ? v : 10] = ok[v] && want ? fx_time(&so[v], mode, c->reps, cp->fs) : NAN;
         }
         t[7] = fx_time(&cb, mode, c->reps, cp->fs);
         t[8] = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
         t[9] = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
-        printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
-               t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
+        printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
+               t[1], t[10], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
@@ -288,6 +291,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_u64(w, "launches", mode ? FX_L : 1);
         json_kv_f64(w, "split_us", t[0]);
         json_kv_f64(w, "split_pdl_us", t[1]);
+        json_kv_f64(w, "split_pdl_hostwait_us", t[10]);
         json_kv_f64(w, "split_no_l2hint_us", t[2]);
         json_kv_f64(w, "split_nofix_us", t[3]);
         json_kv_f64(w, "split_nomath_us", t[4]);
@@ -303,7 +307,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_f64(w, "cublas_GBs", gbs(abytes, t[7] / 1e3));
         json_obj_end(w);
     }
-    for (int v = 0; v < 7; v++)
+    for (int v = 0; v < 8; v++)
         if (ok[v]) fx_free(&so[v]);
 }
 
@@ -403,6 +407,83 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     dak_gemm_launch_free(lt);
 }
 
+/* A PDL pair's timeline (host rows only): two launches, over copies 0 and 1 of A, back to back with pdl and
+ * stamps, the last of three runs; per launch and tier the median and the latest CTA of each stamp, in us
+ * from the first launch's first entry.  Does the second launch's host traffic start where the first
+ * one's ends (the host-link hand-over)? */
+static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N,
+                                int host_wait)
+{
+    cm_err err;
+    dak_gemm_ctx *ctx = bench->ctx;
+    json_w *w = bench->w;
+    dak_gemm_opts gt;
+    bench_opts_host(&gt, bench->c);
+    gt.pdl = 1, gt.diag_times = 1, gt.diag_pdl_host_wait = host_wait;
+    dak_gemm_launch *l[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        if (bench_prepare(ctx, &cp->At[k], s->B, s->C, N, &gt, &l[k], &err)) {
+            fprintf(stderr, "dak bench: fixed pair: %s\n", err.msg);
+            if (k) dak_gemm_launch_free(l[0]);
+            return;
+        }
+    const dak_gemm_plan *pl = dak_gemm_launch_plan(l[0]);
+    const uint32_t H = pl->host.ctas, g = H + pl->hbm.ctas;
+    uint64_t *ts[2];
+    for (int k = 0; k < 2; k++) ts[k] = cm_malloc((size_t)g * DAK_GEMM_NTIMES * 8);
+    for (int i = 0; i < 3; i++) {
+        DK(dak_l2_flush(ctx, cp->fs, &err));
+        for (int k = 0; k < 2; k++) DK(dak_gemm_run(l[k], cp->fs, &err));
+        CK(cudaStreamSynchronize(cp->fs));
+    }
+    uint32_t gg;
+    for (int k = 0; k < 2; k++) DK(dak_gemm_times(l[k], ts[k], (size_t)g * DAK_GEMM_NTIMES, &gg, &err));
+    uint64_t t0 = UINT64_MAX;
+    for (uint32_t b = 0; b < g; b++) t0 = ts[0][(size_t)b * DAK_GEMM_NTIMES] < t0 ? ts[0][(size_t)b * DAK_GEMM_NTIMES] : t0;
+    static const int fs[] = {0, 12, 2, 1, 3, 4, 5};
+    static const char *const fn[] = {"entry", "gate", "wait", "copy", "first_full", "last_full", "exit"};
+    enum { NF = sizeof fs / sizeof fs[0] };
+    printf("     PDL pair%s, us from launch 0's first entry (median / latest CTA): entry, host gate passed, "
+           "griddepcontrol.wait returned, first copy after it, first slot full, last slot full, exit\n",
+           host_wait ? " (pdl-hw: no hand-over)" : "");
+    json_obj_begin(w);
+    json_kv_u64(w, "N", N);
+    json_kv_u64(w, "rows_host", cp->At[0].rows_host);
+    json_kv_str(w, "mode", host_wait ? "pair_timeline_hostwait" : "pair_timeline");
+    double *v = cm_malloc(sizeof(double) * g);
+    for (int k = 0; k < 2; k++)
+        for (int tier = 0; tier < 2; tier++) {
+            const uint32_t b0 = tier ? H : 0, b1 = tier ? g : H;
+            printf("     launch %d %s (%u CTAs):", k, tier ? "hbm " : "host", b1 - b0);
+            for (int f = 0; f < NF; f++) {
+                size_t nv = 0;
+                double mx = NAN;
+                for (uint32_t b = b0; b < b1; b++) {
+                    const uint64_t t = ts[k][(size_t)b * DAK_GEMM_NTIMES + fs[f]];
+                    if (!t) continue;
+                    v[nv] = ((double)t - (double)t0) / 1e3;
+                    if (!(v[nv] <= mx)) mx = v[nv];
+                    nv++;
+                }
+                const double md = nv ? bench_median(v, nv) : NAN;
+                printf(" %s %.2f/%.2f", fn[f], md, mx);
+                char key[48];
+                snprintf(key, sizeof key, "l%d_%s_%s_med_us", k, tier ? "hbm" : "host", fn[f]);
+                json_kv_f64(w, key, md);
+                snprintf(key, sizeof key, "l%d_%s_%s_max_us", k, tier ? "hbm" : "host", fn[f]);
+                json_kv_f64(w, key, mx);
+            }
+            printf("\n");
+        }
+    json_obj_end(w);
+    fflush(stdout);
+    free(v);
+    for (int k = 0; k < 2; k++) {
+        free(ts[k]);
+        dak_gemm_launch_free(l[k]);
+    }
+}
+
 /* ---- fixed cost per launch at r = 0 (issue #7, run 10) ---- */
 void bench_fixed(const bench_run *bench, const bench_shape *s)
 {
@@ -430,8 +511,10 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         printf("\n# fixed cost: A %ux%u r = %.2f %% (%u host rows), us per launch (one launch / %d back to back over %d "
                "copies of A / a graph of %d); cuBLAS all-HBM\n",
                M, K, 100.0 * rows / M, rows, FX_L, FX_NCP, FX_L);
-        printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "no-hint", "nofix",
-               "nomath", "dyn", "own-fix", "cublas", "empty", "empty0");
+        printf("# pdl-hw: pdl without the host-link hand-over: host CTAs issue nothing before griddepcontrol.wait\n"
+               "# (diag_pdl_host_wait; with host rows only)\n");
+        printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "pdl-hw",
+               "no-hint", "nofix", "nomath", "dyn", "own-fix", "cublas", "empty", "empty0");
         static const uint32_t fn_default[] = {1, 8, 64};
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : 3u;
@@ -439,6 +522,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
             uint32_t N = fn[a];
             fixed_cost(bench, s, &cp, N);
             for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, &cp, N, dv);
+            for (int hw = 0; rows && hw < 2; hw++) fixed_pair_timeline(bench, s, &cp, N, hw);
         }
     }
     json_arr_end(w);

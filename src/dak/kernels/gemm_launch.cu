@@ -80,6 +80,7 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
     if (c->accw) cudaFree(c->accw);
     if (c->pws) cudaFree(c->pws);
     if (c->dynctr) cudaFree(c->dynctr);
+    if (c->hostq) cudaFree(c->hostq);
     cublasDestroy(c->blas);
     cudaStreamDestroy(c->copy_stream);
     cudaEventDestroy(c->ev_start);
@@ -241,6 +242,13 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     l->plain_launch = o->diag_plain_launch;
     l->pdl = o->pdl != 0;
     k->pdl = (uint32_t)l->pdl;
+    if (l->pdl && p->host.ctas && !o->diag_pdl_host_wait) { /* the host-link hand-over (host_gate) */
+        if (!ctx->hostq) {
+            DAK_CU(cudaMalloc((void **)&ctx->hostq, 8), err);
+            DAK_CU(cudaMemset(ctx->hostq, 0, 8), err);
+        }
+        k->hostq = ctx->hostq;
+    }
     k->fix_wait = !o->diag_fixup_atomic;
     k->nofixup = (uint32_t)(o->diag_nofixup != 0);
     k->epi_global = (uint32_t)(o->diag_epi_global != 0);

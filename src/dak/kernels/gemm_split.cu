@@ -276,6 +276,24 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
     }
 }
 
+/* PDL hand-over of the host link (a host CTA's producer, before griddepcontrol.wait).  The link idles
+ * between two launches, from the last host byte of one to the first of the next after its wait, unless
+ * the next one's copies are in flight by then; issued at its start they land long before that.  So a host
+ * CTA takes a ticket (context-wide counter hostq[0]; the caller takes it early) and waits until hostq[1],
+ * the host CTAs that have issued their last copy, reaches ticket - host_ctas + 1: the k-th of a launch
+ * waits for k + 1 of the launch before it.  Only timing rests on it (A is read-only): it falls through
+ * after HOST_GATE_NS (a launch that never signals: a fault, another context's use).  Returns the copies
+ * to issue before the wait: the window. */
+#define HOST_GATE_NS 200000ull
+static __device__ __forceinline__ uint32_t host_gate(const kparams *p, uint32_t ticket)
+{
+    const uint32_t need = ticket - p->host_ctas + 1u;
+    const unsigned long long t0 = ptx_globaltimer();
+    while ((int32_t)(ptx_ld_acquire_gpu_u32(p->hostq + 1) - need) < 0 && ptx_globaltimer() - t0 < HOST_GATE_NS)
+        __nanosleep(64);
+    return p->window[0] < p->stages[0] ? p->window[0] : p->stages[0];
+}
+
 /* The split kernel's body, instantiated four times (k_split, k_split_n128, k_split_n256, k_split_m256
  * below): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
  * bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
@@ -315,7 +333,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     const uint32_t rank = c > 1 ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
     if (ts && threadIdx.x == 0)
-        ts[0] = ptx_globaltimer(), ts[2] = ts[7] = ts[8] = ts[9] = ts[10] = ts[11] = 0, ts[6] = ptx_smid();
+        ts[0] = ptx_globaltimer(), ts[2] = ts[7] = ts[8] = ts[9] = ts[10] = ts[11] = ts[12] = 0, ts[6] = ptx_smid();
     /* PDL: the next kernel may be scheduled as soon as every CTA of this one is running (it
      * only gets an SM when one of ours exits: one CTA per SM) */
     if (p.pdl) ptx_griddep_launch_dependents();
@@ -370,8 +388,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             seg_t g;
             /* PDL: A is read-only (weights), so the first ring of A copies goes out before
              * griddepcontrol.wait, overlapping the previous kernel's tail; B (the previous
-             * kernel's output in a model) only after it.  Not on windowed (host) CTAs. */
+             * kernel's output in a model) only after it.  A host CTA issues its window's worth,
+             * once the previous launch's host CTAs have issued their last copies (host_gate; without
+             * it, diag_pdl_host_wait: a windowed host CTA issues nothing before the wait). */
             uint32_t pre = 0;
+            const bool hostq = p.pdl && tier == 0u && p.hostq;
+            /* host_gate's ticket (every hostq CTA takes one), its latency under the segment arithmetic */
+            const uint32_t ticket = hostq ? atomicAdd(p.hostq, 1u) : 0u;
             if (dyn) {
                 /* Dynamic units (run 10): run 1's stamps showed the CTAs' streaming ending up
                  * to 8.5 us (7168^2) / 24.5 us (28672x7168) apart under a static even split:
@@ -420,18 +443,20 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 ptx_mbar_arrive(bar_full + 8u * s);
             } else {
             if (p.pdl) {
-                if (!windowed) {
-                    seg_begin(&p, tier, cid, ncl, &si);
-                    while (pre < S && seg_next(&p, tier, cid, ncl, &si, &g)) {
-                        const uint32_t nbox = tile_boxes(&p, tier, g.mt);
-                        const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
-                                              (size_t)rank * (pbytes / 2u);
-                        for (uint32_t kc = g.kb; kc < g.ke && pre < S; kc++, pre++, src += astep) {
-                            const uint32_t fb = bar_full + 8u * pre;
-                            ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
-                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
-                        }
+                seg_begin(&p, tier, cid, ncl, &si);
+                bool more = seg_next(&p, tier, cid, ncl, &si, &g);
+                const uint32_t npre = hostq ? host_gate(&p, ticket) : !windowed ? S : 0u;
+                if (ts && hostq) ts[12] = ptx_globaltimer(); /* the hand-over gate passed */
+                while (more && pre < npre) {
+                    const uint32_t nbox = tile_boxes(&p, tier, g.mt);
+                    const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
+                                          (size_t)rank * (pbytes / 2u);
+                    for (uint32_t kc = g.kb; kc < g.ke && pre < npre; kc++, pre++, src += astep) {
+                        const uint32_t fb = bar_full + 8u * pre;
+                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
                     }
+                    if (pre < npre) more = seg_next(&p, tier, cid, ncl, &si, &g);
                 }
                 ptx_griddep_wait();
                 if (ts) ts[2] = ptx_globaltimer();
@@ -463,6 +488,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 }
             }
             }
+            if (hostq) ptx_red_release_gpu_add_u32(p.hostq + 1, 1u); /* every copy issued (host_gate) */
             if (tier == 0 && hb) atomicAdd(p.host_bytes, hb);
         }
         __syncwarp();

@@ -30,6 +30,7 @@ struct dak_gemm_ctx {
     float *accw; /* dynamic units: per-tile accumulators, kept zero between launches */
     size_t accw_bytes;
     unsigned *dynctr; /* dynamic units: grab counter, kept zero between launches */
+    unsigned *hostq;  /* PDL host-link hand-over: [0] tickets, [1] host CTAs done issuing (host_gate) */
     float *pws; /* panel path: fp32 accumulator for bf16 C */
     size_t pws_bytes;
     void *flush; /* L2 flush buffer */
