@@ -261,15 +261,20 @@ static void test_plan_panel(void)
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 &&
           p.panel.ws_bytes == 7168ull * 4096 * 4);
     o.out_bf16 = 0;
-    /* r = 50 %: 66 host SMs -> 64 (8 clusters) beside 68 HBM CTAs; host bytes = the host half;
-     * the 56 HBM tile rows of 64 are 28 of 128 (bm auto) */
+    /* r = 50 %: the panel kernel's clusters balance the estimated times (panel_clusters).  A unit is
+     * 64 x 512 x 4096 MACs at 4.5x the tiled cost on 8 SMs of 1.97e12 MAC/s: 38.3 us; 784 units.  The
+     * HBM half is 3584 x 7168 x 4096 MACs = 53.4 SM-ms; the host link 51.4 MB / 51 GB/s = 1.0 ms.
+     * k = 12: 66 units, 2.53 ms (HBM 53.4 / 36 = 1.48); k = 13: 61 units, 2.34 ms (HBM 53.4 / 28 = 1.91);
+     * k = 14: HBM 53.4 / 20 = 2.67 ms.  The host rows' share (66 -> 8 clusters: 98 units) takes 3.76 ms,
+     * and 2.34 < 0.85 x 3.76: 13 clusters, 104 CTAs, beside 28 HBM CTAs; host bytes = the host half; the
+     * 56 HBM tile rows of 64 are 28 of 128 (bm auto) */
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 3584, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.panel.on && p.panel.ctas == 64 && p.host.ctas == 0 && p.hbm.ctas == 68 && p.bm == 128 &&
+    CHECK(p.panel.on && p.panel.ctas == 104 && p.host.ctas == 0 && p.hbm.ctas == 28 && p.bm == 128 &&
           p.hbm.mtiles == 28);
     CHECK(p.panel.units == 56 * 14 && dak_gemm_plan_host_bytes(&p) == abytes / 2);
     CHECK(p.panel.ctas + p.hbm.ctas <= 132);
-    /* window 1 MiB / (64 x 2 KiB) = 8; asked 3 -> 3; 9 > 2 panels x 4 pieces -> refused */
-    CHECK(p.panel.window == 8);
+    /* window 1 MiB / (104 x 2 KiB) = 4.9 -> 4; asked 3 -> 3; 9 > 2 panels x 4 pieces -> refused */
+    CHECK(p.panel.window == 4);
     o.window = 3;
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 3584, &o, 132, SMEM, &p, &e) == 0 && p.panel.window == 3);
     o.window = 9;

@@ -150,6 +150,38 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
 
 /* The panel kernel's shape (cluster, piece, panel width, B ring) for p's N and K; the CTAs,
  * units per cluster and window are filled in once the host SMs are known. */
+/* The panel kernel's clusters (auto): it runs beside the tiled kernel, so the SMs are split between the two
+ * by their estimated times: the panel's ceil(units / k) units of 64 x (pblocks x 64) x N MACs at PANEL_RHO
+ * times the tiled kernel's cost per MAC on one cluster, but no faster than the host link; the HBM rows'
+ * MACs over the SMs left, but no faster than HBM.  Taking the host rows' share of the SMs (the rule before)
+ * left one cluster of 8 at r = 5 %, N = 512, computing 5x slower per SM than the tiled kernel (0.8 against
+ * 3.9 TFLOP/s an SM on the H200): 0.2-0.3x the overlap baseline (dak-gemm.md "The panel kernel's SMs").
+ * The best estimate from k_min up (the fewest clusters within 2 % of it), taken only where it cuts the
+ * estimate at k_min to PANEL_GAIN: the estimate ignores how the tiles quantise over the SMs left (an
+ * estimated 13 % at r = 1.7 %, N = 1024 measured 0.68x). */
+#define PANEL_RHO 4.5  /* panel / tiled time per MAC an SM (H200, N = 512-1024, fitted in the eighth session) */
+#define EST_MAC_SM 1.97e12 /* the tiled wgmma kernel's MAC/s an SM at N >= 512 (H200) */
+#define EST_B_G 4.25e12    /* HBM bytes/s (H200, the bench's probe) */
+#define EST_B_H 51e9       /* host link bytes/s (PCIe Gen5, TMA) */
+#define PANEL_GAIN 0.85    /* more clusters than k_min must cut the estimated time to this fraction */
+static uint32_t panel_clusters(const dak_panel_plan *q, uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
+                               uint32_t sm_count, uint32_t c, uint32_t k_min)
+{
+    const double unit = (double)TILE * q->pblocks * TILE * N * PANEL_RHO / (q->cluster * EST_MAC_SM);
+    const double rows_g = (double)(M - rows_host), t_link = (double)rows_host * K * 2.0 / EST_B_H;
+    const double mac_g = rows_g * K * N / EST_MAC_SM, t_hbm = rows_g * K * 2.0 / EST_B_G;
+    uint32_t best = k_min;
+    double tbest = INFINITY, tmin = INFINITY;
+    for (uint32_t k = k_min; k <= q->units && k * q->cluster + (rows_g > 0 ? c : 0) <= sm_count; k++) {
+        const double th = fmax((double)((q->units + k - 1) / k) * unit, t_link);
+        const double tg = rows_g > 0 ? fmax(mac_g / (sm_count - k * q->cluster), t_hbm) : 0.0;
+        const double t = fmax(th, tg);
+        if (k == k_min) tmin = t;
+        if (t < 0.98 * tbest) tbest = t, best = k;
+    }
+    return tbest < PANEL_GAIN * tmin ? best : k_min;
+}
+
 static int panel_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kblocks, size_t smem_bytes, cm_err *err)
 {
     dak_panel_plan *q = &p->panel;
@@ -363,6 +395,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         host_avail = share > HOST_MIN_CTAS ? share : HOST_MIN_CTAS;
         if (mt_g && host_avail + c > sm_count) host_avail = sm_count - c;
         host_avail -= host_avail % ch;
+        if (pon) {
+            const uint32_t k_min = host_avail / ch ? host_avail / ch : 1u;
+            host_avail = panel_clusters(&p->panel, M, N, K, rows_host, sm_count, c, k_min) * ch;
+        }
     }
     if (host_avail > sm_count) host_avail = sm_count;
     if (mt_h && host_avail < ch) host_avail = ch;
