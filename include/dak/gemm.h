@@ -114,6 +114,8 @@ typedef struct {
                            and waits (griddepcontrol.wait) before B and before writing anything; a host CTA
                            loads its window's worth once the previous launch's host CTAs have issued their
                            last copies, so that the host link does not idle between the two */
+    int diag_panel_fork; /* diagnostic: the panel kernel on a forked stream beside the tiled kernel (as before the
+                            eighth session; the default launches the tiled kernel as its programmatic dependent) */
     int diag_pdl_host_wait; /* diagnostic: with pdl, no host-link hand-over (as before the eighth session): a host
                                CTA with a window smaller than its ring issues nothing before griddepcontrol.wait,
                                one without loads its ring at once */

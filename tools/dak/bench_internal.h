@@ -33,6 +33,7 @@ typedef struct {
     uint32_t l2_hints;      /* dak_gemm_opts.l2_hints (default 1) */
     uint32_t fix_rs;        /* dak_gemm_opts.fix_rs (default 1) */
     uint32_t rotate;        /* dak_gemm_opts.diag_rotate (default 0) */
+    uint32_t panel_fork;    /* dak_gemm_opts.diag_panel_fork (default 0) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;
     int n_given; /* --n was given: the fixed section times those N (else 1, 8, 64) */

@@ -163,6 +163,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->l2_hints = (int)c->l2_hints;
     o->fix_rs = (int)c->fix_rs;
     o->diag_rotate = c->rotate;
+    o->diag_panel_fork = (int)c->panel_fork;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

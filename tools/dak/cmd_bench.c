@@ -53,6 +53,8 @@ static void usage(FILE *o)
             "                   others (default 1)\n"
             "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
             "                   default 0)\n"
+            "  --panel-fork N   diagnostic: 1: the panel kernel on a forked stream beside the tiled kernel\n"
+            "                   (diag_panel_fork; default 0: the tiled kernel follows it in-stream)\n"
             "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
             "                   SMs (default 1)\n"
             "  --panel N        the split column's host rows through the A-stationary panel kernel: 0 never,\n"
@@ -208,6 +210,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--rotate", v, 0, 1024, &c->rotate)) return -1;
         } else if (arg_is(a, "--fix-rs")) {
             if (!VAL() || arg_u32("dak bench", "--fix-rs", v, 0, 1, &c->fix_rs)) return -1;
+        } else if (arg_is(a, "--panel-fork")) {
+            if (!VAL() || arg_u32("dak bench", "--panel-fork", v, 0, 1, &c->panel_fork)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--hbm-sms")) {

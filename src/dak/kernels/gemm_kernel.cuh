@@ -37,6 +37,8 @@ typedef struct {
     uint32_t *ctr;
     unsigned long long *host_bytes;
     uint32_t pdl;              /* launched as a programmatic dependent (griddepcontrol) */
+    uint32_t wait_end;         /* launched as the panel kernel's programmatic dependent: griddepcontrol.wait at the
+                                  producer's end only (dak_gemm_run) */
     uint32_t *hostq;           /* PDL host-link hand-over: tickets, host CTAs done issuing (host_gate); NULL: off */
     uint32_t fix_wait;         /* even split: the tile's owner waits for the other partials */
     uint32_t nofixup;          /* diagnostic: no fix-up (C wrong) */

@@ -242,6 +242,10 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     l->plain_launch = o->diag_plain_launch;
     l->pdl = o->pdl != 0;
     k->pdl = (uint32_t)l->pdl;
+    /* the host rows on the panel kernel beside the tiled kernel: the tiled kernel follows it as a programmatic
+     * dependent, so that it is placed only once every panel cluster is (launched side by side on two streams,
+     * the tiled CTAs could land first and leave no GPC with a cluster's SMs free: dak-gemm.md) */
+    k->wait_end = p->panel.on && p->hbm.ctas && !o->diag_panel_fork;
     if (l->pdl && p->host.ctas && !o->diag_pdl_host_wait) { /* the host-link hand-over (host_gate) */
         if (!ctx->hostq) {
             DAK_CU(cudaMalloc((void **)&ctx->hostq, 8), err);
@@ -345,7 +349,7 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
         at[na].val.clusterDim.z = 1;
         na++;
     }
-    if (l->pdl) {
+    if (l->pdl || l->kp.wait_end) {
         at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         at[na].val.programmaticStreamSerializationAllowed = 1;
         na++;

@@ -201,6 +201,8 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
     const uint32_t cid = blockIdx.x / c, ncl = gridDim.x / c;
     const uint32_t u0 = (uint32_t)((unsigned long long)cid * p.units / ncl);
     const uint32_t u1 = (uint32_t)((unsigned long long)(cid + 1u) * p.units / ncl);
+    /* the tiled kernel (a programmatic dependent, dak_gemm_run) may start once every cluster here is placed */
+    ptx_griddep_launch_dependents();
     if (threadIdx.x == 0) {
         for (uint32_t i = 0; i < 2u * PMAXP; i++) ptx_mbar_init(a_full + 8u * i, 1);
         for (uint32_t i = 0; i < 2u; i++) ptx_mbar_init(a_empty + 8u * i, PNCW * c);
@@ -439,7 +441,7 @@ extern "C" int dak_panel_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const u
         }
         ctx->pws_bytes = q->ws_bytes;
     }
-    d->fork = p->hbm.ctas > 0;
+    d->fork = p->hbm.ctas > 0 && o->diag_panel_fork; /* else the tiled kernel follows in-stream (dak_gemm_run) */
     if (d->fork) {
         e = cudaStreamCreateWithFlags(&d->side, cudaStreamNonBlocking);
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->ev_fork, cudaEventDisableTiming);
@@ -480,8 +482,8 @@ extern "C" int dak_panel_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const u
     return 0;
 }
 
-/* Zeroes the accumulator and starts the panel kernel (on a forked stream when the tiled kernel
- * will run beside it on `stream`). */
+/* Zeroes the accumulator and starts the panel kernel on `stream` (the tiled kernel follows as its
+ * programmatic dependent), or with diag_panel_fork on a forked stream beside it. */
 extern "C" int dak_panel_begin(dak_panel *d, cudaStream_t stream, cm_err *err)
 {
     if (d->out_bf16)

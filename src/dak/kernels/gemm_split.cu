@@ -489,6 +489,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             }
             }
             if (hostq) ptx_red_release_gpu_add_u32(p.hostq + 1, 1u); /* every copy issued (host_gate) */
+            if (p.wait_end) ptx_griddep_wait(); /* the panel kernel done before this one is (stream order) */
             if (tier == 0 && hb) atomicAdd(p.host_bytes, hb);
         }
         __syncwarp();

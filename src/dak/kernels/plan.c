@@ -61,6 +61,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_bn8 = 0;
     o->pdl = 0;
     o->diag_pdl_host_wait = 0;
+    o->diag_panel_fork = 0;
     o->diag_fixup_atomic = 0;
     o->diag_nofixup = 0;
     o->diag_times = 0;
