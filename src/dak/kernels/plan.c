@@ -149,8 +149,6 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
     t->ctas = cl * c;
 }
 
-/* The panel kernel's shape (cluster, piece, panel width, B ring) for p's N and K; the CTAs,
- * units per cluster and window are filled in once the host SMs are known. */
 /* The panel kernel's clusters (auto): it runs beside the tiled kernel, so the SMs are split between the two
  * by their estimated times: the panel's ceil(units / k) units of 64 x (pblocks x 64) x N MACs at PANEL_RHO
  * times the tiled kernel's cost per MAC on one cluster, but no faster than the host link; the HBM rows'
@@ -183,6 +181,8 @@ static uint32_t panel_clusters(const dak_panel_plan *q, uint32_t M, uint32_t N, 
     return tbest < PANEL_GAIN * tmin ? best : k_min;
 }
 
+/* The panel kernel's shape (cluster, piece, panel width, B ring) for p's N and K; the CTAs,
+ * units per cluster and window are filled in once the host SMs are known. */
 static int panel_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kblocks, size_t smem_bytes, cm_err *err)
 {
     dak_panel_plan *q = &p->panel;
