@@ -407,7 +407,7 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     dak_gemm_launch_free(lt);
 }
 
-/* A PDL pair's timeline (host rows only): two launches, over copies 0 and 1 of A, back to back with pdl and
+/* A PDL pair's timeline (both tiers, or the HBM tier alone at r = 0): two launches, over copies 0 and 1 of A, back to back with pdl and
  * stamps, the last of three runs; per launch and tier the median and the latest CTA of each stamp, in us
  * from the first launch's first entry.  Does the second launch's host traffic start where the first
  * one's ends (the host-link hand-over)? */
@@ -522,7 +522,8 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
             uint32_t N = fn[a];
             fixed_cost(bench, s, &cp, N);
             for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, &cp, N, dv);
-            for (int hw = 0; rows && hw < 2; hw++) fixed_pair_timeline(bench, s, &cp, N, hw);
+            /* at r = 0 one pair (no host CTAs: nothing to hand over) */
+            for (int hw = 0; hw < (rows ? 2 : 1); hw++) fixed_pair_timeline(bench, s, &cp, N, hw);
         }
     }
     json_arr_end(w);

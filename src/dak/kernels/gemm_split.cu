@@ -282,16 +282,15 @@ static __device__ __forceinline__ void seg_wide(const kparams *p, const seg_t *g
  * CTA takes a ticket (context-wide counter hostq[0]; the caller takes it early) and waits until hostq[1],
  * the host CTAs that have issued their last copy, reaches ticket - host_ctas + 1: the k-th of a launch
  * waits for k + 1 of the launch before it.  Only timing rests on it (A is read-only): it falls through
- * after HOST_GATE_NS (a launch that never signals: a fault, another context's use).  Returns the copies
- * to issue before the wait: the window. */
+ * after HOST_GATE_NS (a launch that never signals: a fault, another context's use).  Then the CTA issues
+ * its window's worth before the wait. */
 #define HOST_GATE_NS 200000ull
-static __device__ __forceinline__ uint32_t host_gate(const kparams *p, uint32_t ticket)
+static __device__ __forceinline__ void host_gate(const kparams *p, uint32_t ticket)
 {
     const uint32_t need = ticket - p->host_ctas + 1u;
     const unsigned long long t0 = ptx_globaltimer();
     while ((int32_t)(ptx_ld_acquire_gpu_u32(p->hostq + 1) - need) < 0 && ptx_globaltimer() - t0 < HOST_GATE_NS)
         __nanosleep(64);
-    return p->window[0] < p->stages[0] ? p->window[0] : p->stages[0];
 }
 
 /* The split kernel's body, instantiated four times (k_split, k_split_n128, k_split_n256, k_split_m256
@@ -445,7 +444,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             if (p.pdl) {
                 seg_begin(&p, tier, cid, ncl, &si);
                 bool more = seg_next(&p, tier, cid, ncl, &si, &g);
-                const uint32_t npre = hostq ? host_gate(&p, ticket) : !windowed ? S : 0u;
+                if (hostq) host_gate(&p, ticket);
+                /* the ring, or the window's worth once the gate passed (W = min(window, ring)) */
+                const uint32_t npre = !windowed ? S : hostq ? W : 0u;
                 if (ts && hostq) ts[12] = ptx_globaltimer(); /* the hand-over gate passed */
                 while (more && pre < npre) {
                     const uint32_t nbox = tile_boxes(&p, tier, g.mt);
