@@ -220,6 +220,15 @@ static void test_plan_errors(void)
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) != 0);
     o.stages = 1;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) != 0);
+    /* diag_noload: single launches of the tiled kernel only */
+    o.stages = 0, o.diag_noload = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
+    o.pdl = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_noload"));
+    o.pdl = 0; /* N = 512 at r = 1.8 %: the host rows would take the panel path */
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel 0"));
+    o.panel = 0;
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
 }
 
 /* Panel path (A-stationary host rows, issue #7): host bytes = A's host bytes for every N,

@@ -253,15 +253,17 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     const size_t abytes = s->abytes;
     static const char *const mname[] = {"single", "seq", "graph"};
     const int hostrows = cp->At[0].rows_host > 0;
-    dak_gemm_opts go[8];
-    for (int v = 0; v < 8; v++) bench_opts_host(&go[v], c);
+    enum { NV = 9 };
+    dak_gemm_opts go[NV];
+    for (int v = 0; v < NV; v++) bench_opts_host(&go[v], c);
     /* no-hint: without L2 cache policies (l2_hints 0) */
     go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
     go[5].dyn = 1, go[6].fix_rs = 0; /* own-fix: the owner sums each shared tile (not reduce-scatter) */
     go[7].pdl = 1, go[7].diag_pdl_host_wait = 1; /* pdl-hw: no host-link hand-over (host CTAs wait first) */
-    fx_op so[8];
-    int ok[8];
-    for (int v = 0; v < 8; v++)
+    go[8].diag_noload = 1, go[8].panel = 0;     /* noload: the math and epilogue alone (no copies) */
+    fx_op so[NV];
+    int ok[NV];
+    for (int v = 0; v < NV; v++)
         ok[v] = (v != 7 || hostrows) && !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go[v]);
     fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
     const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL;
@@ -270,16 +272,16 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     fx_op em0 = em;
     em0.smem = 0;
     for (int mode = 0; mode < 3; mode++) {
-        double t[8]; /* the split kernel's variants, go[v] */
-        for (int v = 0; v < 8; v++) {
-            int want = mode == 0 || (v != 3 && v != 4); /* nofix / nomath: single launches only */
+        double t[NV]; /* the split kernel's variants, go[v] */
+        for (int v = 0; v < NV; v++) {
+            int want = mode == 0 || (v != 3 && v != 4 && v != 8); /* nofix / nomath / noload: single launches only */
             t[v] = ok[v] && want ? fx_time(&so[v], mode, c->reps, cp->fs) : NAN;
         }
         const double t_cb = fx_time(&cb, mode, c->reps, cp->fs);
         const double t_em = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
         const double t_em0 = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
-        printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
-               t[1], t[7], t[2], t[3], t[4], t[5], t[6], t_cb, t_em, t_em0);
+        printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
+               t[1], t[7], t[2], t[3], t[4], t[8], t[5], t[6], t_cb, t_em, t_em0);
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
@@ -295,6 +297,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_f64(w, "split_no_l2hint_us", t[2]);
         json_kv_f64(w, "split_nofix_us", t[3]);
         json_kv_f64(w, "split_nomath_us", t[4]);
+        json_kv_f64(w, "split_noload_us", t[8]);
         json_kv_f64(w, "split_dyn_us", t[5]);
         json_kv_f64(w, "split_ownfix_us", t[6]);
         json_kv_f64(w, "cublas_us", t_cb);
@@ -307,7 +310,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_f64(w, "cublas_GBs", gbs(abytes, t_cb / 1e3));
         json_obj_end(w);
     }
-    for (int v = 0; v < 8; v++)
+    for (int v = 0; v < NV; v++)
         if (ok[v]) fx_free(&so[v]);
 }
 
@@ -512,9 +515,10 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
                "copies of A / a graph of %d); cuBLAS all-HBM\n",
                M, K, 100.0 * rows / M, rows, FX_L, FX_NCP, FX_L);
         printf("# pdl-hw: pdl without the host-link hand-over: host CTAs issue nothing before griddepcontrol.wait\n"
-               "# (diag_pdl_host_wait; with host rows only)\n");
-        printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "pdl-hw",
-               "no-hint", "nofix", "nomath", "dyn", "own-fix", "cublas", "empty", "empty0");
+               "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noload: the math and epilogue\n"
+               "# alone, on stale shared memory (diag_noload; host rows on the tiled kernel)\n");
+        printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "pdl-hw",
+               "no-hint", "nofix", "nomath", "noload", "dyn", "own-fix", "cublas", "empty", "empty0");
         static const uint32_t fn_default[] = {1, 8, 64};
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : 3u;

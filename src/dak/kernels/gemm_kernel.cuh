@@ -26,6 +26,7 @@ typedef struct {
     uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
     int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
     int nomath;                /* diagnostic: skip the tensor-core math */
+    int noload;                /* diagnostic: no copies, slots count as full at once (opts.diag_noload) */
     uint32_t b_perm;           /* 1: B tensor map {64, N, K/64}, smem [block][n][64]; 0: {64, K/64, N}, [n][block][64] */
     uint32_t b_rn, b_rk;       /* smem row of B column n, block bk: n * b_rn + bk * b_rk */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */

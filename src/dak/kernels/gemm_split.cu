@@ -478,11 +478,16 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             ptx_mbar_wait(bar_full + 8u * sw, phw);
                             if (++sw == S) sw = 0, phw ^= 1u;
                         }
-                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
-                        issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
+                        if (p.noload) {
+                            ptx_mbar_arrive(fb); /* diag_noload: no copies, the slot counts as full */
+                        } else {
+                            ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
+                        }
                     }
                     /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles) */
-                    b_copy(sB + s * bbytes, tbt, bperm, (int)(ntb * p.tn[tier]), (int)(kc * kstep), fb, pol_b);
+                    if (!p.noload)
+                        b_copy(sB + s * bbytes, tbt, bperm, (int)(ntb * p.tn[tier]), (int)(kc * kstep), fb, pol_b);
                     hb += pbytes * nbox;
                     if (ts && it == 0) ts[1] = ptx_globaltimer();
                     if (++s == S) s = 0, ph ^= 1u;

@@ -56,6 +56,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->a_tma2d = 0;
     o->kstep = 0;
     o->diag_nomath = 0;
+    o->diag_noload = 0;
     o->diag_b_nmajor = 0;
     o->diag_plain_launch = 0;
     o->diag_bn8 = 0;
@@ -266,6 +267,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: bn %u needs 128-row HBM tiles through wgmma (bm 0 or 128, wgmma 1 or 2, no dyn, "
                             "no diag_b_nmajor); set bn 0 or 64",
                        o->bn);
+    if (o->diag_noload && (o->pdl || o->dyn))
+        return cm_fail(err, "gemm: diag_noload runs the math alone in single launches; set pdl 0 and dyn 0");
     if (o->panel == 1 && o->pdl)
         return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
     if (o->panel == 1 && o->a_tma2d)
@@ -292,6 +295,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * ratio"), and equal at N = 64 (one column group: the panel is not chosen there). */
     memset(&p->panel, 0, sizeof p->panel);
     int pon = mt_h && (o->panel == 1 || (o->panel == 2 && !o->pdl && !o->a_tma2d && p->ngroups > 1));
+    if (pon && o->diag_noload)
+        return cm_fail(err, "gemm: diag_noload applies to the tiled kernel only; these host rows take the panel path "
+                            "(set panel 0)");
     if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
     const int host_tiled = mt_h && !pon; /* the tiled kernel has a host tier (64-row tiles) */
     /* 128-row HBM tiles (bm): at N = 64 a 64-row slot carries as many bytes of B as of A, so
