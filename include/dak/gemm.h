@@ -108,7 +108,8 @@ typedef struct {
     int diag_nomath;    /* diagnostic: consumers wait and release slots but skip the math (C is garbage) */
     int diag_noload;    /* diagnostic: the tiled kernel's producer issues no copies and marks each slot full at
                            once, so that the consumers' math and epilogue run alone on stale shared memory (C is
-                           garbage); not with pdl, dyn or the panel path */
+                           garbage; the host byte count is of the copies it would have issued); not with pdl,
+                           dyn or the panel path */
     int diag_b_nmajor;  /* diagnostic: B in shared memory as [n][block][64] (bank conflicts on B), not [block][n][64] */
     int diag_plain_launch; /* diagnostic: launch without the cluster attribute when cluster is 1 */
     int diag_bn8;       /* diagnostic: B box of 8 rows (not 16) when N <= 8 */

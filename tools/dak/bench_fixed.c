@@ -410,10 +410,11 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     dak_gemm_launch_free(lt);
 }
 
-/* A PDL pair's timeline (both tiers, or the HBM tier alone at r = 0): two launches, over copies 0 and 1 of A, back to back with pdl and
- * stamps, the last of three runs; per launch and tier the median and the latest CTA of each stamp, in us
- * from the first launch's first entry.  Does the second launch's host traffic start where the first
- * one's ends (the host-link hand-over)? */
+/* A PDL pair's timeline (both tiers, or the HBM tier alone at r = 0): two launches, over copies 0 and 1 of
+ * A, back to back with pdl and stamps, the last of three runs; per launch and tier the median and the
+ * latest CTA of each stamp, in us from the first launch's first entry.  Does the second launch's host
+ * traffic start where the first one's ends (the host-link hand-over)?  When does its wait return against
+ * the first one's last exit? */
 static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N,
                                 int host_wait)
 {
