@@ -677,6 +677,19 @@ static void test_plan_tile_align(void)
     CHECK(dak_gemm_plan_make(11008, 1, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
     /* 28672 x 7168, N = 1: 448 tiles, at least two a CTA -> all 132 */
     CHECK(dak_gemm_plan_make(28672, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
+    /* N = 64 (loads bind): 224 tiles of 128 rows, 112 divides 224 -> 112, two whole tiles a CTA */
+    CHECK(dak_gemm_plan_make(28672, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 112);
+    /* N > 64 (the math binds): only counts with several CTAs a tile.  28672 x 7168, N = 128: 112 tiles of
+     * 256 x 128, 112 CTAs would hold one each -> all 132; N = 256: 224 tiles of 128 x 256 -> 132 */
+    CHECK(dak_gemm_plan_make(28672, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 256 && p.hbm.ctas == 132);
+    CHECK(dak_gemm_plan_make(28672, 256, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
+    /* 7168^2, N = 128: 28 tiles -> 112, four CTAs a tile; N = 256: 56 tiles -> 112, two a tile; N = 512: 112
+     * tiles (two column groups) -> 132 */
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 112);
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 112);
+    CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132);
+    /* 11008 x 4096, N = 128: 43 tiles of 256 rows, 129 = 3 x 43 */
+    CHECK(dak_gemm_plan_make(11008, 128, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 129);
     /* host rows over M / 64 (the host link binds): all SMs left; at most M / 64: aligned.  7168^2,
      * r = 1.8 % (128 host rows, 110 HBM tiles, 128 SMs left): 128; 64 host rows (111 tiles, 128
      * left): 111 */

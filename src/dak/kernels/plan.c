@@ -85,12 +85,16 @@ static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
  * tiles divisible over the SMs): the largest CTA count, among those keeping >= 80 % of `cl`, that
  * divides the tiles or that the tiles divide, so that every tile is split into whole equal shares
  * and no CTA holds the ends of two tiles (fewer, larger split-K fix-ups).  H200, r = 0
- * (dak-gemm.md "Tile alignment"): 7168^2 132 -> 112 CTAs, 1.05-1.15x at N = 1..512. */
-static uint32_t tile_aligned(uint32_t tiles, uint32_t cl)
+ * (dak-gemm.md "Tile alignment"): 7168^2 132 -> 112 CTAs, 1.05-1.15x at N = 1..64.  With `shared`
+ * only counts with several CTAs a tile qualify: where the math binds (wgmma tiles, N > 64), a count
+ * that gives each CTA one whole tile or more leaves up to 20 % of the SMs idle to save fix-ups that
+ * such large shares hardly feel (28672x7168 N = 128 / 256: 112 -> 132 CTAs 1.04-1.07x; 7168^2 N = 128
+ * with 4 CTAs a tile stays aligned, 1.11x over all SMs; dak-gemm.md "Ninth session"). */
+static uint32_t tile_aligned(uint32_t tiles, uint32_t cl, int shared)
 {
     if (tiles >= 2u * cl) return cl;
     for (uint32_t k = cl; k > 0 && 5u * k >= 4u * cl; k--)
-        if (tiles % k == 0 || k % tiles == 0) return k;
+        if ((k % tiles == 0 && (k > tiles || !shared)) || (tiles % k == 0 && !shared)) return k;
     return cl;
 }
 
@@ -111,7 +115,8 @@ static uint32_t rs_tiles(uint32_t T, uint32_t cl, uint32_t kchunks)
 /* Wave alignment on: the tier's mtiles x ngroups x kchunks chunks are split evenly
  * over all its clusters (contiguous ranges, so a CTA's range crosses at most a few
  * tiles and a tile is shared by at most ksplit CTAs).  Off: whole tiles, split in K
- * only as far as needed to give every cluster one, go round-robin. */
+ * only as far as needed to give every cluster one, go round-robin.  tile_align: 0 off, 1 on, 2 on with
+ * several CTAs a tile only (tile_aligned's `shared`). */
 static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint32_t ctas_avail,
                       uint32_t c, int align, int tile_align, dak_tier_plan *t)
 {
@@ -123,7 +128,7 @@ static void plan_tier(uint32_t mtiles, uint32_t ngroups, uint32_t kchunks, uint3
     if (mtiles == 0 || ctas_avail < c) return;
     uint32_t cl = ctas_avail / c;
     uint32_t base = mtiles * ngroups;
-    if (align && tile_align) cl = tile_aligned(base, cl);
+    if (align && tile_align) cl = tile_aligned(base, cl, tile_align == 2);
     if (align) {
         uint64_t T = (uint64_t)base * kchunks;
         if (cl > T) cl = (uint32_t)T;
@@ -421,7 +426,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * crossover, B_h / (B_h + B_g) = 1.2 % on the H200).  Above that the host link binds, and in a
      * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
      * alignment") */
-    const int talign = o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M;
+    const int talign = o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M ? (N > TILE ? 2 : 1) : 0;
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
               talign, &p->hbm);
     if (pon) {
