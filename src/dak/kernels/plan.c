@@ -93,8 +93,10 @@ static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t tile_aligned(uint32_t tiles, uint32_t cl, int shared)
 {
     if (tiles >= 2u * cl) return cl;
-    for (uint32_t k = cl; k > 0 && 5u * k >= 4u * cl; k--)
-        if ((k % tiles == 0 && (k > tiles || !shared)) || (tiles % k == 0 && !shared)) return k;
+    for (uint32_t k = cl; k > 0 && 5u * k >= 4u * cl; k--) {
+        const int several_a_tile = k > tiles && k % tiles == 0;
+        if (several_a_tile || (!shared && (k % tiles == 0 || tiles % k == 0))) return k;
+    }
     return cl;
 }
 
@@ -426,7 +428,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * crossover, B_h / (B_h + B_g) = 1.2 % on the H200).  Above that the host link binds, and in a
      * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
      * alignment") */
-    const int talign = o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M ? (N > TILE ? 2 : 1) : 0;
+    const int talign = !(o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M) ? 0 : N > TILE ? 2 : 1;
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
               talign, &p->hbm);
     if (pon) {
