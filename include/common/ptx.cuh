@@ -173,6 +173,22 @@ PTX_DEV void ptx_tma_3d_g2s(uint32_t dst, const CUtensorMap *map, int c0, int c1
                  : "memory");
 }
 
+/* 4-D tensor copy of one box (c3 outermost), completing on `bar`; with an L2 cache policy (the packed A's
+ * boxes of a ring slot in one copy: gemm_split.cu issue_a). */
+PTX_DEV void ptx_tma_4d_g2s_hint(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t bar,
+                                 uint64_t pol)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(dst),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "l"(pol)
+                 : "memory");
+}
+PTX_DEV void ptx_tma_4d_g2s(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(dst),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+                 : "memory");
+}
+
 /* Same box delivered to the same offsets in every CTA of the cluster named in `mask`. */
 PTX_DEV void ptx_tma_2d_g2s_multicast(uint32_t dst, const CUtensorMap *map, int c0, int c1,
                                       uint32_t bar, uint16_t mask)

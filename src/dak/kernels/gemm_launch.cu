@@ -123,6 +123,25 @@ static int encode_2d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint64_t
     return 0;
 }
 
+/* Packed A's rows of one tier (dak_tiered.h: tile row t, 64-column block k at (t K/64 + k) x 8 KiB, each
+ * 8 KiB block 64 rows of 128 B, already in the swizzled image the consumers read) as 4-D {64, 64 rows,
+ * K/64 blocks, rows/64 tile rows} without swizzle, boxes of {64, 64, kstep, mh}: one copy lands a
+ * tile's mh boxes of kstep blocks in a ring slot exactly as mh bulk copies would. */
+static int encode_a_packed(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint32_t K, uint32_t rows,
+                           uint32_t kstep, uint32_t mh, cm_err *err)
+{
+    const cuuint64_t dims[4] = {64, 64, K / 64u, rows / 64u};
+    const cuuint64_t strides[3] = {128, 8192, (cuuint64_t)K / 64u * 8192u};
+    const cuuint32_t box[4] = {64, 64, kstep, mh}, es[4] = {1, 1, 1, 1};
+    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cm_fail(err, "gemm: cuTensorMapEncodeTiled(packed A, %u tile rows x %u blocks, box %u x %u) failed with %d",
+                       rows / 64u, K / 64u, mh, kstep, (int)r);
+    return 0;
+}
+
 /* B (N rows of K, bf16) as 3-D {64, N, K/64 blocks} with strides 2K B and 128 B, boxes of
  * {64, rows, kstep}: a box lands in shared memory as [block][n][64]. */
 static int encode_b_perm(dak_gemm_ctx *ctx, CUtensorMap *m, const uint16_t *B, uint32_t N, uint32_t K, uint32_t rows,
@@ -200,8 +219,16 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     cuuint64_t bdims[3] = {64, A->K / 64u, N};
     cuuint64_t bstrides[2] = {128, (cuuint64_t)A->K * 2u};
     cuuint32_t bbox[3] = {64, p->kstep, p->bn_box};
-    if (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
-        encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err) ||
+    /* packed A, cluster 1, wide HBM column tiles: 4-D maps, a tile's boxes in one copy (a_slot_map: 1.07-1.24x at
+     * N = 128-512, where the one producer thread's ~45 instructions a bulk copy bound the ring); not at bn 64
+     * (N <= 64: 0.98-0.99x, the loads bind there and two bulk copies stream a little better than one 4-D copy).
+     * Else 2-D maps (a_tma2d; unused with packed A) */
+    const int slot_map = A->packed && p->cluster == 1u && p->bn > 64u;
+    if (slot_map && (encode_a_packed(ctx, &l->ta_h, hbase, A->K, (uint32_t)hrows, p->kstep, 1u, err) ||
+                     encode_a_packed(ctx, &l->ta_g, gbase, A->K, (uint32_t)grows, p->kstep, p->bm / 64u, err)))
+        return -1;
+    if ((!slot_map && (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
+                       encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err))) ||
         (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err)))
         return -1;
     kparams *k = &l->kp;
@@ -227,6 +254,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         k->window[t] = tp[t]->window ? tp[t]->window : k->stages[t];
     }
     k->a_bulk = !o->a_tma2d;
+    k->a_slot_map = (uint32_t)slot_map;
     k->nomath = o->diag_nomath;
     k->noload = o->diag_noload;
     k->b_perm = (uint32_t)b_perm;

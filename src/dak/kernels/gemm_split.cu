@@ -113,14 +113,25 @@ static __device__ __forceinline__ uint32_t tile_boxes(const kparams *p, uint32_t
 }
 
 /* The A copies of one ring slot: nbox boxes of 64 rows (64-row tile rows mt64, mt64 + 1, ...;
- * box b at dst0 + b x kstep x 8 KiB).  In the packed layout a box's kstep blocks are contiguous
- * (one bulk copy, a 1/c share per cluster member; the next tile row's starts K/64 blocks later),
- * else kstep 2-D tensor copies per box. */
+ * box b at dst0 + b x kstep x 8 KiB) of a tier whose tiles have mh boxes.  In the packed layout a
+ * box's kstep blocks are contiguous (one bulk copy, a 1/c share per cluster member; the next tile
+ * row's starts K/64 blocks later), and a whole tile's boxes go in one 4-D copy where the map allows
+ * (kparams.a_slot_map); else kstep 2-D tensor copies per box. */
 static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorMap *ta, uint32_t dst0,
                                                const uint16_t *src, uint32_t fb, uint32_t kc, uint32_t mt64,
-                                               uint32_t nbox, uint32_t rank, uint16_t mask, uint64_t pol)
+                                               uint32_t nbox, uint32_t mh, uint32_t rank, uint16_t mask, uint64_t pol)
 {
     const uint32_t c = p->c, kstep = p->kstep;
+    if (p->a_slot_map && nbox == mh && mh > 1u) {
+        /* the slot's mh boxes in one 4-D copy of the packed layout ({64, 64 rows, K/64 blocks, tile rows}, no
+         * swizzle: the image is the bulk copies'): ptxas made each bulk copy ~45 instructions of the one
+         * producer thread, which bound the ring at N >= 128 (ncu, tenth session) */
+        if (pol)
+            ptx_tma_4d_g2s_hint(dst0, ta, 0, 0, (int)(kc * kstep), (int)mt64, fb, pol);
+        else
+            ptx_tma_4d_g2s(dst0, ta, 0, 0, (int)(kc * kstep), (int)mt64, fb);
+        return;
+    }
     for (uint32_t b = 0; b < nbox; b++, mt64++, dst0 += A_BYTES * kstep, src += (size_t)p->kblocks * 4096u) {
         if (p->a_bulk) {
             const uint32_t pbytes = A_BYTES * kstep / c;
@@ -411,7 +422,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         const uint32_t fb = bar_full + 8u * pre;
                         dtags[pre] = u;
                         ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 0u, mask, pol_a);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 1u, 0u, mask, pol_a);
                     }
                     ptx_griddep_wait();
                     if (ts) ts[2] = ptx_globaltimer();
@@ -426,7 +437,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                             dtags[s] = u; /* before the arrive (release) that the consumers acquire */
                             ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 0u, mask, pol_a);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 1u, 0u, mask, pol_a);
                         }
                         b_copy(sB + s * bbytes, &tb, bperm, 0, (int)(kc * kstep), fb, pol_b);
                         if (ts && it == 0) ts[1] = ptx_globaltimer();
@@ -455,7 +466,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                     for (uint32_t kc = g.kb; kc < g.ke && pre < npre; kc++, pre++, src += astep) {
                         const uint32_t fb = bar_full + 8u * pre;
                         ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
-                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
                     }
                     if (pre < npre) more = seg_next(&p, tier, cid, ncl, &si, &g);
                 }
@@ -482,7 +493,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             ptx_mbar_arrive(fb); /* diag_noload: no copies, the slot counts as full */
                         } else {
                             ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
-                            issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, rank, mask, pol_a);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
                         }
                     }
                     /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles) */
