@@ -33,6 +33,9 @@ static int fx_enqueue(fx_op *o, int i, cudaStream_t st, cm_err *err)
     return dak_diag_empty(o->ctx, o->grid, o->smem, st, err);
 }
 
+/* one launch (bench_time_reps' callback for mode 0) */
+static int fx_enqueue_one(void *arg, cudaStream_t st, cm_err *err) { return fx_enqueue((fx_op *)arg, 0, st, err); }
+
 /* the FX_L launches back to back (bench_capture's callback for the graph) */
 static int fx_enqueue_seq(void *arg, cudaStream_t st, cm_err *err)
 {
@@ -44,52 +47,22 @@ static int fx_enqueue_seq(void *arg, cudaStream_t st, cm_err *err)
 /* median microseconds per launch; mode 0: one launch, 1: FX_L back to back, 2: graph of FX_L */
 static double fx_time(fx_op *o, int mode, uint32_t reps, cudaStream_t st)
 {
-    static cudaEvent_t e0, e1;
-    if (!e0) {
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-    }
     cm_err err;
-    int n = mode ? FX_L : 1;
+    int failed = 1;
+    double us = NAN;
     cudaGraphExec_t ge = NULL;
-    if (mode == 2 && !(ge = bench_capture(fx_enqueue_seq, o, st, &err))) goto fail;
-    double *t = cm_malloc(sizeof(double) * reps);
-    for (uint32_t i = 0; i < reps + 2; i++) {
-        if (dak_l2_flush(o->ctx, st, &err)) {
-            free(t);
-            goto fail;
-        }
-        CK(cudaEventRecord(e0, st));
-        if (ge) {
-            CK(cudaGraphLaunch(ge, st));
-        } else {
-            for (int j = 0; j < n; j++)
-                if (fx_enqueue(o, j, st, &err)) {
-                    free(t);
-                    goto fail;
-                }
-        }
-        CK(cudaEventRecord(e1, st));
-        cudaError_t e = cudaEventSynchronize(e1);
-        if (e != cudaSuccess) {
-            cm_fail(&err, "%s", cudaGetErrorString(e));
-            free(t);
-            goto fail;
-        }
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (i >= 2) t[i - 2] = 1e3 * ms / n;
+    if (mode != 2 || (ge = bench_capture(fx_enqueue_seq, o, st, &err))) {
+        const bench_timed_op op = {
+            .ctx = o->ctx, .st = st, .graph = ge, .enqueue = mode ? fx_enqueue_seq : fx_enqueue_one, .arg = o};
+        us = bench_time_reps(&op, reps, 1e3, mode ? FX_L : 1, &err, &failed);
     }
-    double m = bench_median(t, reps);
-    free(t);
     if (ge) cudaGraphExecDestroy(ge);
-    return m;
-fail:
-    fprintf(stderr, "dak bench: fixed (kind %d, mode %d): %s\n", o->kind, mode, err.msg);
-    if (ge) cudaGraphExecDestroy(ge);
-    cudaStreamSynchronize(st);
-    cudaGetLastError();
-    return NAN;
+    if (failed) {
+        fprintf(stderr, "dak bench: fixed (kind %d, mode %d): %s\n", o->kind, mode, err.msg);
+        cudaStreamSynchronize(st);
+        cudaGetLastError();
+    }
+    return us;
 }
 
 static int fx_prepare(fx_op *o, dak_gemm_ctx *ctx, const dak_tiered *At, const uint16_t *B, float *C, uint32_t N,
@@ -243,6 +216,55 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     }
 }
 
+/* The split kernel's variants in the fixed-cost table, each over bench_opts_host's options. */
+static void fx_set_pdl(dak_gemm_opts *go) { go->pdl = 1; }
+/* pdl-hw: no host-link hand-over (host CTAs wait first) */
+static void fx_set_pdl_hostwait(dak_gemm_opts *go) { go->pdl = 1, go->diag_pdl_host_wait = 1; }
+/* no-hint: without L2 cache policies (l2_hints 0) */
+static void fx_set_no_l2hint(dak_gemm_opts *go) { go->l2_hints = 0; }
+/* nofix: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
+static void fx_set_nofix(dak_gemm_opts *go) { go->diag_nofixup = 1; }
+/* nomath: the copies alone */
+static void fx_set_nomath(dak_gemm_opts *go) { go->diag_nomath = 1; }
+/* noload: the math and epilogue alone (no copies) */
+static void fx_set_noload(dak_gemm_opts *go) { go->diag_noload = 1, go->panel = 0; }
+/* dyn: the HBM tier in dynamic units */
+static void fx_set_dyn(dak_gemm_opts *go) { go->dyn = 1; }
+/* own-fix: the owner sums each shared tile (not reduce-scatter) */
+static void fx_set_ownfix(dak_gemm_opts *go) { go->fix_rs = 0; }
+
+/* One variant of the split kernel: a column of the fixed-cost table and its JSON keys. */
+typedef struct {
+    const char *column;              /* its head in the table */
+    const char *us_key;              /* its JSON key: median us per launch */
+    const char *gbs_key;             /* the JSON key of its GB/s of A, or NULL (not written) */
+    int single_only;                 /* timed as one launch only (NaN back to back and as a graph) */
+    int needs_host_rows;             /* timed only with host rows (else NaN) */
+    void (*set)(dak_gemm_opts *go);  /* its options, or NULL: the split kernel as asked */
+} fx_variant;
+
+/* in the table's column order (the JSON keys follow it) */
+static const fx_variant fx_variants[] = {
+    {"split", "split_us", "split_GBs", 0, 0, NULL},
+    {"pdl", "split_pdl_us", "split_pdl_GBs", 0, 0, fx_set_pdl},
+    {"pdl-hw", "split_pdl_hostwait_us", NULL, 0, 1, fx_set_pdl_hostwait},
+    {"no-hint", "split_no_l2hint_us", NULL, 0, 0, fx_set_no_l2hint},
+    {"nofix", "split_nofix_us", NULL, 1, 0, fx_set_nofix},
+    {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath},
+    {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload},
+    {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn},
+    {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix},
+};
+enum { FX_NV = sizeof fx_variants / sizeof fx_variants[0] };
+
+/* The fixed-cost table's header: its columns are fixed_cost's row. */
+static void fixed_cost_header(void)
+{
+    printf("%4s %6s", "N", "mode");
+    for (int v = 0; v < FX_NV; v++) printf(" %8s", fx_variants[v].column);
+    printf(" %8s %8s %8s\n", "cublas", "empty", "empty0");
+}
+
 /* One N of the fixed-cost table: each variant as one launch, FX_L back to back and a graph. */
 static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N)
 {
@@ -253,35 +275,33 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     const size_t abytes = s->abytes;
     static const char *const mname[] = {"single", "seq", "graph"};
     const int hostrows = cp->At[0].rows_host > 0;
-    enum { NV = 9 };
-    dak_gemm_opts go[NV];
-    for (int v = 0; v < NV; v++) bench_opts_host(&go[v], c);
-    /* no-hint: without L2 cache policies (l2_hints 0) */
-    go[1].pdl = 1, go[2].l2_hints = 0, go[3].diag_nofixup = 1, go[4].diag_nomath = 1;
-    go[5].dyn = 1, go[6].fix_rs = 0; /* own-fix: the owner sums each shared tile (not reduce-scatter) */
-    go[7].pdl = 1, go[7].diag_pdl_host_wait = 1; /* pdl-hw: no host-link hand-over (host CTAs wait first) */
-    go[8].diag_noload = 1, go[8].panel = 0;     /* noload: the math and epilogue alone (no copies) */
-    fx_op so[NV];
-    int ok[NV];
-    for (int v = 0; v < NV; v++)
-        ok[v] = (v != 7 || hostrows) && !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go[v]);
+    fx_op so[FX_NV];
+    int ok[FX_NV];
+    for (int v = 0; v < FX_NV; v++) {
+        const fx_variant *fv = &fx_variants[v];
+        dak_gemm_opts go;
+        bench_opts_host(&go, c);
+        if (fv->set) fv->set(&go);
+        ok[v] = (!fv->needs_host_rows || hostrows) && !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go);
+    }
     fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
-    const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL;
+    const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL; /* the plain split's */
     uint32_t grid = pl ? pl->host.ctas + pl->hbm.ctas : bench->sms;
     fx_op em = {.kind = 2, .ctx = ctx, .grid = grid, .smem = pl ? pl->smem_bytes : 0};
     fx_op em0 = em;
     em0.smem = 0;
     for (int mode = 0; mode < 3; mode++) {
-        double t[NV]; /* the split kernel's variants, go[v] */
-        for (int v = 0; v < NV; v++) {
-            int want = mode == 0 || (v != 3 && v != 4 && v != 8); /* nofix / nomath / noload: single launches only */
+        double t[FX_NV];
+        for (int v = 0; v < FX_NV; v++) {
+            const int want = mode == 0 || !fx_variants[v].single_only;
             t[v] = ok[v] && want ? fx_time(&so[v], mode, c->reps, cp->fs) : NAN;
         }
         const double t_cb = fx_time(&cb, mode, c->reps, cp->fs);
         const double t_em = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
         const double t_em0 = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
-        printf("%4u %6s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", N, mname[mode], t[0],
-               t[1], t[7], t[2], t[3], t[4], t[8], t[5], t[6], t_cb, t_em, t_em0);
+        printf("%4u %6s", N, mname[mode]);
+        for (int v = 0; v < FX_NV; v++) printf(" %8.2f", t[v]);
+        printf(" %8.2f %8.2f %8.2f\n", t_cb, t_em, t_em0);
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
@@ -291,26 +311,16 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_u64(w, "host_window", pl ? pl->host.window : 0);
         json_kv_str(w, "mode", mname[mode]);
         json_kv_u64(w, "launches", mode ? FX_L : 1);
-        json_kv_f64(w, "split_us", t[0]);
-        json_kv_f64(w, "split_pdl_us", t[1]);
-        json_kv_f64(w, "split_pdl_hostwait_us", t[7]);
-        json_kv_f64(w, "split_no_l2hint_us", t[2]);
-        json_kv_f64(w, "split_nofix_us", t[3]);
-        json_kv_f64(w, "split_nomath_us", t[4]);
-        json_kv_f64(w, "split_noload_us", t[8]);
-        json_kv_f64(w, "split_dyn_us", t[5]);
-        json_kv_f64(w, "split_ownfix_us", t[6]);
+        for (int v = 0; v < FX_NV; v++) json_kv_f64(w, fx_variants[v].us_key, t[v]);
         json_kv_f64(w, "cublas_us", t_cb);
         json_kv_f64(w, "empty_smem_us", t_em);
         json_kv_f64(w, "empty_0_us", t_em0);
-        json_kv_f64(w, "split_GBs", gbs(abytes, t[0] / 1e3));
-        json_kv_f64(w, "split_pdl_GBs", gbs(abytes, t[1] / 1e3));
-        json_kv_f64(w, "split_dyn_GBs", gbs(abytes, t[5] / 1e3));
-        json_kv_f64(w, "split_ownfix_GBs", gbs(abytes, t[6] / 1e3));
+        for (int v = 0; v < FX_NV; v++)
+            if (fx_variants[v].gbs_key) json_kv_f64(w, fx_variants[v].gbs_key, gbs(abytes, t[v] / 1e3));
         json_kv_f64(w, "cublas_GBs", gbs(abytes, t_cb / 1e3));
         json_obj_end(w);
     }
-    for (int v = 0; v < NV; v++)
+    for (int v = 0; v < FX_NV; v++)
         if (ok[v]) fx_free(&so[v]);
 }
 
@@ -518,8 +528,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         printf("# pdl-hw: pdl without the host-link hand-over: host CTAs issue nothing before griddepcontrol.wait\n"
                "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noload: the math and epilogue\n"
                "# alone, on stale shared memory (diag_noload; host rows on the tiled kernel)\n");
-        printf("%4s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "N", "mode", "split", "pdl", "pdl-hw",
-               "no-hint", "nofix", "nomath", "noload", "dyn", "own-fix", "cublas", "empty", "empty0");
+        fixed_cost_header();
         static const uint32_t fn_default[] = {1, 8, 64};
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : 3u;

@@ -1,7 +1,8 @@
 /* What the files of `dak bench gemm` share: the parsed options (bench_cfg) and, with CUDA, the
  * run's and one shape's state that cmd_bench.c hands to each section, the timed operations
- * (op_t, time_op, time_split) and the GB/s helper (gbs; numbers go out through json_kv_f64, null
- * where not finite); bench_ops.c defines the functions.  The sections' entry points are in
+ * (op_t, time_op, time_split; bench_time_reps, the timing loop they and the fixed section share)
+ * and the GB/s helper (gbs; numbers go out through json_kv_f64, null where not finite);
+ * bench_ops.c defines the functions.  The sections' entry points are in
  * bench_sections.h. */
 #ifndef DAK_TOOL_BENCH_INTERNAL_H
 #define DAK_TOOL_BENCH_INTERNAL_H
@@ -110,6 +111,26 @@ typedef int (*bench_enqueue_fn)(void *arg, cudaStream_t st, cm_err *err);
 /* What enqueue(arg, st) issues, captured on st and instantiated as a graph; a warm-up runs outside the
  * capture first (cuBLAS picks its kernel and workspace).  NULL with err set on failure. */
 cudaGraphExec_t bench_capture(bench_enqueue_fn enqueue, void *arg, cudaStream_t st, cm_err *err);
+
+/* Untimed preparation before each timed repetition (bench_time_reps). */
+typedef int (*bench_pre_fn)(void *arg, cm_err *err);
+
+/* What bench_time_reps times: enqueue(arg, st), or graph launched on st where set (enqueue's work
+ * captured by bench_capture); pre(arg) where set, then an L2 flush of ctx, before each repetition. */
+typedef struct {
+    dak_gemm_ctx *ctx;
+    cudaStream_t st;
+    cudaGraphExec_t graph;
+    bench_enqueue_fn enqueue;
+    bench_pre_fn pre;
+    void *arg;
+} bench_timed_op;
+
+/* The one timing loop of the bench: 2 warm-up and reps timed repetitions between CUDA events on
+ * op->st; the median over the timed ones of unit_per_ms * ms / launches (1 and 1: ms a repetition;
+ * 1e3 and the launches a repetition: us a launch).  NaN with *failed = 1 and err set on failure. */
+double bench_time_reps(const bench_timed_op *op, uint32_t reps, double unit_per_ms, uint32_t launches, cm_err *err,
+                       int *failed);
 
 /* dak_gemm_prepare with --bn and --bm 256 as requests: a configuration that refuses the width asked
  * for (wgmma 0, dyn, 64-row tiles, bn 256 beside a tiled host tier) or bm 256 (N <= 64, a cluster, a

@@ -1,7 +1,8 @@
 /* The timed operations that the sections of `dak bench gemm` share (bench_internal.h): the
- * split GEMM and the baselines as op_t, timed by time_op; the split kernel's options and
- * preparation (bench_opts, bench_opts_host, bench_prepare, time_split); the bound, the shape's JSON
- * array and the GB/s helper. */
+ * split GEMM and the baselines as op_t, timed by time_op; the timing loop under time_op that the
+ * fixed section shares too (bench_time_reps); the split kernel's options and preparation
+ * (bench_opts, bench_opts_host, bench_prepare, time_split); the bound, the shape's JSON array and
+ * the GB/s helper. */
 #include <math.h>
 #include <string.h>
 
@@ -27,9 +28,10 @@ static int op_run(op_t *o, cudaStream_t st, cm_err *err)
     return cm_fail(err, "bad op");
 }
 
-/* untimed preparation before each repetition */
-static int op_pre(op_t *o, cm_err *err)
+/* untimed preparation before each repetition (bench_time_reps' pre) */
+static int op_pre(void *arg, cm_err *err)
 {
+    const op_t *o = arg;
     if (o->kind == 5 && o->um_host_bytes) {
         struct cudaMemLocation host = {cudaMemLocationTypeHost, 0};
         cudaError_t e = cudaMemPrefetchAsync(o->um, o->um_host_bytes, host, 0, NULL);
@@ -74,42 +76,30 @@ static int op_enqueue(void *o, cudaStream_t st, cm_err *err)
     return op_run((op_t *)o, st, err);
 }
 
-/* time_op, or with graph set the operation captured once as a CUDA graph and replayed on a stream
- * of its own: a graph's launches are in device memory, a stream's commands are fetched over the
- * host link (which the host tier keeps busy). */
-static double time_op_mode(op_t *o, uint32_t reps, int graph, cm_err *err, int *failed)
+double bench_time_reps(const bench_timed_op *op, uint32_t reps, double unit_per_ms, uint32_t launches, cm_err *err,
+                       int *failed)
 {
     static cudaEvent_t e0, e1;
-    static cudaStream_t gs;
     if (!e0) {
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
-        CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
     }
     *failed = 0;
-    cudaStream_t st = graph ? gs : NULL;
-    cudaGraphExec_t ge = NULL;
-    if (graph && (o->kind == 5 || !(ge = bench_capture(op_enqueue, o, gs, err)))) {
-        if (o->kind == 5) cm_fail(err, "uvm: not timed as a graph (its host prefetch runs before each repetition)");
-        *failed = 1;
-        cudaStreamSynchronize(gs);
-        cudaGetLastError();
-        return NAN;
-    }
     double *t = cm_malloc(sizeof(double) * reps);
     for (uint32_t i = 0; i < reps + 2; i++) {
-        if (op_pre(o, err) || dak_l2_flush(o->ctx, st, err)) {
+        if ((op->pre && op->pre(op->arg, err)) || dak_l2_flush(op->ctx, op->st, err)) {
             *failed = 1;
             break;
         }
-        CK(cudaEventRecord(e0, st));
-        const int bad = ge ? cudaGraphLaunch(ge, st) != cudaSuccess : op_run(o, st, err);
+        CK(cudaEventRecord(e0, op->st));
+        const int bad =
+            op->graph ? cudaGraphLaunch(op->graph, op->st) != cudaSuccess : op->enqueue(op->arg, op->st, err);
         if (bad) {
-            if (ge) cm_fail(err, "graph launch failed");
+            if (op->graph) cm_fail(err, "graph launch failed");
             *failed = 1;
             break;
         }
-        CK(cudaEventRecord(e1, st));
+        CK(cudaEventRecord(e1, op->st));
         cudaError_t e = cudaEventSynchronize(e1);
         if (e != cudaSuccess) {
             cm_fail(err, "%s", cudaGetErrorString(e));
@@ -118,11 +108,33 @@ static double time_op_mode(op_t *o, uint32_t reps, int graph, cm_err *err, int *
         }
         float ms;
         CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (i >= 2) t[i - 2] = ms;
+        if (i >= 2) t[i - 2] = unit_per_ms * ms / launches;
     }
-    if (ge) cudaGraphExecDestroy(ge);
-    double m = *failed ? NAN : bench_median(t, reps);
+    const double m = *failed ? NAN : bench_median(t, reps);
     free(t);
+    return m;
+}
+
+/* time_op, or with graph set the operation captured once as a CUDA graph and replayed on a stream
+ * of its own: a graph's launches are in device memory, a stream's commands are fetched over the
+ * host link (which the host tier keeps busy). */
+static double time_op_mode(op_t *o, uint32_t reps, int graph, cm_err *err, int *failed)
+{
+    static cudaStream_t gs;
+    if (!gs) CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+    *failed = 0;
+    cudaGraphExec_t ge = NULL;
+    if (graph && (o->kind == 5 || !(ge = bench_capture(op_enqueue, o, gs, err)))) {
+        if (o->kind == 5) cm_fail(err, "uvm: not timed as a graph (its host prefetch runs before each repetition)");
+        *failed = 1;
+        cudaStreamSynchronize(gs);
+        cudaGetLastError();
+        return NAN;
+    }
+    const bench_timed_op op = {
+        .ctx = o->ctx, .st = graph ? gs : NULL, .graph = ge, .enqueue = op_enqueue, .pre = op_pre, .arg = o};
+    double m = bench_time_reps(&op, reps, 1, 1, err, failed);
+    if (ge) cudaGraphExecDestroy(ge);
     if (!*failed && (o->kind == 3 || o->kind == 6)) m /= o->layers;
     return m;
 }
