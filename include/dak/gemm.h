@@ -8,7 +8,9 @@
  *
  * The split kernel is persistent and warp-specialised: one producer warp issues
  * TMA copies of A tiles (64 rows x kstep*64 columns, kstep x 8 KiB: one 1-D bulk
- * copy from the packed layout, or kstep 2-D tensor copies from row-major A) and
+ * copy from the packed layout, or kstep 2-D tensor copies from row-major A; with
+ * the wide column tiles below, a 128- or 256-row tile's boxes in one 4-D tensor copy
+ * of the packed layout, since one thread issues every copy) and
  * B tiles (one 3-D tensor copy of kstep blocks) into a ring of
  * shared-memory slots that complete on mbarriers; eight consumer warps (two per
  * SM sub-partition) run mma.sync bf16 tensor-core math, each on one half of

@@ -25,8 +25,8 @@ typedef struct {
     uint32_t host_ctas;
     uint32_t ctas[2], items[2], ksplit[2], window[2], mt0[2], row0[2], even[2];
     int a_bulk;                /* 1: packed A, 1-D bulk copies; 0: 2-D tensor copies */
-    uint32_t a_slot_map;       /* packed A, cluster 1: ta_h / ta_g are 4-D maps of the packed layout, so that the
-                                  mh boxes of a slot go in one tensor copy (issue_a) */
+    uint32_t a_slot_map;       /* packed A, cluster 1, wide HBM column tiles: ta_h / ta_g are 4-D maps of the packed
+                                  layout, so that the mh boxes of a slot go in one tensor copy (issue_a) */
     int nomath;                /* diagnostic: skip the tensor-core math */
     int noload;                /* diagnostic: no copies, slots count as full at once (opts.diag_noload) */
     uint32_t b_perm;           /* 1: B tensor map {64, N, K/64}, smem [block][n][64]; 0: {64, K/64, N}, [n][block][64] */

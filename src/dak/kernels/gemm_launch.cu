@@ -93,13 +93,20 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
 
 extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
 
+/* cuTensorMapEncodeTiled of a bf16 map of `rank` (<= 4) dimensions, innermost first, element strides 1. */
+static CUresult encode_bf16(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint32_t rank, const cuuint64_t *dims,
+                            const cuuint64_t *strides, const cuuint32_t *box, CUtensorMapSwizzle swizzle)
+{
+    const cuuint32_t es[4] = {1, 1, 1, 1};
+    return c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, (void *)base, dims, strides, box, es,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
 int dak_encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuint64_t dims[3],
                      const cuuint64_t strides[2], const cuuint32_t box[3], cm_err *err)
 {
-    cuuint32_t es[3] = {1, 1, 1};
-    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)base, dims, strides, box, es,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUresult r = encode_bf16(c, m, base, 3u, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     if (r != CUDA_SUCCESS)
         return cm_fail(err, "gemm: cuTensorMapEncodeTiled(3-D %llu x %llu x %llu, box %u x %u x %u) failed with %d",
                        (unsigned long long)dims[2], (unsigned long long)dims[1], (unsigned long long)dims[0],
@@ -110,13 +117,10 @@ int dak_encode_3d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, const cuuin
 static int encode_2d(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint64_t inner,
                      uint64_t outer, uint32_t box_in, uint32_t box_out, cm_err *err)
 {
-    cuuint64_t dims[2] = {inner, outer};
-    cuuint64_t strides[1] = {inner * 2u};
-    cuuint32_t box[2] = {box_in, box_out};
-    cuuint32_t es[2] = {1, 1};
-    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides, box, es,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const cuuint64_t dims[2] = {inner, outer};
+    const cuuint64_t strides[1] = {inner * 2u};
+    const cuuint32_t box[2] = {box_in, box_out};
+    const CUresult r = encode_bf16(c, m, base, 2u, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     if (r != CUDA_SUCCESS)
         return cm_fail(err, "gemm: cuTensorMapEncodeTiled(%llu x %llu, box %u x %u) failed with %d",
                        (unsigned long long)outer, (unsigned long long)inner, box_out, box_in, (int)r);
@@ -132,10 +136,8 @@ static int encode_a_packed(dak_gemm_ctx *c, CUtensorMap *m, const void *base, ui
 {
     const cuuint64_t dims[4] = {64, 64, K / 64u, rows / 64u};
     const cuuint64_t strides[3] = {128, 8192, (cuuint64_t)K / 64u * 8192u};
-    const cuuint32_t box[4] = {64, 64, kstep, mh}, es[4] = {1, 1, 1, 1};
-    CUresult r = c->encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const cuuint32_t box[4] = {64, 64, kstep, mh};
+    const CUresult r = encode_bf16(c, m, base, 4u, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
     if (r != CUDA_SUCCESS)
         return cm_fail(err, "gemm: cuTensorMapEncodeTiled(packed A, %u tile rows x %u blocks, box %u x %u) failed with %d",
                        rows / 64u, K / 64u, mh, kstep, (int)r);
