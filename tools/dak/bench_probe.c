@@ -69,6 +69,26 @@ static void probe_diag(const bench_run *bench, const probe_bufs *p)
             json_obj_end(w);
         }
     json_arr_end(w);
+    /* Does one SM take more of HBM when fewer SMs read (is ~35-40 GB/s an SM a limit of the SM's copies, or its
+     * share of HBM)?  The N = 128 GEMMs on 112 SMs stream at that rate with HBM far from its peak. */
+    printf("\n# diag: HBM probe against the SMs reading (32 KiB contiguous copies, 192 KiB in flight each): "
+           "GB/s in all and an SM\n");
+    printf("%6s %10s %10s\n", "SMs", "GB/s", "GB/s/SM");
+    json_key(w, "diag_probe_sms");
+    json_arr_begin(w);
+    static const uint32_t nsm[] = {8, 16, 33, 66, 99, 112, 132};
+    for (size_t a = 0; a < sizeof nsm / sizeof nsm[0]; a++) {
+        if (nsm[a] > sms) continue;
+        double v[3];
+        for (int i = 0; i < 3; i++) DK(dak_probe_hbm(bench->ctx, p->gbuf, p->gprobe, nsm[a], 32768, 1, &v[i], &err));
+        const double m = bench_median(v, 3);
+        printf("%6u %10.1f %10.2f\n", nsm[a], m, m / nsm[a]);
+        json_obj_begin(w);
+        json_kv_u64(w, "sms", nsm[a]);
+        json_kv_f64(w, "GBs", m);
+        json_obj_end(w);
+    }
+    json_arr_end(w);
 }
 
 /* ---- diagnostics: the host link read by the SMs (TMA), by the copy engine, and by both at once.
