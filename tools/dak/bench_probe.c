@@ -45,10 +45,19 @@ static void probe_congestion(const bench_run *bench, const probe_bufs *p)
     json_arr_end(w);
 }
 
-/* ---- diagnostics: HBM probe copy size x assignment ---- */
-static void probe_diag(const bench_run *bench, const probe_bufs *p)
+/* ---- diagnostics: HBM probe copy size x assignment, and against the SMs reading ---- */
+
+/* The HBM probe's GB/s, median of 3 */
+static double probe_hbm_median(const bench_run *bench, const probe_bufs *p, uint32_t ctas, uint32_t chunk, int contig)
 {
     cm_err err;
+    double v[3];
+    for (int i = 0; i < 3; i++) DK(dak_probe_hbm(bench->ctx, p->gbuf, p->gprobe, ctas, chunk, contig, &v[i], &err));
+    return bench_median(v, 3);
+}
+
+static void probe_diag(const bench_run *bench, const probe_bufs *p)
+{
     const uint32_t sms = bench->sms;
     json_w *w = bench->w;
     printf("\n# diag: HBM probe, %u SMs, 192 KiB in flight each: copy size x assignment (GB/s)\n", sms);
@@ -57,10 +66,7 @@ static void probe_diag(const bench_run *bench, const probe_bufs *p)
     static const uint32_t chs[] = {8192, 16384, 32768};
     for (size_t a = 0; a < 3; a++)
         for (int contig = 0; contig < 2; contig++) {
-            double v[3];
-            for (int i = 0; i < 3; i++)
-                DK(dak_probe_hbm(bench->ctx, p->gbuf, p->gprobe, sms, chs[a], contig, &v[i], &err));
-            double m = bench_median(v, 3);
+            const double m = probe_hbm_median(bench, p, sms, chs[a], contig);
             printf("  chunk %5u %-12s %8.1f\n", chs[a], contig ? "contiguous" : "interleaved", m);
             json_obj_begin(w);
             json_kv_u64(w, "chunk", chs[a]);
@@ -79,9 +85,7 @@ static void probe_diag(const bench_run *bench, const probe_bufs *p)
     static const uint32_t nsm[] = {8, 16, 33, 66, 99, 112, 132};
     for (size_t a = 0; a < sizeof nsm / sizeof nsm[0]; a++) {
         if (nsm[a] > sms) continue;
-        double v[3];
-        for (int i = 0; i < 3; i++) DK(dak_probe_hbm(bench->ctx, p->gbuf, p->gprobe, nsm[a], 32768, 1, &v[i], &err));
-        const double m = bench_median(v, 3);
+        const double m = probe_hbm_median(bench, p, nsm[a], 32768, 1);
         printf("%6u %10.1f %10.2f\n", nsm[a], m, m / nsm[a]);
         json_obj_begin(w);
         json_kv_u64(w, "sms", nsm[a]);

@@ -226,13 +226,11 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
      * (N <= 64: 0.98-0.99x, the loads bind there and two bulk copies stream a little better than one 4-D copy).
      * Else 2-D maps (a_tma2d; unused with packed A) */
     const int slot_map = A->packed && p->cluster == 1u && p->bn > 64u;
-    if (slot_map && (encode_a_packed(ctx, &l->ta_h, hbase, A->K, (uint32_t)hrows, p->kstep, 1u, err) ||
-                     encode_a_packed(ctx, &l->ta_g, gbase, A->K, (uint32_t)grows, p->kstep, p->bm / 64u, err)))
-        return -1;
-    if ((!slot_map && (encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
-                       encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err))) ||
-        (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err)))
-        return -1;
+    const int a_maps = slot_map ? encode_a_packed(ctx, &l->ta_h, hbase, A->K, (uint32_t)hrows, p->kstep, 1u, err) ||
+                                      encode_a_packed(ctx, &l->ta_g, gbase, A->K, (uint32_t)grows, p->kstep, p->bm / 64u, err)
+                                : encode_2d(ctx, &l->ta_h, hbase, A->K, hrows, 64, prow, err) ||
+                                      encode_2d(ctx, &l->ta_g, gbase, A->K, grows, 64, prow, err);
+    if (a_maps || (!b_perm && dak_encode_3d(ctx, &l->tb, B, bdims, bstrides, bbox, err))) return -1;
     kparams *k = &l->kp;
     memset(k, 0, sizeof *k);
     k->M = A->M, k->N = N, k->K = A->K, k->kchunks = p->kchunks, k->c = p->cluster;

@@ -428,7 +428,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * crossover, B_h / (B_h + B_g) = 1.2 % on the H200).  Above that the host link binds, and in a
      * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
      * alignment") */
-    const int talign = !(o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M) ? 0 : N > TILE ? 2 : 1;
+    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M;
+    const int talign = !aligned ? 0 : N > TILE ? 2 : 1; /* plan_tier: 2, several CTAs a tile only */
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
               talign, &p->hbm);
     if (pon) {
