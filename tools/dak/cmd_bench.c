@@ -62,7 +62,8 @@ static void usage(FILE *o)
             "                   (default 2)\n"
             "  --sections LIST  sweep,congestion,amp,wave,diag,fixed,wgmma,smrate (default all but diag, fixed,\n"
             "                   wgmma and smrate; wgmma: the fixed section's one-launch mma.sync / wgmma / cuBLAS\n"
-            "                   table alone; smrate: each SM's share of HBM, even and rate-weighted splits)\n"
+            "                   table alone, which fixed also runs unless --n is given; smrate: each SM's share\n"
+            "                   of HBM, even and rate-weighted splits)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
             "  --json FILE      JSON output (default dak-gemm.json)\n");
 }
