@@ -151,6 +151,34 @@ typedef struct {
     cudaStream_t fs;
 } fx_copies;
 
+/* The wgmma A/B table's split-kernel variants, each over bench_opts' options. */
+static void wg_set_mma(dak_gemm_opts *go) { go->wgmma = 0; }
+static void wg_set_wgmma(dak_gemm_opts *go) { go->wgmma = 1; }
+/* own-fix: the owner sums each shared tile after the others (fix_rs 0, not by reduce-scatter) */
+static void wg_set_ownfix(dak_gemm_opts *go) { go->wgmma = 1, go->fix_rs = 0; }
+/* no-hint: without L2 cache policies */
+static void wg_set_nohint(dak_gemm_opts *go) { go->wgmma = 1, go->l2_hints = 0; }
+/* bm128: 128-row tiles (auto is 256 x 128 at 64 < N <= 128) */
+static void wg_set_bm128(dak_gemm_opts *go) { go->wgmma = 1, go->bm = 128; }
+/* no-ring: the last tile's partials added from L2 and C stored from the fragments (diag_epi_global) */
+static void wg_set_noring(dak_gemm_opts *go) { go->wgmma = 1, go->diag_epi_global = 1; }
+
+/* One column of the wgmma A/B table, in column order (the JSON keys follow it). */
+typedef struct {
+    const char *column, *us_key;
+    void (*set)(dak_gemm_opts *go);
+    int needs_bm128; /* NaN where the plan kept 64-row tiles (fewer than two HBM tile rows) */
+} wg_variant;
+static const wg_variant wg_variants[] = {
+    {"mma us", "mma_us", wg_set_mma, 0},
+    {"wgmma us", "wgmma_us", wg_set_wgmma, 0},
+    {"own-fix", "wgmma_ownfix_us", wg_set_ownfix, 0},
+    {"no-hint", "wgmma_no_l2hint_us", wg_set_nohint, 0},
+    {"bm128", "wgmma_bm128_us", wg_set_bm128, 1},
+    {"no-ring", "wgmma_noring_us", wg_set_noring, 0},
+};
+enum { WG_NV = sizeof wg_variants / sizeof wg_variants[0] };
+
 /* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
 static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const fx_copies *cp)
 {
@@ -164,52 +192,40 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
            "# reduce-scatter); no-hint: wgmma without L2 cache policies (l2_hints 0); bm128: wgmma with\n"
            "# 128-row tiles (opts.bm 128; auto is 256 x 128 at 64 < N <= 128); no-ring: wgmma with the last tile's partials added from L2 and C\n"
            "# stored from the fragments (diag_epi_global), not through the idle ring\n");
-    printf("%5s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s\n", "N", "mma us", "wgmma us", "own-fix",
-           "no-hint", "bm128", "no-ring", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
+    printf("%5s", "N");
+    for (int v = 0; v < WG_NV; v++) printf(" %10s", wg_variants[v].column);
+    printf(" %10s %8s %8s %8s %9s %9s\n", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
     static const uint32_t wn[] = {64, 128, 256, 512, 1024};
     for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
         const uint32_t N = wn[a];
-        double t[7];
-        for (int v = 0; v < 6; v++) {
+        double t[WG_NV + 1];
+        for (int v = 0; v < WG_NV; v++) {
             dak_gemm_opts go;
             bench_opts(&go, c);
-            go.wgmma = v ? 1u : 0u;
-            if (v == 2) go.fix_rs = 0;
-            if (v == 3) go.l2_hints = 0;
-            if (v == 4) go.bm = 128;
-            if (v == 5) go.diag_epi_global = 1;
-            const dak_gemm_plan *pl;
+            wg_variants[v].set(&go);
             fx_op so;
-            if (fx_prepare(&so, ctx, cp->At, s->B, s->C, N, &go)) {
-                t[v] = NAN;
-            } else if (v == 4 && (pl = dak_gemm_launch_plan(so.l[0]))->bm != 128u) {
-                t[v] = NAN; /* fewer than two HBM tile rows: 64-row tiles */
-                fx_free(&so);
-            } else {
+            t[v] = NAN;
+            if (fx_prepare(&so, ctx, cp->At, s->B, s->C, N, &go)) continue;
+            if (!wg_variants[v].needs_bm128 || dak_gemm_launch_plan(so.l[0])->bm == 128u)
                 t[v] = fx_time(&so, 0, c->reps, cp->fs);
-                fx_free(&so);
-            }
+            fx_free(&so);
         }
         fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
-        t[6] = fx_time(&cb, 0, c->reps, cp->fs);
-        double fl = 2.0 * M * N * K;
-        printf("%5u %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %8.1f %8.1f %8.1f %9.1f %9.1f\n", N, t[0], t[1],
-               t[2], t[3], t[4], t[5], t[6], fl / (t[0] * 1e6), fl / (t[1] * 1e6), fl / (t[6] * 1e6),
+        const double tc = t[WG_NV] = fx_time(&cb, 0, c->reps, cp->fs);
+        const double fl = 2.0 * M * N * K;
+        printf("%5u", N);
+        for (int v = 0; v <= WG_NV; v++) printf(" %10.2f", t[v]);
+        printf(" %8.1f %8.1f %8.1f %9.1f %9.1f\n", fl / (t[0] * 1e6), fl / (t[1] * 1e6), fl / (tc * 1e6),
                gbs(abytes, t[0] / 1e3), gbs(abytes, t[1] / 1e3));
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
         json_kv_str(w, "mode", "wgmma_ab_single");
-        json_kv_f64(w, "mma_us", t[0]);
-        json_kv_f64(w, "wgmma_us", t[1]);
-        json_kv_f64(w, "wgmma_ownfix_us", t[2]);
-        json_kv_f64(w, "wgmma_no_l2hint_us", t[3]);
-        json_kv_f64(w, "wgmma_bm128_us", t[4]);
-        json_kv_f64(w, "wgmma_noring_us", t[5]);
-        json_kv_f64(w, "cublas_us", t[6]);
+        for (int v = 0; v < WG_NV; v++) json_kv_f64(w, wg_variants[v].us_key, t[v]);
+        json_kv_f64(w, "cublas_us", tc);
         json_kv_f64(w, "mma_TFLOPs", fl / (t[0] * 1e6));
         json_kv_f64(w, "wgmma_TFLOPs", fl / (t[1] * 1e6));
-        json_kv_f64(w, "cublas_TFLOPs", fl / (t[6] * 1e6));
+        json_kv_f64(w, "cublas_TFLOPs", fl / (tc * 1e6));
         json_kv_f64(w, "mma_GBs", gbs(abytes, t[0] / 1e3));
         json_kv_f64(w, "wgmma_GBs", gbs(abytes, t[1] / 1e3));
         json_obj_end(w);
