@@ -70,29 +70,10 @@ PTX_DEV uint32_t ptx_mbar_try_wait(uint32_t bar, uint32_t parity)
     return ok;
 }
 
-/* Same, acquiring at cluster scope (for data multicast by other CTAs of the cluster). */
-PTX_DEV uint32_t ptx_mbar_try_wait_cluster(uint32_t bar, uint32_t parity)
-{
-    uint32_t ok;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(ok)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-    return ok;
-}
-
 /* Spin until the phase with parity `parity` has completed. */
 PTX_DEV void ptx_mbar_wait(uint32_t bar, uint32_t parity)
 {
     while (!ptx_mbar_try_wait(bar, parity)) {
-    }
-}
-
-PTX_DEV void ptx_mbar_wait_cluster(uint32_t bar, uint32_t parity)
-{
-    while (!ptx_mbar_try_wait_cluster(bar, parity)) {
     }
 }
 

@@ -151,31 +151,49 @@ typedef struct {
     cudaStream_t fs;
 } fx_copies;
 
-/* The wgmma A/B table's split-kernel variants, each over bench_opts' options. */
+/* The split kernel's variants in the fixed-cost and wgmma A/B tables, each over the bench's options. */
+static void fx_set_pdl(dak_gemm_opts *go) { go->pdl = 1; }
+/* pdl-hw: no host-link hand-over (host CTAs wait first) */
+static void fx_set_pdl_hostwait(dak_gemm_opts *go) { go->pdl = 1, go->diag_pdl_host_wait = 1; }
+/* no-hint: without L2 cache policies (l2_hints 0) */
+static void fx_set_no_l2hint(dak_gemm_opts *go) { go->l2_hints = 0; }
+/* nofix: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
+static void fx_set_nofix(dak_gemm_opts *go) { go->diag_nofixup = 1; }
+/* nomath: the copies alone */
+static void fx_set_nomath(dak_gemm_opts *go) { go->diag_nomath = 1; }
+/* noload: the math and epilogue alone (no copies) */
+static void fx_set_noload(dak_gemm_opts *go) { go->diag_noload = 1, go->panel = 0; }
+/* dyn: the HBM tier in dynamic units */
+static void fx_set_dyn(dak_gemm_opts *go) { go->dyn = 1; }
+/* own-fix: the owner sums each shared tile (not reduce-scatter) */
+static void fx_set_ownfix(dak_gemm_opts *go) { go->fix_rs = 0; }
+
+/* One variant of the split kernel: a column of a table and its JSON keys. */
+typedef struct {
+    const char *column;              /* its head in the table */
+    const char *us_key;              /* its JSON key: median us per launch */
+    const char *gbs_key;             /* the JSON key of its GB/s of A, or NULL (not written) */
+    int single_only;                 /* timed as one launch only (NaN back to back and as a graph) */
+    int needs_host_rows;             /* timed only with host rows (else NaN) */
+    void (*set)(dak_gemm_opts *go);  /* its options, or NULL: the split kernel as asked */
+    int needs_bm128;                 /* timed only where the plan has 128-row HBM tiles (else NaN) */
+} fx_variant;
+
+/* the wgmma A/B table's variants: wide tiles through mma.sync, through wgmma, and wgmma with one of the options above
+ * or the 128-row tiles / the epilogue from L2 (diag_epi_global) */
 static void wg_set_mma(dak_gemm_opts *go) { go->wgmma = 0; }
 static void wg_set_wgmma(dak_gemm_opts *go) { go->wgmma = 1; }
-/* own-fix: the owner sums each shared tile after the others (fix_rs 0, not by reduce-scatter) */
-static void wg_set_ownfix(dak_gemm_opts *go) { go->wgmma = 1, go->fix_rs = 0; }
-/* no-hint: without L2 cache policies */
-static void wg_set_nohint(dak_gemm_opts *go) { go->wgmma = 1, go->l2_hints = 0; }
-/* bm128: 128-row tiles (auto is 256 x 128 at 64 < N <= 128) */
+static void wg_set_ownfix(dak_gemm_opts *go) { wg_set_wgmma(go), fx_set_ownfix(go); }
+static void wg_set_nohint(dak_gemm_opts *go) { wg_set_wgmma(go), fx_set_no_l2hint(go); }
 static void wg_set_bm128(dak_gemm_opts *go) { go->wgmma = 1, go->bm = 128; }
-/* no-ring: the last tile's partials added from L2 and C stored from the fragments (diag_epi_global) */
 static void wg_set_noring(dak_gemm_opts *go) { go->wgmma = 1, go->diag_epi_global = 1; }
-
-/* One column of the wgmma A/B table, in column order (the JSON keys follow it). */
-typedef struct {
-    const char *column, *us_key;
-    void (*set)(dak_gemm_opts *go);
-    int needs_bm128; /* NaN where the plan kept 64-row tiles (fewer than two HBM tile rows) */
-} wg_variant;
-static const wg_variant wg_variants[] = {
-    {"mma us", "mma_us", wg_set_mma, 0},
-    {"wgmma us", "wgmma_us", wg_set_wgmma, 0},
-    {"own-fix", "wgmma_ownfix_us", wg_set_ownfix, 0},
-    {"no-hint", "wgmma_no_l2hint_us", wg_set_nohint, 0},
-    {"bm128", "wgmma_bm128_us", wg_set_bm128, 1},
-    {"no-ring", "wgmma_noring_us", wg_set_noring, 0},
+static const fx_variant wg_variants[] = {
+    {.column = "mma us", .us_key = "mma_us", .set = wg_set_mma},
+    {.column = "wgmma us", .us_key = "wgmma_us", .set = wg_set_wgmma},
+    {.column = "own-fix", .us_key = "wgmma_ownfix_us", .set = wg_set_ownfix},
+    {.column = "no-hint", .us_key = "wgmma_no_l2hint_us", .set = wg_set_nohint},
+    {.column = "bm128", .us_key = "wgmma_bm128_us", .set = wg_set_bm128, .needs_bm128 = 1},
+    {.column = "no-ring", .us_key = "wgmma_noring_us", .set = wg_set_noring},
 };
 enum { WG_NV = sizeof wg_variants / sizeof wg_variants[0] };
 
@@ -232,44 +250,17 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     }
 }
 
-/* The split kernel's variants in the fixed-cost table, each over bench_opts_host's options. */
-static void fx_set_pdl(dak_gemm_opts *go) { go->pdl = 1; }
-/* pdl-hw: no host-link hand-over (host CTAs wait first) */
-static void fx_set_pdl_hostwait(dak_gemm_opts *go) { go->pdl = 1, go->diag_pdl_host_wait = 1; }
-/* no-hint: without L2 cache policies (l2_hints 0) */
-static void fx_set_no_l2hint(dak_gemm_opts *go) { go->l2_hints = 0; }
-/* nofix: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
-static void fx_set_nofix(dak_gemm_opts *go) { go->diag_nofixup = 1; }
-/* nomath: the copies alone */
-static void fx_set_nomath(dak_gemm_opts *go) { go->diag_nomath = 1; }
-/* noload: the math and epilogue alone (no copies) */
-static void fx_set_noload(dak_gemm_opts *go) { go->diag_noload = 1, go->panel = 0; }
-/* dyn: the HBM tier in dynamic units */
-static void fx_set_dyn(dak_gemm_opts *go) { go->dyn = 1; }
-/* own-fix: the owner sums each shared tile (not reduce-scatter) */
-static void fx_set_ownfix(dak_gemm_opts *go) { go->fix_rs = 0; }
-
-/* One variant of the split kernel: a column of the fixed-cost table and its JSON keys. */
-typedef struct {
-    const char *column;              /* its head in the table */
-    const char *us_key;              /* its JSON key: median us per launch */
-    const char *gbs_key;             /* the JSON key of its GB/s of A, or NULL (not written) */
-    int single_only;                 /* timed as one launch only (NaN back to back and as a graph) */
-    int needs_host_rows;             /* timed only with host rows (else NaN) */
-    void (*set)(dak_gemm_opts *go);  /* its options, or NULL: the split kernel as asked */
-} fx_variant;
-
 /* in the table's column order (the JSON keys follow it) */
 static const fx_variant fx_variants[] = {
-    {"split", "split_us", "split_GBs", 0, 0, NULL},
-    {"pdl", "split_pdl_us", "split_pdl_GBs", 0, 0, fx_set_pdl},
-    {"pdl-hw", "split_pdl_hostwait_us", NULL, 0, 1, fx_set_pdl_hostwait},
-    {"no-hint", "split_no_l2hint_us", NULL, 0, 0, fx_set_no_l2hint},
-    {"nofix", "split_nofix_us", NULL, 1, 0, fx_set_nofix},
-    {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath},
-    {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload},
-    {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn},
-    {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix},
+    {"split", "split_us", "split_GBs", 0, 0, NULL, 0},
+    {"pdl", "split_pdl_us", "split_pdl_GBs", 0, 0, fx_set_pdl, 0},
+    {"pdl-hw", "split_pdl_hostwait_us", NULL, 0, 1, fx_set_pdl_hostwait, 0},
+    {"no-hint", "split_no_l2hint_us", NULL, 0, 0, fx_set_no_l2hint, 0},
+    {"nofix", "split_nofix_us", NULL, 1, 0, fx_set_nofix, 0},
+    {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath, 0},
+    {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload, 0},
+    {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn, 0},
+    {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix, 0},
 };
 enum { FX_NV = sizeof fx_variants / sizeof fx_variants[0] };
 
