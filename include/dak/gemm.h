@@ -92,6 +92,11 @@ extern "C" {
  * consumer warps of the second K half hand their partial sums to the first (8 KiB when N <= 32,
  * else 16 KiB; see gemm_split.cu; 128-row tiles have no hand-over). */
 #define DAK_GEMM_SMEM_BASE (1024u + 512u)
+/* Dynamic units (opts.dyn) use that area for their slot tags and queue (its first 1 KiB) and, from
+ * DAK_DYN_STAGE_OFF on, two staging tiles of N columns x DAK_DYN_STAGE_LD floats (64 rows and a pad
+ * of 4, so that the fragment stores are free of bank conflicts). */
+#define DAK_DYN_STAGE_OFF 1024u
+#define DAK_DYN_STAGE_LD 68u
 
 typedef struct {
     uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share)) */
@@ -132,8 +137,14 @@ typedef struct {
     int diag_epi_global; /* diagnostic: a CTA's last tile does not use its idle ring: the split-K partials are added
                             from L2 (not brought in by bulk copies) and C is stored from the fragments (not staged
                             [column][row] and stored by float4) */
-    uint32_t dyn;       /* diagnostic (slower in run 10b): HBM tier in dynamic units (N <= 64, cluster 1): 0 off, 1 auto unit size,
-                           >= 2 that many ring slots (K chunks) per unit; needs at least as many units as CTAs */
+    uint32_t dyn;       /* diagnostic: HBM tier in dynamic units (N <= 64, cluster 1): 0 off, 1 on.  Each CTA takes its
+                           first units by index (enough to fill its ring), the rest from an atomic counter, one
+                           claim ahead; fp32 C gets every unit's partial by reductions (zeroed in the kernel),
+                           bf16 C through a fix-up warp.  Needs at least as many units as CTAs */
+    uint32_t dyn_slots; /* dynamic units: ring slots (K chunks) per unit, 0 auto (2 when N <= 32, else 4), else 1..16 */
+    uint32_t hbm_window; /* copies in flight per HBM-tier SM: 0 (default) the whole ring, else 1..24 (at most the
+                            ring).  Under PDL the first ring of A still goes out before griddepcontrol.wait; the
+                            window applies from there on */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
                            0 off, 1 on, 2 auto (on when the tiled path would fetch a host tile more than once,
                            i.e. more than 64 x cluster columns, and neither pdl nor a_tma2d is set).  Needs packed A,
@@ -228,6 +239,8 @@ typedef struct {
     uint64_t ws_bytes; /* split-K workspace needed */
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
     uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */
+    uint32_t dyn_first; /* dynamic units: units each CTA takes by index (cid, cid + CTAs, ..) before claiming, so
+                           that its first ring fill (the PDL prefetch) needs no claim */
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
     uint32_t wgmma;    /* 1: the wide column tiles of both kernels go through wgmma (asked or auto, and
                           N > 32: some tile has more than 32 valid columns), 0: all mma.sync */

@@ -519,7 +519,39 @@ static void test_plan_bm(void)
     /* the dyn diagnostic (64-row units) keeps 64 */
     o.bm = 0, o.dyn = 1;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.dyn_units > 0);
+    /* dynamic units at N = 1: all 132 SMs (no tile alignment), units of 2 slots (28 chunks of 4 blocks a tile
+       row: 14 units, 112 x 14 in all); the units by index fill a ring (>= hbm_stages slots) and fit the units;
+       the staging tiles leave the ring its slots */
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.ctas == 132 && p.kstep == 4 &&
+          p.dyn_p == 14 && p.dyn_units == 112u * 14u && p.dyn_first * 2u >= p.hbm_stages &&
+          (p.dyn_first - 1u) * 2u < p.hbm_stages && p.dyn_first * 132u <= p.dyn_units);
+    {
+        dak_gemm_plan q;
+        o.dyn = 0;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stages == p.hbm_stages &&
+              q.dyn_units == 0 && q.dyn_first == 0);
+        o.dyn = 1, o.dyn_slots = 1; /* one slot a unit: twice the units, twice the units by index */
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.dyn_p == 28 &&
+              q.dyn_first == p.hbm_stages);
+        /* bad values refused with a message */
+        o.dyn_slots = 17;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "dyn_slots"));
+        o.dyn_slots = 0, o.dyn = 2;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "dyn 2"));
+    }
     o.dyn = 0;
+    /* an HBM window: at most the ring; 0 the ring; past 24 refused */
+    {
+        dak_gemm_plan q;
+        o.hbm_window = 3;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stages > 3 && q.hbm.window == 3);
+        o.hbm_window = 24;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        o.hbm_window = 25;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "hbm_window"));
+        o.hbm_window = 0;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+    }
     /* stages asked: both rings hold that many; 3 of 96 KiB do not fit, so kstep 2 */
     o.bm = 128, o.stages = 3;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 2 &&

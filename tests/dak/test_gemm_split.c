@@ -748,7 +748,8 @@ int main(int argc, char **argv)
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */
                     if (v == 12) o.dyn = 1;                 /* HBM tier in dynamic units (N <= 64) */
                     if (v == 13) o.dyn = 1, o.out_bf16 = 1; /* the fix-up warp's bf16 stores */
-                    if (v == 15) o.l2_hints = 0, o.diag_rotate = 5; /* no L2 policies; shares relabelled */
+                    if (v == 15) o.l2_hints = 0, o.diag_rotate = 5, o.hbm_window = 3; /* no L2 policies; shares
+                                                                                          relabelled; 3 HBM copies in flight */
                     /* v == 11 (static) and 14 (dynamic units): PDL, three launches back to back
                        (each starts while the one before drains; counters reset); r = 0, but v == 11
                        with the other tile height at r = 10 % (a host tier in the sequence: its host
@@ -760,6 +761,7 @@ int main(int argc, char **argv)
                         dak_tiered_view(&A0, M, K, v == 11 && bmv ? rows : 0u, Ahp, Adp, 1, &err);
                         o.pdl = 1, o.dyn = v == 14;
                         if (v == 11 && wgv) o.fix_rs = 0; /* the owner-wait fix-up where rs would apply */
+                        if (v == 11 && !bmv) o.hbm_window = 2; /* the PDL prefetch past the HBM window */
                         dak_gemm_launch *l = NULL;
                         rc = dak_gemm_prepare(ctx, &A0, B, C, N, &o, &l, &err);
                         for (int k = 0; k < 3 && !rc; k++) rc = dak_gemm_run(l, NULL, &err);

@@ -165,6 +165,8 @@ static void fx_set_nomath(dak_gemm_opts *go) { go->diag_nomath = 1; }
 static void fx_set_noload(dak_gemm_opts *go) { go->diag_noload = 1, go->panel = 0; }
 /* dyn: the HBM tier in dynamic units */
 static void fx_set_dyn(dak_gemm_opts *go) { go->dyn = 1; }
+/* dyn-pdl: dynamic units as a programmatic dependent (the sequences' and graphs' comparison with pdl) */
+static void fx_set_dyn_pdl(dak_gemm_opts *go) { go->dyn = 1, go->pdl = 1; }
 /* own-fix: the owner sums each shared tile (not reduce-scatter) */
 static void fx_set_ownfix(dak_gemm_opts *go) { go->fix_rs = 0; }
 
@@ -260,6 +262,7 @@ static const fx_variant fx_variants[] = {
     {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath, 0},
     {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload, 0},
     {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn, 0},
+    {"dyn-pdl", "split_dyn_pdl_us", "split_dyn_pdl_GBs", 0, 0, fx_set_dyn_pdl, 0},
     {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix, 0},
 };
 enum { FX_NV = sizeof fx_variants / sizeof fx_variants[0] };

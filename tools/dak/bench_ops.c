@@ -176,6 +176,8 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->fix_rs = (int)c->fix_rs;
     o->diag_rotate = c->rotate;
     o->diag_panel_fork = (int)c->panel_fork;
+    o->dyn_slots = c->dyn_slots;
+    o->hbm_window = c->hbm_window;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

@@ -53,6 +53,10 @@ static void usage(FILE *o)
             "                   others (default 1)\n"
             "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
             "                   default 0)\n"
+            "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
+            "                   0 (the whole ring) or 1..24 (default 0)\n"
+            "  --dyn-slots N    ring slots per dynamic unit in the fixed section's dyn columns\n"
+            "                   (dak_gemm_opts.dyn_slots): 0 (auto: 2 when N <= 32, else 4) or 1..16\n"
             "  --panel-fork N   diagnostic: 1: the panel kernel on a forked stream beside the tiled kernel\n"
             "                   (diag_panel_fork; default 0: the tiled kernel follows it in-stream)\n"
             "  --tile-align N   1: the HBM CTA count aligned to the tiles (dak_gemm_opts.tile_align), 0: all\n"
@@ -215,6 +219,10 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--panel-fork", v, 0, 1, &c->panel_fork)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
+        } else if (arg_is(a, "--hbm-window")) {
+            if (!VAL() || arg_u32("dak bench", "--hbm-window", v, 0, 24, &c->hbm_window)) return -1;
+        } else if (arg_is(a, "--dyn-slots")) {
+            if (!VAL() || arg_u32("dak bench", "--dyn-slots", v, 0, 16, &c->dyn_slots)) return -1;
         } else if (arg_is(a, "--hbm-sms")) {
             if (!VAL() || arg_u32("dak bench", "--hbm-sms", v, 0, 1024, &c->hbm_sms)) return -1;
         } else if (arg_is(a, "--stages")) {

@@ -40,10 +40,12 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
         }
 }
 
-/* Adds one warp's fragment sums (same mapping as store_tile, rows relative to the tile)
- * into a 64 x 64 fp32 tile stored [column][row]; fire-and-forget reductions. */
-static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
-                                                uint32_t nn, bool wg, uint32_t row, float *t)
+/* Dynamic units: one warp's fragment sums (mma.sync mapping of store_tile, rows relative to the
+ * 64-row tile) into the unit's shared staging tile T[column][row] (DAK_DYN_STAGE_LD floats a column:
+ * the lanes of one store hit 32 different banks).  The K-half pair of warps (w, w + 4) holds the
+ * same positions: the first one stores (add false), the second adds after a barrier. */
+static __device__ __forceinline__ void stage_frags(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
+                                                   uint32_t nn, uint32_t row, float *T, bool add)
 {
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t g = lane >> 2, t4 = lane & 3u;
@@ -52,15 +54,27 @@ static __device__ __forceinline__ void red_tile(const kparams *p, float (*v)[4][
 #pragma unroll
         for (uint32_t nj = 0; nj < 4; nj++) {
             if (mi >= MI || nj >= nn) continue;
-            uint32_t r = row + (wg ? 0u : mi * 16u) + g;
-            uint32_t cc = (nb0 + (wg ? mi * 4u : 0u) + nj) * 8u + 2u * t4;
+            uint32_t r = row + mi * 16u + g;
+            uint32_t cc = (nb0 + nj) * 8u + 2u * t4;
 #pragma unroll
             for (uint32_t e = 0; e < 4; e++) {
                 uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
                 if (ce >= p->N) continue;
-                atomicAdd(t + ce * 64u + re, v[mi][nj][e]);
+                float *a = T + ce * DAK_DYN_STAGE_LD + re;
+                *a = add ? *a + v[mi][nj][e] : v[mi][nj][e];
             }
         }
+}
+
+/* Dynamic units: the staged 64 x N partial added to dst[column x ld + row] by 16-byte vector
+ * reductions (fire-and-forget, no round trip), spread over the consumer threads. */
+static __device__ __forceinline__ void red_staged(const float *T, uint32_t N, float *dst, size_t ld, uint32_t ctid)
+{
+    for (uint32_t i = ctid; i < N * 16u; i += NCW * 32u) {
+        const uint32_t col = i >> 4, r = (i & 15u) * 4u;
+        const float4 v = *(const float4 *)(T + col * DAK_DYN_STAGE_LD + r);
+        ptx_red_add_v4_f32(dst + col * ld + r, v.x, v.y, v.z, v.w);
+    }
 }
 
 /* ---- the split-K fix-up protocol (every consumer thread of the CTA calls these; shared by the

@@ -47,7 +47,9 @@ typedef struct {
     uint32_t nofixup;          /* diagnostic: no fix-up (C wrong) */
     unsigned long long *times; /* diagnostic: DAK_GEMM_NTIMES stamps per CTA, or NULL */
     uint32_t dyn, dyn_p, dyn_units; /* HBM tier in dynamic units: dyn_p pieces per tile row */
-    uint32_t *dynctr;          /* unit grab counter, kept zero between launches */
+    uint32_t dyn_first;        /* units a CTA takes by index before claiming (dak_gemm_plan.dyn_first) */
+    uint32_t *dynctr;          /* [0] unit claims, [1] fp32 C: HBM CTAs that zeroed their share of C, then CTAs done;
+                                  both kept zero between launches */
     float *accw;               /* per-tile fp32 accumulators [col][row], kept zero between launches */
     uint32_t wgmma;            /* 1: wide tiles through wgmma (consume_wgmma), 0: mma.sync */
     uint32_t epi_global;       /* diagnostic: partials added from L2, not staged (opts.diag_epi_global) */
@@ -65,8 +67,9 @@ typedef struct {
              const __grid_constant__ kparams p)
 
 /* Defined in gemm_split.cu: one split kernel per shape of the HBM tier's tiles (128 x 64, 128, 256;
- * 256 x 128) and the diagnostic empty kernel. */
+ * 256 x 128), k_split with the HBM tier in dynamic units (opts.dyn), and the diagnostic empty kernel. */
 K_SPLIT_SIG(k_split);
+K_SPLIT_SIG(k_split_dyn);
 K_SPLIT_SIG(k_split_n128);
 K_SPLIT_SIG(k_split_n256);
 K_SPLIT_SIG(k_split_m256);

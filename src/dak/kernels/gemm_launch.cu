@@ -59,6 +59,8 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
     }
     DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
+    DAK_CU(cudaFuncSetAttribute(k_split_dyn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
     DAK_CU(cudaFuncSetAttribute(k_split_n128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
     DAK_CU(cudaFuncSetAttribute(k_split_n256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
@@ -302,7 +304,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
             DAK_CU(cudaMalloc((void **)&ctx->dynctr, 8), err);
             DAK_CU(cudaMemset(ctx->dynctr, 0, 8), err);
         }
-        k->dyn = 1, k->dyn_p = p->dyn_p, k->dyn_units = p->dyn_units;
+        k->dyn = 1, k->dyn_p = p->dyn_p, k->dyn_units = p->dyn_units, k->dyn_first = p->dyn_first;
         k->dynctr = ctx->dynctr, k->accw = ctx->accw;
     }
     if (o->diag_times) {
@@ -312,6 +314,10 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         if (e != cudaSuccess) return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
         k->times = l->times;
     }
+    /* The counters and buffers above were zeroed by cudaMemset on the legacy stream, which does not order
+     * against a non-blocking stream: the caller's first launch could find them half zeroed.  Wait here
+     * (a prepare, once per shape and options). */
+    DAK_CU(cudaDeviceSynchronize(), err);
     if (p->wgmma && !b_perm && p->kstep > 1) {
         /* [n][block][64] with kstep > 1 is no canonical operand layout */
         if (o->wgmma == 1)
@@ -390,6 +396,7 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
     const void *kf = l->kp.mh[1] == 4u    ? (const void *)k_split_m256
                      : l->kp.tn[1] == 256u ? (const void *)k_split_n256
                      : l->kp.tn[1] == 128u ? (const void *)k_split_n128
+                     : l->kp.dyn           ? (const void *)k_split_dyn
                                            : (const void *)k_split;
     DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
     return 0;

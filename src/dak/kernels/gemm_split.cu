@@ -305,7 +305,7 @@ static __device__ __forceinline__ void host_gate(const kparams *p, uint32_t tick
 }
 
 /* The split kernel's body, instantiated four times (k_split, k_split_n128, k_split_n256, k_split_m256
- * below): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
+ * below, and k_split_dyn): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
  * bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
  * tiles, the 128 accumulators of bn 256, so also only the wide consumer).  Registers: 168 per thread is the cap (10 warps,
  * 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the slot loops
@@ -317,7 +317,8 @@ static __device__ __forceinline__ void host_gate(const kparams *p, uint32_t tick
  * __grid_constant__ parameters (TMA reads the maps from there). */
 static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, const CUtensorMap *ta_gp,
                                                   const CUtensorMap *tbp, const CUtensorMap *tbwp,
-                                                  const kparams *pp, const uint32_t WJ, const uint32_t MB)
+                                                  const kparams *pp, const uint32_t WJ, const uint32_t MB,
+                                                  const bool DYN)
 {
     const CUtensorMap &ta_h = *ta_hp, &ta_g = *ta_gp, &tb = *tbp, &tbw = *tbwp;
     const kparams &p = *pp;
@@ -353,7 +354,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     volatile uint32_t *dtags = (volatile uint32_t *)(sm + S * (astage + bbytes) + 512u);
     volatile uint32_t *fq_tag = dtags + 32;
     const uint32_t fq_full = ptx_smem(sm + S * (astage + bbytes) + 512u) + 256u, fq_empty = fq_full + 8u * DYN_Q;
-    const bool dyn = !WJ && tier == 1u && p.dyn != 0; /* (never in the wide-tile kernels: bn > 64 refuses dyn) */
+    /* only in k_split_dyn: compiled into k_split, the dyn paths cost its static ones stack and spills */
+    const bool dyn = DYN && tier == 1u && p.dyn != 0;
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < S; s++) {
             ptx_mbar_init(bar_full + 8u * s, 1);
@@ -406,28 +408,33 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             /* host_gate's ticket (every hostq CTA takes one), its latency under the segment arithmetic */
             const uint32_t ticket = hostq ? atomicAdd(p.hostq, 1u) : 0u;
             if (dyn) {
-                /* Dynamic units (run 10): run 1's stamps showed the CTAs' streaming ending up
-                 * to 8.5 us (7168^2) / 24.5 us (28672x7168) apart under a static even split:
-                 * the SMs get unequal shares of HBM.  Units of dyn_p-th of a tile row's K; the
-                 * first unit of CTA j is unit j, later ones come from an atomic counter, one
-                 * grab ahead (the atomic's latency hides under a unit's copies).  Measured
-                 * slower in run 10b (7168^2, N = 1: 39.4 vs 33.1 us; the fix-up warp lags the
-                 * consumers), so it stays a diagnostic (opts.dyn). */
-                const uint32_t U = p.dyn_units, P = p.dyn_p, kcn = p.kchunks;
-                uint32_t u = cid;
+                /* Dynamic units (run 10; twelfth session): under a static split the CTAs' streaming
+                 * ends up to 5-8 us (7168^2, 11008x4096) / 23 us (28672x7168) apart: the SMs get
+                 * unequal shares of HBM.  Units of dyn_p-th of a tile row's K; CTA j takes units j,
+                 * j + ncl, .. (dyn_first of them, about a ring), later ones come from an atomic
+                 * counter, one claim ahead (its latency under a unit's copies).  A diagnostic
+                 * (opts.dyn): see NOTES-dak-kernels.md for how it measures against the split. */
+                const uint32_t U = p.dyn_units, P = p.dyn_p, kcn = p.kchunks, F = p.dyn_first;
                 if (p.pdl) {
-                    const uint32_t mt = u / P, k = u % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
-                    const uint16_t *src = abase + ((size_t)mt * p.kblocks + (size_t)kb * kstep) * 4096u;
-                    for (uint32_t kc = kb; kc < ke && pre < S; kc++, pre++, src += astep) {
-                        const uint32_t fb = bar_full + 8u * pre;
-                        dtags[pre] = u;
-                        ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 1u, 0u, mask, pol_a);
+                    /* the first ring of A before the wait: the CTA's units by index need no claim */
+                    for (uint32_t f = 0; f < F && pre < S; f++) {
+                        const uint32_t uf = cid + f * ncl;
+                        const uint32_t mt = uf / P, k = uf % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
+                        const uint16_t *src = abase + ((size_t)mt * p.kblocks + (size_t)kb * kstep) * 4096u;
+                        for (uint32_t kc = kb; kc < ke && pre < S; kc++, pre++, src += astep) {
+                            const uint32_t fb = bar_full + 8u * pre;
+                            dtags[pre] = uf;
+                            ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
+                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 1u, 0u, mask, pol_a);
+                        }
                     }
                     ptx_griddep_wait();
                     if (ts) ts[2] = ptx_globaltimer();
                 }
-                uint32_t gn = atomicAdd(p.dynctr, 1u);
+                /* claim value g is unit g + F ncl; every CTA claims until it fails once, so the claims
+                 * are U - F ncl + ncl in all and the one that got the last value resets the counter */
+                const uint32_t glast = U - F * ncl + ncl - 1u;
+                uint32_t gn = atomicAdd(p.dynctr, 1u), u = cid, f = 1;
                 while (u < U) {
                     const uint32_t mt = u / P, k = u % P, kb = k * kcn / P, ke = (k + 1u) * kcn / P;
                     const uint16_t *src = abase + ((size_t)mt * p.kblocks + (size_t)kb * kstep) * 4096u;
@@ -443,9 +450,12 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         if (ts && it == 0) ts[1] = ptx_globaltimer();
                         if (++s == S) s = 0, ph ^= 1u;
                     }
-                    /* every CTA grabs until it fails once: U grabs in all; the last resets */
-                    if (gn == U - 1u) *p.dynctr = 0u;
-                    u = gn + ncl;
+                    if (f < F) { /* the next unit by index */
+                        u = cid + f++ * ncl;
+                        continue;
+                    }
+                    if (gn == glast) *p.dynctr = 0u;
+                    u = gn + F * ncl;
                     if (u < U) gn = atomicAdd(p.dynctr, 1u);
                 }
                 ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
@@ -456,8 +466,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 seg_begin(&p, tier, cid, ncl, &si);
                 bool more = seg_next(&p, tier, cid, ncl, &si, &g);
                 if (hostq) host_gate(&p, ticket);
-                /* the ring, or the window's worth once the gate passed (W = min(window, ring)) */
-                const uint32_t npre = !windowed ? S : hostq ? W : 0u;
+                /* the ring, or the window's worth once the gate passed (W = min(window, ring)); the HBM
+                 * tier's whole ring even with a window (opts.hbm_window: HBM is not a queue to hand over) */
+                const uint32_t npre = !windowed || tier ? S : hostq ? W : 0u;
                 if (ts && hostq) ts[12] = ptx_globaltimer(); /* the hand-over gate passed */
                 while (more && pre < npre) {
                     const uint32_t nbox = tile_boxes(&p, tier, g.mt);
@@ -472,6 +483,10 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 }
                 ptx_griddep_wait();
                 if (ts) ts[2] = ptx_globaltimer();
+                /* more than the window went out before the wait: the next copy waits for copy pre - W */
+                if (windowed)
+                    for (uint32_t j = W; j < pre; j++)
+                        if (++sw == S) sw = 0, phw ^= 1u;
             }
             seg_begin(&p, tier, cid, ncl, &si);
             while (seg_next(&p, tier, cid, ncl, &si, &g)) {
@@ -511,10 +526,25 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
         }
         __syncwarp();
     } else if (warp == NCW + 1u) {
-        /* ---- fix-up warp (dynamic units): per finished unit one acq_rel add on the tile's
-         * counter; the unit that completes the tile copies the accumulator tile to C and
-         * zeroes it.  Off the consumers' path: they only issue reductions. ---- */
-        if (dyn) {
+        /* ---- fix-up warp (dynamic units).  fp32 C: zeroes this CTA's share of C's HBM rows
+         * before the consumers' first reductions into them, and says so on dynctr[1] (the
+         * consumers wait there for every HBM CTA's share).  bf16 C: per finished unit one acq_rel
+         * add on the tile's counter; the unit that completes the tile copies the accumulator tile
+         * to C and zeroes it.  Off the consumers' path: they only issue reductions. ---- */
+        if (dyn && !p.out_bf16) {
+            if (p.pdl) ptx_griddep_wait(); /* C may still be read by the kernel before */
+            const uint32_t rows4 = (p.M - p.row0[1]) / 4u, tot = rows4 * p.N;
+            const uint32_t zb = (uint32_t)((unsigned long long)tot * cid / ncl);
+            const uint32_t ze = (uint32_t)((unsigned long long)tot * (cid + 1u) / ncl);
+            float *c0 = (float *)p.C + p.row0[1];
+            for (uint32_t i = zb + lane; i < ze; i += 32u) {
+                const uint32_t col = i / rows4, r = i - col * rows4;
+                *(float4 *)(c0 + (size_t)col * p.M + 4u * r) = make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+            __threadfence();
+            __syncwarp();
+            if (lane == 0) ptx_red_release_gpu_add_u32(p.dynctr + 1, 1u);
+        } else if (dyn) {
             if (p.pdl) ptx_griddep_wait();
             const uint32_t P = p.dyn_p, nv = p.N < 64u ? p.N : 64u;
             uint32_t fj = 0, fph = 0;
@@ -538,14 +568,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                     const uint32_t col = i >> 4, r = (i & 15u) * 4u;
                     float4 v = __ldcg((const float4 *)(t + col * 64u + r));
                     __stcg((float4 *)(t + col * 64u + r), make_float4(0.f, 0.f, 0.f, 0.f));
-                    const size_t idx = (size_t)col * p.M + row0 + r;
-                    if (p.out_bf16) {
-                        __nv_bfloat162 *d = (__nv_bfloat162 *)((__nv_bfloat16 *)p.C + idx);
-                        d[0] = __floats2bfloat162_rn(v.x, v.y);
-                        d[1] = __floats2bfloat162_rn(v.z, v.w);
-                    } else {
-                        *(float4 *)((float *)p.C + idx) = v;
-                    }
+                    __nv_bfloat162 *d = (__nv_bfloat162 *)((__nv_bfloat16 *)p.C + (size_t)col * p.M + row0 + r);
+                    d[0] = __floats2bfloat162_rn(v.x, v.y);
+                    d[1] = __floats2bfloat162_rn(v.z, v.w);
                 }
                 if (lane == 0) p.ctr[ci] = 0; /* ready for the next launch */
             }
@@ -566,15 +591,21 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
         if (ts && ctid == 0) ts[3] = 0;
         if (p.pdl) ptx_griddep_wait(); /* C, the workspace and the counters: after the previous kernel */
         if (dyn) {
-            /* one column tile (N <= 64): both K halves reduce straight into the tile's
-             * accumulator, no hand-over; the unit goes to the fix-up warp's queue */
+            /* one column tile (N <= 64): per unit the two K halves are summed in a staging tile
+             * (two, alternating, so that one barrier pair a unit suffices) and the 64 x N partial is
+             * added by vector reductions: into C itself (fp32, zeroed by the fix-up warp before the
+             * first one) or, for bf16 C, into the tile's fp32 accumulator, the unit then going to
+             * the fix-up warp's queue */
             const uint32_t P = p.dyn_p, kcn = p.kchunks;
             /* (a diagnostic path: mma.sync only, whatever opts.wgmma) */
             const dak_warp_tile wt = dak_warp_tile_of((int)p.N, q, lane, 0);
             const uint32_t MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
             const uint32_t arow = wt.arow;
-            const bool wide = wt.wide;
-            uint32_t fj = 0, fph = 0;
+            const bool wide = wt.wide, to_c = !p.out_bf16;
+            float *stg = (float *)(sm + S * (astage + bbytes) + 512u + DAK_DYN_STAGE_OFF);
+            uint32_t fj = 0, fph = 0, nu = 0;
+            bool stamped = false; /* diag_times: stores only (stamp_slot's load of ts[3] each slot, a round
+                                     trip to L2, held this warp and, through the unit's barriers, the CTA) */
             for (;;) {
                 ptx_mbar_wait(bar_full + 8u * s, ph);
                 const uint32_t u = dtags[s];
@@ -585,7 +616,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 for (uint32_t kc = kb; kc < ke; kc++) {
                     ptx_mbar_wait(bar_full + 8u * s, ph);
                     if (ts && ctid == 0) {
-                        stamp_slot(ts);
+                        const unsigned long long t = ptx_globaltimer();
+                        if (!stamped) ts[3] = t, stamped = true;
+                        ts[4] = t;
                     }
                     if (!p.nomath) {
                         const uint32_t aS = sA + s * astage, bS = sB + s * bbytes;
@@ -604,18 +637,39 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 #pragma unroll
                         for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
                 }
-                if (!p.nomath)
-                    red_tile(&p, acc, MI, nb0, nn, false, row16, p.accw + (size_t)(p.mt0[1] + mt) * 4096u);
+                float *T = stg + (nu & 1u) * p.N * DAK_DYN_STAGE_LD;
+                if (kh) stage_frags(&p, acc, MI, nb0, nn, row16, T, false);
+                ptx_bar_sync(2, NCW * 32u);
+                if (!kh) stage_frags(&p, acc, MI, nb0, nn, row16, T, true);
+                /* the first reductions into C after every HBM CTA zeroed its share of it */
+                if (to_c && nu == 0 && ctid == 0)
+                    while (ptx_ld_acquire_gpu_u32(p.dynctr + 1) < ncl) {
+                    }
+                ptx_bar_sync(2, NCW * 32u);
+                if (!p.nomath) {
+                    if (to_c)
+                        red_staged(T, p.N, (float *)p.C + p.row0[1] + mt * 64u, p.M, ctid);
+                    else
+                        red_staged(T, p.N, p.accw + (size_t)(p.mt0[1] + mt) * 4096u, 64u, ctid);
+                }
+                nu++;
+                if (to_c) continue;
                 ptx_mbar_wait(fq_empty + 8u * fj, fph ^ 1u);
                 if (warp == 0 && lane == 0) fq_tag[fj] = u;
                 __syncwarp(); /* this warp's reductions before lane 0's arrive (release) */
                 if (lane == 0) ptx_mbar_arrive(fq_full + 8u * fj);
                 if (++fj == DYN_Q) fj = 0, fph ^= 1u;
             }
-            ptx_mbar_wait(fq_empty + 8u * fj, fph ^ 1u);
-            if (warp == 0 && lane == 0) fq_tag[fj] = DYN_END;
-            __syncwarp();
-            if (lane == 0) ptx_mbar_arrive(fq_full + 8u * fj);
+            if (to_c) {
+                /* dynctr[1] counts the HBM CTAs' zeroed shares, then the CTAs done (every one past its
+                 * wait above): the last one resets it for the next launch */
+                if (ctid == 0 && ptx_atom_acq_rel_gpu_add_u32(p.dynctr + 1, 1u) == 2u * ncl - 1u) p.dynctr[1] = 0u;
+            } else {
+                ptx_mbar_wait(fq_empty + 8u * fj, fph ^ 1u);
+                if (warp == 0 && lane == 0) fq_tag[fj] = DYN_END;
+                __syncwarp();
+                if (lane == 0) ptx_mbar_arrive(fq_full + 8u * fj);
+            }
         } else {
         seg_iter si;
         seg_t g;
@@ -869,15 +923,16 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     if (c > 1) ptx_cluster_sync();
 }
 
-#define K_SPLIT(name, WJ, MB)                                                                                  \
+#define K_SPLIT(name, WJ, MB, DYN)                                                                             \
     K_SPLIT_SIG(name)                                                                                          \
     {                                                                                                          \
-        split_body(&ta_h, &ta_g, &tb, &tbw, &p, WJ, MB);                                                      \
+        split_body(&ta_h, &ta_g, &tb, &tbw, &p, WJ, MB, DYN);                                                 \
     }
-K_SPLIT(k_split, 0u, 1u)
-K_SPLIT(k_split_n128, 16u, 1u)
-K_SPLIT(k_split_n256, 32u, 1u)
-K_SPLIT(k_split_m256, 16u, 2u) /* 256 x 128 tiles (opts.bm 256): two boxes a warpgroup */
+K_SPLIT(k_split, 0u, 1u, false)
+K_SPLIT(k_split_dyn, 0u, 1u, true) /* the HBM tier in dynamic units (opts.dyn; 64-column tiles only) */
+K_SPLIT(k_split_n128, 16u, 1u, false)
+K_SPLIT(k_split_n256, 32u, 1u, false)
+K_SPLIT(k_split_m256, 16u, 2u, false) /* 256 x 128 tiles (opts.bm 256): two boxes a warpgroup */
 
 /* Diagnostic: the launch floor of the split kernel's configuration. */
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void) {}

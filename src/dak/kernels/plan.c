@@ -71,6 +71,8 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->l2_hints = 1;
     o->fix_rs = 1;
     o->dyn = 0;
+    o->dyn_slots = 0;
+    o->hbm_window = 0;
     o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
     o->panel_cluster = 0;
     o->panel_blocks = 0;
@@ -242,6 +244,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        o->hbm_ctas, sm_count);
     if (o->stages > MAX_STAGES)
         return cm_fail(err, "gemm: stages %u must be <= %u", o->stages, MAX_STAGES);
+    if (o->dyn > 1) return cm_fail(err, "gemm: dyn %u must be 0 (off) or 1 (on)", o->dyn);
+    if (o->dyn_slots > 16) return cm_fail(err, "gemm: dyn_slots %u must be 0 (auto) or 1..16", o->dyn_slots);
+    if (o->hbm_window > MAX_STAGES)
+        return cm_fail(err, "gemm: hbm_window %u must be 0 (the ring) or 1..%u", o->hbm_window, MAX_STAGES);
     if (o->kstep && o->kstep != 1 && o->kstep != 2 && o->kstep != 4)
         return cm_fail(err, "gemm: kstep %u must be 0 (auto), 1, 2 or 4", o->kstep);
     if (o->kstep && (K / TILE) % o->kstep)
@@ -347,6 +353,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     const uint32_t bnh = p->bn > TILE ? p->bn : p->bn_box; /* B rows per HBM slot */
     /* the K-half hand-over area: only 64-row tiles have one */
     uint32_t fixed = DAK_GEMM_SMEM_BASE + (host_tiled || mh == 1 ? (N > 32 ? 16384u : 8192u) : 0u);
+    /* dynamic units: the area also holds two staging tiles of a unit's partial (N <= 64 columns) */
+    const uint32_t dyn_area = DAK_DYN_STAGE_OFF + 2u * N * DAK_DYN_STAGE_LD * 4u;
+    if (o->dyn && p->ntiles == 1 && c == 1 && fixed < DAK_GEMM_SMEM_BASE + dyn_area) fixed = DAK_GEMM_SMEM_BASE + dyn_area;
 
     /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
      * the largest kstep in {4, 2, 1} dividing K/64 that still leaves >= 3 slots (or what
@@ -462,18 +471,25 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     }
     const uint32_t hs = p->stages;
     p->host.window = p->host.ctas ? (o->window ? (o->window < hs ? o->window : hs) : wauto) : 0;
-    p->hbm.window = p->hbm.ctas ? p->hbm_stages : 0;
+    p->hbm.window = !p->hbm.ctas ? 0 : o->hbm_window && o->hbm_window < p->hbm_stages ? o->hbm_window : p->hbm_stages;
     if (o->window > hs && mt_h && !pon)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, hs);
 
     /* Dynamic units (HBM tier, one column tile, no cluster): units of 2 ring slots for narrow
-     * tiles, 4 for wide ones (fewer accumulator reductions per byte of A). */
-    p->dyn_p = p->dyn_units = 0;
+     * tiles, 4 for wide ones (fewer partials per byte of A), or dyn_slots.  A CTA's first units go
+     * by index, enough of them to fill its ring (at least one; at most U / CTAs). */
+    p->dyn_p = p->dyn_units = p->dyn_first = 0;
     if (o->dyn && p->ntiles == 1 && c == 1 && p->hbm.ctas) {
-        uint32_t uc = o->dyn >= 2 ? o->dyn : (N <= 32 ? 2u : 4u);
+        uint32_t uc = o->dyn_slots ? o->dyn_slots : (N <= 32 ? 2u : 4u);
         uint32_t P = p->kchunks / uc;
         if (P < 1) P = 1;
-        if ((uint64_t)mt_g * P >= p->hbm.ctas) p->dyn_p = P, p->dyn_units = mt_g * P;
+        if ((uint64_t)mt_g * P >= p->hbm.ctas) {
+            p->dyn_p = P, p->dyn_units = mt_g * P;
+            const uint32_t per = p->kchunks / P; /* the shortest unit's slots */
+            uint32_t f = ceil_div(p->hbm_stages, per);
+            if (f > p->dyn_units / p->hbm.ctas) f = p->dyn_units / p->hbm.ctas;
+            p->dyn_first = f ? f : 1u;
+        }
     }
 
     p->ws_bytes = 0;
