@@ -128,7 +128,7 @@ static void test_plan_decode(void)
     /* congestion window */
     o.window = 4;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.host.window == 4 &&
-          p.hbm.window == p.stages);
+          p.hbm.window == 3 && p.stages > 3); /* the HBM tier's auto window at N <= 8 without pdl */
     o.window = 40;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "window"));
     o.window = 0;
@@ -540,7 +540,7 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "dyn 2"));
     }
     o.dyn = 0;
-    /* an HBM window: at most the ring; 0 the ring; past 24 refused */
+    /* an HBM window: at most the ring; 0 auto (3 at N <= 8 without pdl, else the ring); past 24 refused */
     {
         dak_gemm_plan q;
         o.hbm_window = 3;
@@ -550,7 +550,14 @@ static void test_plan_bm(void)
         o.hbm_window = 25;
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "hbm_window"));
         o.hbm_window = 0;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == 3);
+        CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == 3);
+        CHECK(dak_gemm_plan_make(7168, 9, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        o.pdl = 1;
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        o.pdl = 0, o.dyn = 1; /* dynamic units have no window */
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        o.dyn = 0;
     }
     /* stages asked: both rings hold that many; 3 of 96 KiB do not fit, so kstep 2 */
     o.bm = 128, o.stages = 3;

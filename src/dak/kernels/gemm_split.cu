@@ -304,7 +304,7 @@ static __device__ __forceinline__ void host_gate(const kparams *p, uint32_t tick
         __nanosleep(64);
 }
 
-/* The split kernel's body, instantiated four times (k_split, k_split_n128, k_split_n256, k_split_m256
+/* The split kernel's body, instantiated five times (k_split, k_split_n128, k_split_n256, k_split_m256
  * below, and k_split_dyn): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
  * bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
  * tiles, the 128 accumulators of bn 256, so also only the wide consumer).  Registers: 168 per thread is the cap (10 warps,

@@ -18,6 +18,9 @@
  * 2 SMs x 8 copies (128 KiB) already saturate the PCIe link. */
 #define HOST_INFLIGHT_BYTES (1u << 20)
 #define HOST_MIN_CTAS 4u
+/* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 5 slots of the
+ * 64-row ring (2 was slower at N = 1 on 11008 x 4096; twelfth session) */
+#define HBM_WINDOW_AUTO 3u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -247,7 +250,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->dyn > 1) return cm_fail(err, "gemm: dyn %u must be 0 (off) or 1 (on)", o->dyn);
     if (o->dyn_slots > 16) return cm_fail(err, "gemm: dyn_slots %u must be 0 (auto) or 1..16", o->dyn_slots);
     if (o->hbm_window > MAX_STAGES)
-        return cm_fail(err, "gemm: hbm_window %u must be 0 (the ring) or 1..%u", o->hbm_window, MAX_STAGES);
+        return cm_fail(err, "gemm: hbm_window %u must be 0 (auto) or 1..%u", o->hbm_window, MAX_STAGES);
     if (o->kstep && o->kstep != 1 && o->kstep != 2 && o->kstep != 4)
         return cm_fail(err, "gemm: kstep %u must be 0 (auto), 1, 2 or 4", o->kstep);
     if (o->kstep && (K / TILE) % o->kstep)
@@ -471,7 +474,14 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     }
     const uint32_t hs = p->stages;
     p->host.window = p->host.ctas ? (o->window ? (o->window < hs ? o->window : hs) : wauto) : 0;
-    p->hbm.window = !p->hbm.ctas ? 0 : o->hbm_window && o->hbm_window < p->hbm_stages ? o->hbm_window : p->hbm_stages;
+    /* HBM copies in flight per SM (opts.hbm_window).  Auto: HBM_WINDOW_AUTO at N <= 8 launched without PDL: the
+     * SMs' shares of HBM even out with fewer bytes queued (7168^2, N = 8: last-slot spread 5.3 -> 3.1 us; on the
+     * H200 0.2-0.9 us a GEMM in graphs without PDL on 7168^2 and 11008 x 4096, 0.2-0.6 us more on 28672 x 7168;
+     * mixed at N = 32); under PDL the next launch already fills the slow SMs' tail and the window only costs
+     * streaming rate, so the whole ring (NOTES-dak-kernels.md, twelfth session) */
+    uint32_t hw = o->hbm_window;
+    if (!hw && !o->pdl && !o->dyn && N <= 8) hw = HBM_WINDOW_AUTO;
+    p->hbm.window = !p->hbm.ctas ? 0 : hw && hw < p->hbm_stages ? hw : p->hbm_stages;
     if (o->window > hs && mt_h && !pon)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, hs);
 
