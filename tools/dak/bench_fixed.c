@@ -166,7 +166,7 @@ static void fx_set_noload(dak_gemm_opts *go) { go->diag_noload = 1, go->panel = 
 /* dyn: the HBM tier in dynamic units */
 static void fx_set_dyn(dak_gemm_opts *go) { go->dyn = 1; }
 /* dyn-pdl: dynamic units as a programmatic dependent (the sequences' and graphs' comparison with pdl) */
-static void fx_set_dyn_pdl(dak_gemm_opts *go) { go->dyn = 1, go->pdl = 1; }
+static void fx_set_dyn_pdl(dak_gemm_opts *go) { fx_set_dyn(go), fx_set_pdl(go); }
 /* own-fix: the owner sums each shared tile (not reduce-scatter) */
 static void fx_set_ownfix(dak_gemm_opts *go) { go->fix_rs = 0; }
 

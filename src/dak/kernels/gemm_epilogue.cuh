@@ -77,6 +77,19 @@ static __device__ __forceinline__ void red_staged(const float *T, uint32_t N, fl
     }
 }
 
+/* Dynamic units: one thread waits until every HBM CTA of the launch has zeroed its share of C (a count of at
+ * least n on *p).  Those CTAs are resident (one CTA per SM, grid <= SMs) and zero first, so it ends in
+ * microseconds; one that lasts SPIN_LIMIT polls (each an L2 round trip, >= ~0.3 us: >= ~1 s in all) means a
+ * broken protocol or a CTA that never ran, and traps, so that the launch fails with an error instead of holding
+ * the device (a bench run stalled for its 100 s limit once in the twelfth session, cause unknown).  Only here:
+ * the same watchdog in the split-K fix-up waits moved the wide kernels' spills (ptxas, CUDA 13.0). */
+#define SPIN_LIMIT (1u << 22)
+static __device__ __forceinline__ void dyn_wait_zeroed(const uint32_t *p, uint32_t n)
+{
+    for (uint32_t i = 0; ptx_ld_acquire_gpu_u32(p) < n; i++)
+        if (i == SPIN_LIMIT) __trap();
+}
+
 /* ---- the split-K fix-up protocol (every consumer thread of the CTA calls these; shared by the
  * 64-column epilogue and the wide one) ---- */
 

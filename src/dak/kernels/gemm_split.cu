@@ -642,9 +642,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 ptx_bar_sync(2, NCW * 32u);
                 if (!kh) stage_frags(&p, acc, MI, nb0, nn, row16, T, true);
                 /* the first reductions into C after every HBM CTA zeroed its share of it */
-                if (to_c && nu == 0 && ctid == 0)
-                    while (ptx_ld_acquire_gpu_u32(p.dynctr + 1) < ncl) {
-                    }
+                if (to_c && nu == 0 && ctid == 0) dyn_wait_zeroed(p.dynctr + 1, ncl);
                 ptx_bar_sync(2, NCW * 32u);
                 if (!p.nomath) {
                     if (to_c)

@@ -358,7 +358,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     uint32_t fixed = DAK_GEMM_SMEM_BASE + (host_tiled || mh == 1 ? (N > 32 ? 16384u : 8192u) : 0u);
     /* dynamic units: the area also holds two staging tiles of a unit's partial (N <= 64 columns) */
     const uint32_t dyn_area = DAK_DYN_STAGE_OFF + 2u * N * DAK_DYN_STAGE_LD * 4u;
-    if (o->dyn && p->ntiles == 1 && c == 1 && fixed < DAK_GEMM_SMEM_BASE + dyn_area) fixed = DAK_GEMM_SMEM_BASE + dyn_area;
+    if (o->dyn && p->ntiles == 1 && c == 1 && fixed < DAK_GEMM_SMEM_BASE + dyn_area)
+        fixed = DAK_GEMM_SMEM_BASE + dyn_area;
 
     /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
      * the largest kstep in {4, 2, 1} dividing K/64 that still leaves >= 3 slots (or what
