@@ -119,7 +119,9 @@ typedef struct {
                            dyn or the panel path */
     int diag_b_nmajor;  /* diagnostic: B in shared memory as [n][block][64] (bank conflicts on B), not [block][n][64] */
     int diag_plain_launch; /* diagnostic: launch without the cluster attribute when cluster is 1 */
-    int diag_bn8;       /* diagnostic: B box of 8 rows (not 16) when N <= 8 */
+    int bn8;            /* 1 (default): the B box is 8 rows when N <= 8, so one more ring slot fits (kstep 4: 6 slots of
+                           36 KiB, not 5 of 40 KiB): 0-2.2 % a GEMM as PDL graphs on the H200, never slower (twelfth
+                           session; run 8 had found it no faster in a kernel 3x slower); 0: 16 rows, an ldmatrix pair */
     int pdl;            /* 1: programmatic dependent launch: the kernel may start while the previous
                            one in the stream drains; it loads its first ring of A (read-only weights)
                            and waits (griddepcontrol.wait) before B and before writing anything; a host CTA
@@ -232,7 +234,7 @@ typedef struct {
     uint32_t ngroups;  /* ceil(ntiles / cluster) column groups of 64-column tiles (hbm.ngroups: the HBM tier's) */
     uint32_t bn;       /* columns per CTA tile of the HBM tier: 64, or 128 / 256 (opts.bn; 128-row tiles, wgmma);
                           a wide HBM slot holds kstep x bn B rows (one copy, box bn rows) */
-    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with diag_bn8, N <= 8;
+    uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with bn8, N <= 8;
                           64 with wgmma) */
     uint32_t stages;   /* ring slots of the 64-row tiles (the host tier, and the HBM tier when bm = 64) */
     uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, 128 or 256 (opts.bm) */

@@ -54,21 +54,23 @@ static void test_plan_decode(void)
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
     o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
-    /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 32 KiB) = 8 -> ring 5 */
+    /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 32 KiB) = 8 -> the ring, 6 slots
+     * with the 8-row B box of N <= 8 (5 with 16 rows, below) */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
-    CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.host.window == 5);
-    /* N = 1: B box 16 rows; 4 blocks per slot: 4 x (8192 + 2048) = 40960 B, (232448 - 9728)/40960 = 5
-     * slots (>= 3, so kstep 4; 9728 B = alignment, barriers, the consumers' 8 KiB hand-over);
-     * 112 blocks / 4 = 28 stages per tile row */
-    o.host_ctas = 16;
+    CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.stages == 6 && p.host.window == 6);
+    /* N = 1 with a B box of 16 rows (bn8 0); 4 blocks per slot: 4 x (8192 + 2048) = 40960 B,
+     * (232448 - 9728)/40960 = 5 slots (>= 3, so kstep 4; 9728 B = alignment, barriers, the consumers'
+     * 8 KiB hand-over); 112 blocks / 4 = 28 stages per tile row */
+    o.host_ctas = 16, o.bn8 = 0;
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.bn_box == 16 && p.kstep == 4 && p.stages == 5 && p.ntiles == 1 && p.cluster == 1 && p.kchunks == 28);
     CHECK(p.smem_bytes == 9728u + 5u * 40960u);
-    /* diagnostic B box of 8 rows: 4 x (8192 + 1024) = 36864 B slots, 6 fit */
-    o.diag_bn8 = 1;
+    /* the default B box of 8 rows at N <= 8: 4 x (8192 + 1024) = 36864 B slots, 6 fit; 16 rows from N = 9 */
+    o.bn8 = 1;
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 8 && p.stages == 6 &&
           p.smem_bytes == 9728u + 6u * 36864u);
-    o.diag_bn8 = 0;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 8 && p.stages == 6);
+    CHECK(dak_gemm_plan_make(7168, 9, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 16 && p.stages == 5);
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.host.mtiles == 1 && p.hbm.mtiles == 111);
     CHECK(p.host.ctas >= 1 && p.host.ctas <= 16);
@@ -496,11 +498,11 @@ static void test_plan_bm(void)
     o.bm = 64;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.kstep == 4 &&
           p.stages == 3 && p.hbm_stages == 3 && p.hbm.mtiles == 112 && p.smem_bytes == 17920u + 3u * 65536u);
-    /* asked: 128 at N = 8 (narrow tiles, both K halves on each warpgroup's rows): 16-row B box,
-     * kstep 4: 4 x (16384 + 2048) = 73728 B slots, (232448 - 1536) / 73728 = 3 */
+    /* asked: 128 at N = 8 (narrow tiles, both K halves on each warpgroup's rows): 8-row B box (bn8),
+     * kstep 4: 4 x (16384 + 1024) = 69632 B slots, (232448 - 1536) / 69632 = 3 */
     o.bm = 128;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kstep == 4 &&
-          p.hbm_stages == 3 && p.smem_bytes == 1536u + 3u * 73728u);
+          p.hbm_stages == 3 && p.smem_bytes == 1536u + 3u * 69632u);
     /* with a host tier (r = 10 %: 10 host tile rows of 64, N = 64): the host tier keeps 64-row
      * tiles and the 16 KiB hand-over (17920 B fixed); kstep 2 (3 slots of 96 KiB do not fit);
      * HBM (232448 - 17920) / 49152 = 4 slots, host / 32768 = 6; 102 HBM tile rows -> 51 */

@@ -8,7 +8,7 @@
  * the cluster attribute, a B box of 8 rows, copies without L2 cache policies (opts.l2_hints 0) with
  * the CTAs' shares relabelled (diag_rotate), and a check of the fp32 reference
  * itself against a CPU dot product.  The panel path (host rows through the A-stationary
- * kernel, issue #7): N = 100..4096 on small shapes (several panels per tile row, a short
+ * kernel, issue #7): N = 1..4096 on small shapes (several panels per tile row, a short
  * last panel, pieces of 1 and 2 blocks), r = 100 % and 50 %, fp32 and bf16 C, clusters 1-16,
  * window 1, repeated launches, and 7168^2 at N = 1024; the host bytes counted on the GPU
  * must equal the plan's (= A's host bytes).
@@ -250,14 +250,14 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
     /* 512 x 1024: 16 blocks, 2 panels of 8 (pieces of 2 blocks); 512 x 960: 15 blocks, panels of
      * 8 + 7 (pieces of 1) */
     static const uint32_t shp[2][2] = {{512, 1024}, {512, 960}};
-    static const uint32_t ns[4] = {100, 512, 1000, 4096};
+    static const uint32_t ns[6] = {1, 8, 100, 512, 1000, 4096}; /* 1, 8: the 8-row B box (opts.bn8) */
     for (int si = 0; si < 2; si++) {
         pshape s;
         if (pshape_init(&s, shp[si][0], shp[si][1], 4096, 0x9a0e1 + si, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return -1;
         }
-        for (int ni = 0; ni < 4; ni++) {
+        for (int ni = 0; ni < 6; ni++) {
             uint32_t N = ns[ni];
             if (pshape_ref(&s, N, &err)) {
                 fprintf(stderr, "%s\n", err.msg);
@@ -742,7 +742,7 @@ int main(int argc, char **argv)
                     if (v == 5) o.kstep = 1, o.cluster = N >= 128 ? 2 : 1; /* one 8 KiB block per slot */
                     if (v == 6) o.diag_b_nmajor = 1, o.kstep = 2; /* B as [n][block][64] */
                     if (v == 7) o.diag_plain_launch = 1; /* no cluster attribute */
-                    if (v == 8) o.diag_bn8 = 1; /* B box of 8 rows when N <= 8 */
+                    if (v == 8) o.bn8 = 0; /* B box of 16 rows when N <= 8 (8 is the default) */
                     if (v == 9) o.pdl = 1, o.cluster = N >= 128 ? 8 : 1; /* A ring before griddepcontrol.wait */
                     if (v == 9 && bmv) o.diag_pdl_host_wait = 1; /* host CTAs: nothing before the wait */
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */

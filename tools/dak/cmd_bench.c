@@ -53,6 +53,8 @@ static void usage(FILE *o)
             "                   others (default 1)\n"
             "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
             "                   default 0)\n"
+            "  --bn8 N          1: the split kernels' B box is 8 rows at N <= 8 (dak_gemm_opts.bn8: one more\n"
+            "                   ring slot), 0: 16 rows (default 1)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, else the whole ring) or 1..24 (24: the ring;\n"
             "                   default 0)\n"
@@ -174,7 +176,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
     c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1, c->l2_hints = 1;
-    c->fix_rs = 1;
+    c->fix_rs = 1, c->bn8 = 1;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -218,6 +220,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--fix-rs", v, 0, 1, &c->fix_rs)) return -1;
         } else if (arg_is(a, "--panel-fork")) {
             if (!VAL() || arg_u32("dak bench", "--panel-fork", v, 0, 1, &c->panel_fork)) return -1;
+        } else if (arg_is(a, "--bn8")) {
+            if (!VAL() || arg_u32("dak bench", "--bn8", v, 0, 1, &c->bn8)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--hbm-window")) {

@@ -62,7 +62,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_noload = 0;
     o->diag_b_nmajor = 0;
     o->diag_plain_launch = 0;
-    o->diag_bn8 = 0;
+    o->bn8 = 1;
     o->pdl = 0;
     o->diag_pdl_host_wait = 0;
     o->diag_panel_fork = 0;
@@ -295,12 +295,12 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     while (c > 1 && c / 2 >= p->ntiles) c /= 2; /* a cluster wider than the column tiles is idle */
     p->cluster = c;
     p->ngroups = ceil_div(p->ntiles, c);
-    /* B box: the 16 rows an ldmatrix pair covers, at most one 64-column tile.  (8 rows for
-     * N <= 8 gives one more ring slot but was no faster in run 8; kept as a diagnostic.) */
+    /* B box: the 16 rows an ldmatrix pair covers, at most one 64-column tile; 8 rows at N <= 8 (opts.bn8, the
+     * default): one more ring slot, 0-2.2 % a GEMM in PDL sequences on the H200 (twelfth session) */
     /* wgmma for the wide tiles (more than 32 valid columns: N > 32); its instruction is m64n64k16,
      * so the B box is 64 rows then (TMA zero-fills the rows past N) */
     p->wgmma = N > 32 && (o->wgmma == 1 || (o->wgmma == 2 && !o->diag_b_nmajor));
-    p->bn_box = N <= 8 && o->diag_bn8 ? 8 : (N >= TILE || p->wgmma ? TILE : ceil_div(N, 16) * 16);
+    p->bn_box = N <= 8 && o->bn8 ? 8 : (N >= TILE || p->wgmma ? TILE : ceil_div(N, 16) * 16);
 
     uint32_t kblocks = K / TILE, mt_h = rows_host / TILE, mt_g = (M - rows_host) / TILE;
     /* the panel path: on when asked, or (auto) when the tiled path would fetch each host tile
