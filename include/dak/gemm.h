@@ -145,9 +145,10 @@ typedef struct {
                            bf16 C through a fix-up warp.  Needs at least as many units as CTAs */
     uint32_t dyn_slots; /* dynamic units: ring slots (K chunks) per unit, 0 auto (2 when N <= 32, else 4), else 1..16 */
     uint32_t hbm_window; /* copies in flight per HBM-tier SM, at most the ring: 0 (default) auto, 3 at N <= 8 without
-                            pdl (the SMs' HBM shares even out: 0.2-0.9 us a GEMM in graphs without PDL on the H200,
-                            7168^2 and 11008 x 4096), else the whole ring; 1..24 that many (24: the ring).  Under PDL the first
-                            ring of A still goes out before griddepcontrol.wait; the window applies from there on */
+                            pdl (the SMs' HBM shares even out: 0.2-0.9 us a GEMM in graphs without PDL on the
+                            H200, 7168^2 and 11008 x 4096), else the whole ring; 1..24 that many (24: the ring).
+                            Under PDL the first ring of A still goes out before griddepcontrol.wait; the window
+                            applies from there on */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):
                            0 off, 1 on, 2 auto (on when the tiled path would fetch a host tile more than once,
                            i.e. more than 64 x cluster columns, and neither pdl nor a_tma2d is set).  Needs packed A,

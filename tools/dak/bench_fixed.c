@@ -154,7 +154,7 @@ typedef struct {
 /* The split kernel's variants in the fixed-cost and wgmma A/B tables, each over the bench's options. */
 static void fx_set_pdl(dak_gemm_opts *go) { go->pdl = 1; }
 /* pdl-hw: no host-link hand-over (host CTAs wait first) */
-static void fx_set_pdl_hostwait(dak_gemm_opts *go) { go->pdl = 1, go->diag_pdl_host_wait = 1; }
+static void fx_set_pdl_hostwait(dak_gemm_opts *go) { fx_set_pdl(go), go->diag_pdl_host_wait = 1; }
 /* no-hint: without L2 cache policies (l2_hints 0) */
 static void fx_set_no_l2hint(dak_gemm_opts *go) { go->l2_hints = 0; }
 /* nofix: shared tiles skip the fix-up, each CTA stores its partial (C wrong) */
@@ -187,8 +187,8 @@ static void wg_set_mma(dak_gemm_opts *go) { go->wgmma = 0; }
 static void wg_set_wgmma(dak_gemm_opts *go) { go->wgmma = 1; }
 static void wg_set_ownfix(dak_gemm_opts *go) { wg_set_wgmma(go), fx_set_ownfix(go); }
 static void wg_set_nohint(dak_gemm_opts *go) { wg_set_wgmma(go), fx_set_no_l2hint(go); }
-static void wg_set_bm128(dak_gemm_opts *go) { go->wgmma = 1, go->bm = 128; }
-static void wg_set_noring(dak_gemm_opts *go) { go->wgmma = 1, go->diag_epi_global = 1; }
+static void wg_set_bm128(dak_gemm_opts *go) { wg_set_wgmma(go), go->bm = 128; }
+static void wg_set_noring(dak_gemm_opts *go) { wg_set_wgmma(go), go->diag_epi_global = 1; }
 static const fx_variant wg_variants[] = {
     {.column = "mma us", .us_key = "mma_us", .set = wg_set_mma},
     {.column = "wgmma us", .us_key = "wgmma_us", .set = wg_set_wgmma},

@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 
 #include "common/ptx.cuh"
+#include "dak/gemm_layout.h"
 #include "gemm_kernel.cuh"
 
 /* Writes one warp's MI x nn fragment sums v[mi][nj] (mma.sync: rows row + 16 mi + .., columns
@@ -40,28 +41,25 @@ static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4
         }
 }
 
-/* Dynamic units: one warp's fragment sums (mma.sync mapping of store_tile, rows relative to the
- * 64-row tile) into the unit's shared staging tile T[column][row] (DAK_DYN_STAGE_LD floats a column:
- * the lanes of one store hit 32 different banks).  The K-half pair of warps (w, w + 4) holds the
- * same positions: the first one stores (add false), the second adds after a barrier. */
-static __device__ __forceinline__ void stage_frags(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
-                                                   uint32_t nn, uint32_t row, float *T, bool add)
+/* Dynamic units: one warp's fragment sums (its share m of the 64-row tile, gemm_layout.h's dak_frag_row /
+ * dak_frag_col) into the unit's shared staging tile T[column][row] (DAK_DYN_STAGE_LD floats a column: the lanes of
+ * one store hit 32 different banks).  The K-half pair of warps (w, w + 4) holds the same positions: the first one
+ * stores (add false), the second adds after a barrier. */
+static __device__ __forceinline__ void stage_frags(const kparams *p, float (*v)[4][4], const dak_tile_map *m, float *T,
+                                                   bool add)
 {
     const uint32_t lane = threadIdx.x & 31u;
-    const uint32_t g = lane >> 2, t4 = lane & 3u;
 #pragma unroll
-    for (uint32_t mi = 0; mi < 2; mi++)
+    for (uint32_t a = 0; a < 2; a++)
 #pragma unroll
-        for (uint32_t nj = 0; nj < 4; nj++) {
-            if (mi >= MI || nj >= nn) continue;
-            uint32_t r = row + mi * 16u + g;
-            uint32_t cc = (nb0 + nj) * 8u + 2u * t4;
+        for (uint32_t b = 0; b < 4; b++) {
+            if (a >= m->MI || b >= m->nn) continue;
 #pragma unroll
             for (uint32_t e = 0; e < 4; e++) {
-                uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
+                const uint32_t ce = dak_frag_col(m, lane, a, b, e);
                 if (ce >= p->N) continue;
-                float *a = T + ce * DAK_DYN_STAGE_LD + re;
-                *a = add ? *a + v[mi][nj][e] : v[mi][nj][e];
+                float *t = T + ce * DAK_DYN_STAGE_LD + dak_frag_row(m, lane, a, e);
+                *t = add ? *t + v[a][b][e] : v[a][b][e];
             }
         }
 }

@@ -599,8 +599,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const uint32_t P = p.dyn_p, kcn = p.kchunks;
             /* (a diagnostic path: mma.sync only, whatever opts.wgmma) */
             const dak_warp_tile wt = dak_warp_tile_of((int)p.N, q, lane, 0);
-            const uint32_t MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
-            const uint32_t arow = wt.arow;
+            const dak_tile_map wm = dak_tile_map_of((int)p.N, q, 0); /* the same share, for stage_frags */
+            const uint32_t nb0 = wt.nb0, nn = wt.nn, arow = wt.arow;
             const bool wide = wt.wide, to_c = !p.out_bf16;
             float *stg = (float *)(sm + S * (astage + bbytes) + 512u + DAK_DYN_STAGE_OFF);
             uint32_t fj = 0, fph = 0, nu = 0;
@@ -638,9 +638,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
                 }
                 float *T = stg + (nu & 1u) * p.N * DAK_DYN_STAGE_LD;
-                if (kh) stage_frags(&p, acc, MI, nb0, nn, row16, T, false);
+                if (kh) stage_frags(&p, acc, &wm, T, false);
                 ptx_bar_sync(2, NCW * 32u);
-                if (!kh) stage_frags(&p, acc, MI, nb0, nn, row16, T, true);
+                if (!kh) stage_frags(&p, acc, &wm, T, true);
                 /* the first reductions into C after every HBM CTA zeroed its share of it */
                 if (to_c && nu == 0 && ctid == 0) dyn_wait_zeroed(p.dynctr + 1, ncl);
                 ptx_bar_sync(2, NCW * 32u);

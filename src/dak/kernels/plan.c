@@ -18,8 +18,8 @@
  * 2 SMs x 8 copies (128 KiB) already saturate the PCIe link. */
 #define HOST_INFLIGHT_BYTES (1u << 20)
 #define HOST_MIN_CTAS 4u
-/* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 5 slots of the
- * 64-row ring (2 was slower at N = 1 on 11008 x 4096; twelfth session) */
+/* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 64-row ring's
+ * slots (measured against a ring of 5; 2 was slower at N = 1 on 11008 x 4096; twelfth session) */
 #define HBM_WINDOW_AUTO 3u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
