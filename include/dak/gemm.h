@@ -97,6 +97,12 @@ extern "C" {
  * of 4, so that the fragment stores are free of bank conflicts). */
 #define DAK_DYN_STAGE_OFF 1024u
 #define DAK_DYN_STAGE_LD 68u
+/* The PDL stash (opts.stash) puts the B rows of its chunks in that area too, 1 KiB-aligned (the B map's
+ * 128-byte swizzle): from DAK_STASH_OFF past the ring's end, up to DAK_STASH_BYTES (the N <= 32 hand-over
+ * area's size; the area grows by DAK_STASH_OFF - 512 to hold them).  At most DAK_STASH_MAX chunks. */
+#define DAK_STASH_OFF 1024u
+#define DAK_STASH_BYTES 8192u
+#define DAK_STASH_MAX 2u
 
 typedef struct {
     uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share)) */
@@ -144,6 +150,12 @@ typedef struct {
                            claim ahead; fp32 C gets every unit's partial by reductions (zeroed in the kernel),
                            bf16 C through a fix-up warp.  Needs at least as many units as CTAs */
     uint32_t dyn_slots; /* dynamic units: ring slots (K chunks) per unit, 0 auto (2 when N <= 32, else 4), else 1..16 */
+    uint32_t stash;     /* with pdl: K chunks of A (ring slots) that each HBM-tier CTA's consumers take into registers
+                           before griddepcontrol.wait, handing their slots back, so that the next chunks go into them
+                           right after the wait's B copies (their own B rows come after it into a side area): 0 off,
+                           1 or 2 (default 2, as many as that area holds; 1-1.5 % a GEMM as PDL graphs on the H200,
+                           thirteenth session).  Applies at N <= 8 with 64-row HBM tiles, cluster 1, no dyn
+                           and the HBM window at the ring (dak_gemm_plan.hbm_stash: what the plan took) */
     uint32_t hbm_window; /* copies in flight per HBM-tier SM, at most the ring: 0 (default) auto, 3 at N <= 8 without
                             pdl (the SMs' HBM shares even out: 0.2-0.9 us a GEMM in graphs without PDL on the
                             H200, 7168^2 and 11008 x 4096), else the whole ring; 1..24 that many (24: the ring).
@@ -243,6 +255,8 @@ typedef struct {
     uint64_t ws_bytes; /* split-K workspace needed */
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
     uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */
+    uint32_t hbm_stash; /* chunks of A an HBM-tier CTA holds in registers before griddepcontrol.wait (opts.stash; 0:
+                           none) */
     uint32_t dyn_first; /* dynamic units: units each CTA takes by index (cid, cid + CTAs, ..) before claiming, so
                            that its first ring fill (the PDL prefetch) needs no claim */
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */

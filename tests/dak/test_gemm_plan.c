@@ -561,6 +561,39 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
         o.dyn = 0;
     }
+    /* the PDL stash (opts.stash, default 2): only with pdl, at N <= 8 on 64-row HBM tiles, cluster 1, no dyn,
+     * the window at the ring; as many chunks as their B rows fit in 8192 B (8-row box at kstep 4: 4096 B each, so
+     * 2; the 16-row box (bn8 0): 8192 B, so 1).  Its B area grows the fixed part by 512 B: 1536 + 512 + 8192 =
+     * 10240, which still leaves (232448 - 10240) / 36864 = 6 slots of 36 KiB */
+    {
+        dak_gemm_plan q;
+        CHECK(o.stash == 2);
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 0); /* no pdl */
+        o.pdl = 1;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2 && q.kstep == 4 &&
+              q.hbm_stages == 6 && q.smem_bytes == 10240u + 6u * 36864u);
+        CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2);
+        /* a host tier beside it: the HBM tier still stashes */
+        CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2);
+        o.stash = 1;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 1);
+        o.stash = 2, o.bn8 = 0; /* 16-row box: one chunk's B rows fill the area */
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 1);
+        o.bn8 = 1;
+        CHECK(dak_gemm_plan_make(7168, 9, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 0); /* N > 8 */
+        o.hbm_window = 3; /* a window below the ring */
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 0);
+        o.hbm_window = 0, o.dyn = 1;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 0);
+        o.dyn = 0, o.bm = 128; /* 128-row HBM tiles */
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.hbm_stash == 0);
+        o.bm = 0, o.stash = 0;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 0 &&
+              q.smem_bytes == 9728u + 6u * 36864u);
+        o.stash = 3;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "stash 3"));
+        o.stash = 2, o.pdl = 0;
+    }
     /* stages asked: both rings hold that many; 3 of 96 KiB do not fit, so kstep 2 */
     o.bm = 128, o.stages = 3;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 2 &&

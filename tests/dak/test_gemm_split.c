@@ -33,8 +33,10 @@
  * replaces there with fix_rs 0 (bn 128 / 256 variants, and the wgmma PDL sequences at r = 0).  C of a
  * CTA's last tile goes through its idle ring by default (wgmma layouts); without (diag_epi_global) in
  * the bn 128 / 256 variants.
- * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn]   (quick: the smallest shape and the
- * panel tests on small shapes; panel / wgmma / bn: those tests only) */
+ * The PDL stash (opts.stash): PDL sequences at N <= 8 with stash 2, 1 and 0, a host tier beside it, bf16 C,
+ * first segments shorter than the stash (test_stash).
+ * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash]   (quick: the smallest shape and the
+ * panel tests on small shapes; panel / wgmma / bn / stash: those tests only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -142,8 +144,11 @@ static double pshape_err(pshape *s, uint32_t N, int out_bf16, size_t *bad)
     return rel_err(s->hc, s->hr, (size_t)s->M * N, bad);
 }
 
-static int pshape_init(pshape *s, uint32_t M, uint32_t K, uint32_t nmax, uint64_t seed, cm_err *err)
+/* Fresh random A (M x K, packed copies in HBM and pinned host memory) and B (K x nmax); -1 with the error on
+ * stderr. */
+static int pshape_init(pshape *s, uint32_t M, uint32_t K, uint32_t nmax, uint64_t seed)
 {
+    cm_err e, *err = &e;
     memset(s, 0, sizeof *s);
     s->M = M, s->K = K, s->nmax = nmax;
     size_t ab = (size_t)M * K * 2;
@@ -156,8 +161,10 @@ static int pshape_init(pshape *s, uint32_t M, uint32_t K, uint32_t nmax, uint64_
     s->hr = malloc((size_t)M * nmax * 4);
     s->hc = malloc((size_t)M * nmax * 4);
     if (dak_fill_random_bf16(s->Ad, (size_t)M * K, seed, NULL, err) ||
-        dak_fill_random_bf16(s->B, (size_t)K * nmax, seed + 1, NULL, err) || dak_pack_rowmajor(s->Ad, s->Adp, M, K, err))
+        dak_fill_random_bf16(s->B, (size_t)K * nmax, seed + 1, NULL, err) || dak_pack_rowmajor(s->Ad, s->Adp, M, K, err)) {
+        fprintf(stderr, "shape %ux%u: %s\n", M, K, err->msg);
         return -1;
+    }
     CU(cudaMemcpy(s->Ahp, s->Adp, ab, cudaMemcpyDeviceToHost));
     return 0;
 }
@@ -168,10 +175,14 @@ static void pshape_free(pshape *s)
     free(s->hr), free(s->hc);
 }
 
-/* The fp32 reference for N columns (B's first N columns) into s->hr. */
-static int pshape_ref(pshape *s, uint32_t N, cm_err *err)
+/* The fp32 reference for N columns (B's first N columns) into s->hr; -1 with the error on stderr. */
+static int pshape_ref(pshape *s, uint32_t N)
 {
-    if (dak_ref_gemm(s->Ad, s->B, s->R, s->M, N, s->K, NULL, err)) return -1;
+    cm_err err;
+    if (dak_ref_gemm(s->Ad, s->B, s->R, s->M, N, s->K, NULL, &err)) {
+        fprintf(stderr, "reference %ux%u N %u: %s\n", s->M, s->K, N, err.msg);
+        return -1;
+    }
     CU(cudaMemcpy(s->hr, s->R, (size_t)s->M * N * 4, cudaMemcpyDeviceToHost));
     return 0;
 }
@@ -246,23 +257,16 @@ static void panel_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, c
 
 static int test_panel(dak_gemm_ctx *ctx, int full)
 {
-    cm_err err;
     /* 512 x 1024: 16 blocks, 2 panels of 8 (pieces of 2 blocks); 512 x 960: 15 blocks, panels of
      * 8 + 7 (pieces of 1) */
     static const uint32_t shp[2][2] = {{512, 1024}, {512, 960}};
     static const uint32_t ns[6] = {1, 8, 100, 512, 1000, 4096}; /* 1, 8: the 8-row B box (opts.bn8) */
     for (int si = 0; si < 2; si++) {
         pshape s;
-        if (pshape_init(&s, shp[si][0], shp[si][1], 4096, 0x9a0e1 + si, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
-            return -1;
-        }
+        if (pshape_init(&s, shp[si][0], shp[si][1], 4096, 0x9a0e1 + si)) return -1;
         for (int ni = 0; ni < 6; ni++) {
             uint32_t N = ns[ni];
-            if (pshape_ref(&s, N, &err)) {
-                fprintf(stderr, "%s\n", err.msg);
-                return -1;
-            }
+            if (pshape_ref(&s, N)) return -1;
             for (int v = 0; v < 8; v++) { /* bf16 C, r = 50 %, wide tiles on mma.sync (not the default) */
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
@@ -300,10 +304,7 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
     }
     if (full) {
         pshape s;
-        if (pshape_init(&s, 7168, 7168, 1024, 0x9a0f0, &err) || pshape_ref(&s, 1024, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
-            return -1;
-        }
+        if (pshape_init(&s, 7168, 7168, 1024, 0x9a0f0) || pshape_ref(&s, 1024)) return -1;
         for (int v = 0; v < 3; v++) {
             dak_gemm_opts o;
             dak_gemm_opts_default(&o);
@@ -351,26 +352,19 @@ static void wg_case(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, doub
 
 static int test_wgmma(dak_gemm_ctx *ctx, int full)
 {
-    cm_err err;
     /* 7168^2 (kstep 4, 112 blocks) and 512 x 960 (15 blocks: kstep 1, short panels) */
     static const uint32_t shp[2][2] = {{7168, 7168}, {512, 960}};
     static const uint32_t ns[6] = {40, 64, 100, 128, 512, 1024};
     for (int si = 0; si < 2; si++) {
         pshape s;
-        if (pshape_init(&s, shp[si][0], shp[si][1], 1024, 0x3a91 + si, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
-            return -1;
-        }
+        if (pshape_init(&s, shp[si][0], shp[si][1], 1024, 0x3a91 + si)) return -1;
         uint16_t *Ah; /* row-major A in host memory (the 2-D copy path) */
         size_t ab = (size_t)s.M * s.K * 2;
         CU(cudaHostAlloc((void **)&Ah, ab, cudaHostAllocMapped | cudaHostAllocPortable));
         CU(cudaMemcpy(Ah, s.Ad, ab, cudaMemcpyDeviceToHost));
         for (int ni = 0; ni < 6; ni++) {
             const uint32_t N = ns[ni];
-            if (pshape_ref(&s, N, &err)) {
-                fprintf(stderr, "%s\n", err.msg);
-                return -1;
-            }
+            if (pshape_ref(&s, N)) return -1;
             static const double rs[3] = {0.0, 0.1, 1.0};
             for (int ri = 0; ri < 3; ri++) {
                 dak_gemm_opts o;
@@ -429,6 +423,19 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* case_run, then C against the reference (s->hr for N columns): the launch for the caller's plan checks and in
+ * *e the relative error, or NULL after recording a failure under `label`. */
+static dak_gemm_launch *case_checked(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const dak_gemm_opts *o,
+                                     int runs, const char *label, uint32_t *rows, double *e)
+{
+    dak_gemm_launch *l = case_run(ctx, s, NULL, N, ratio, o, runs, label, rows);
+    if (!l) return NULL;
+    size_t bad;
+    *e = pshape_err(s, N, o->out_bf16, &bad);
+    CHECK(*e <= 1e-2, "%s %ux%u N %u r %g: rel err %g, %zu unwritten", label, s->M, s->K, N, ratio, *e, bad);
+    return l;
+}
+
 /* ---- wide HBM column tiles (opts.bn) ---- */
 
 /* One bn check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for N
@@ -438,16 +445,14 @@ static void bn_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, cons
 {
     char label[64];
     uint32_t rows;
+    double e;
     snprintf(label, sizeof label, "bn %u %s", o->bn, what);
-    dak_gemm_launch *l = case_run(ctx, s, NULL, N, ratio, o, runs, label, &rows);
+    dak_gemm_launch *l = case_checked(ctx, s, N, ratio, o, runs, label, &rows, &e);
     if (!l) return;
     const dak_gemm_plan *p = dak_gemm_launch_plan(l);
     CHECK(p->bn == want, "bn %u %s N %u r %g: plan bn %u, expected %u", o->bn, what, N, ratio, p->bn, want);
     if (o->bm == 256) /* asked for, on shapes with at least four HBM tile rows */
         CHECK(p->bm == 256, "%s N %u r %g: plan bm %u, expected 256", what, N, ratio, p->bm);
-    size_t bad;
-    const double e = pshape_err(s, N, o->out_bf16, &bad);
-    CHECK(e <= 1e-2, "bn %u %s %ux%u N %u r %g: rel err %g, %zu unwritten", o->bn, what, s->M, s->K, N, ratio, e, bad);
     printf("  bn %3u (plan %3u) %-10s %5ux%-5u N %4u r %5.1f%% bm %u kstep %u slots %u cluster %u panel %d hbm ksplit "
            "%u rs %u: rel err %.2e\n",
            o->bn, p->bn, what, s->M, s->K, N, 100.0 * rows / s->M, p->bm, p->kstep, p->hbm_stages, p->cluster,
@@ -465,16 +470,10 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
     static const uint32_t bns[3] = {64, 128, 256};
     for (int si = 0; si < (full ? 3 : 1); si++) {
         pshape s;
-        if (pshape_init(&s, shp[si][0], shp[si][1], 1024, 0xb00 + si, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
-            return -1;
-        }
+        if (pshape_init(&s, shp[si][0], shp[si][1], 1024, 0xb00 + si)) return -1;
         for (int ni = 0; ni < 6; ni++) {
             const uint32_t N = ns[ni];
-            if (pshape_ref(&s, N, &err)) {
-                fprintf(stderr, "%s\n", err.msg);
-                return -1;
-            }
+            if (pshape_ref(&s, N)) return -1;
             for (int ri = 0; ri < 4; ri++)
                 for (int bi = 0; bi < 3; bi++) {
                     dak_gemm_opts o;
@@ -593,14 +592,69 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* The PDL stash (opts.stash): sequences of PDL launches (each starts while the one before drains) at N <= 8,
+ * C against the reference and the plan's stash count against what was asked.
+ * Shapes: 7168^2 (tile-aligned: one whole tile row a CTA, one segment), 11008 x 4096 (132 CTAs: a tile's end
+ * then the next one's start, first segments of any length), 1024 x 2048 (16 tile rows x 8 chunks over 132
+ * CTAs: first segments of 1 chunk, so a stash of 1 where 2 was asked); N 1, 5, 8; r 0 and 10 % (a host tier
+ * beside the stashing HBM tier); stash 2 (8-row box), 1 (bn8 0), 0; bf16 C; nomath-free, so every chunk of
+ * the stash counts in C.  The full run adds one launch alone and a sequence of 5. */
+static int test_stash(dak_gemm_ctx *ctx, int full)
+{
+    static const uint32_t shp[3][2] = {{7168, 7168}, {11008, 4096}, {1024, 2048}};
+    static const uint32_t ns[3] = {1, 5, 8};
+    for (int si = 0; si < 3; si++) {
+        if (!full && si == 0) continue;
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 8, 0x5a5 + si)) return -1;
+        for (int ni = 0; ni < 3; ni++) {
+            const uint32_t N = ns[ni];
+            if (pshape_ref(&s, N)) return -1;
+            for (int v = 0; v < 8; v++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.pdl = 1;
+                double r = 0.0;
+                int runs = 3;
+                uint32_t want = 2;
+                const char *w = "pdl x3";
+                if (v == 1) r = 0.1, w = "r10 x3";
+                if (v == 2) o.bn8 = 0, want = 1, w = "bn8 0 x3";
+                if (v == 3) o.stash = 1, want = 1, w = "x3";
+                if (v == 4) o.stash = 0, want = 0, w = "off x3";
+                if (v == 5) o.out_bf16 = 1, w = "bf16 x3";
+                if (v == 6) runs = 1, w = "alone";
+                if (v == 7) runs = 5, r = 0.1, o.bn8 = 0, want = 1, w = "r10 bn8 0 x5";
+                if (!full && (v == 6 || v == 7)) continue;
+                char label[64];
+                uint32_t rows;
+                double e;
+                snprintf(label, sizeof label, "stash %u %s", o.stash, w);
+                dak_gemm_launch *l = case_checked(ctx, &s, N, r, &o, runs, label, &rows, &e);
+                if (!l) continue;
+                const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+                CHECK(p->hbm_stash == want, "%s N %u r %g: plan stash %u, expected %u", label, N, r, p->hbm_stash, want);
+                printf("  %-18s %5ux%-5u N %u r %5.1f%% kstep %u slots %u HBM CTAs %u ksplit %u stash %u: rel err %.2e\n",
+                       label, s.M, s.K, N, 100.0 * rows / s.M, p->kstep, p->hbm_stages, p->hbm.ctas, p->hbm.ksplit,
+                       p->hbm_stash, e);
+                dak_gemm_launch_free(l);
+            }
+        }
+        pshape_free(&s);
+    }
+    fprintf(stderr, "stash tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     int panel_only = argc > 1 && !strcmp(argv[1], "--panel");
     int wgmma_only = argc > 1 && !strcmp(argv[1], "--wgmma");
     int bn_only = argc > 1 && !strcmp(argv[1], "--bn");
-    if (argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only) {
-        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn]\n", argv[0]);
+    int stash_only = argc > 1 && !strcmp(argv[1], "--stash");
+    if (argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only) {
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash]\n", argv[0]);
         return 2;
     }
     cm_err err;
@@ -622,7 +676,14 @@ int main(int argc, char **argv)
         printf("%d passed, %d failed\n", passed, failed);
         return rc || failed ? 1 : 0;
     }
+    if (stash_only) {
+        int rc = test_stash(ctx, 1);
+        dak_gemm_ctx_destroy(ctx);
+        printf("%d passed, %d failed\n", passed, failed);
+        return rc || failed ? 1 : 0;
+    }
     if (test_panel(ctx, !quick)) return 1;
+    if (!panel_only && test_stash(ctx, !quick)) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};

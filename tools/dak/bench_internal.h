@@ -37,6 +37,7 @@ typedef struct {
     uint32_t panel_fork;    /* dak_gemm_opts.diag_panel_fork (default 0) */
     uint32_t bn8;           /* dak_gemm_opts.bn8 (B box of 8 rows at N <= 8; default 1) */
     uint32_t hbm_window;    /* dak_gemm_opts.hbm_window: HBM-tier copies in flight, 0 auto */
+    uint32_t stash;         /* dak_gemm_opts.stash: chunks held in registers before the PDL wait */
     uint32_t dyn_slots;     /* dak_gemm_opts.dyn_slots: ring slots per dynamic unit, 0 auto (the dyn columns) */
     int sec_sweep, sec_cong, sec_amp, sec_wave, sec_diag, sec_fixed, sec_wgmma, sec_smrate;
     int base_cublas, base_prefetch, base_overlap, base_naive, base_uvm;

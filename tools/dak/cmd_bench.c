@@ -58,6 +58,9 @@ static void usage(FILE *o)
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, else the whole ring) or 1..24 (24: the ring;\n"
             "                   default 0)\n"
+            "  --stash N        with pdl, K chunks of A each HBM-tier CTA of the split kernel holds in registers\n"
+            "                   before griddepcontrol.wait, their slots refilled right after it\n"
+            "                   (dak_gemm_opts.stash; N <= 8): 0 (off), 1 or 2 (default 2)\n"
             "  --dyn-slots N    ring slots per dynamic unit in the fixed section's dyn columns\n"
             "                   (dak_gemm_opts.dyn_slots): 0 (auto: 2 when N <= 32, else 4) or 1..16\n"
             "  --panel-fork N   diagnostic: 1: the panel kernel on a forked stream beside the tiled kernel\n"
@@ -176,7 +179,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
     c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1, c->l2_hints = 1;
-    c->fix_rs = 1, c->bn8 = 1;
+    c->fix_rs = 1, c->bn8 = 1, c->stash = 2;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -224,6 +227,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--bn8", v, 0, 1, &c->bn8)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
+        } else if (arg_is(a, "--stash")) {
+            if (!VAL() || arg_u32("dak bench", "--stash", v, 0, 2, &c->stash)) return -1;
         } else if (arg_is(a, "--hbm-window")) {
             if (!VAL() || arg_u32("dak bench", "--hbm-window", v, 0, 24, &c->hbm_window)) return -1;
         } else if (arg_is(a, "--dyn-slots")) {

@@ -40,6 +40,8 @@ typedef struct {
     uint32_t *ctr;
     unsigned long long *host_bytes;
     uint32_t pdl;              /* launched as a programmatic dependent (griddepcontrol) */
+    uint32_t stash;            /* with pdl: HBM-tier chunks of A the consumers hold in registers before griddepcontrol.wait
+                                  (dak_gemm_plan.hbm_stash; their B rows in the hand-over area, DAK_STASH_OFF) */
     uint32_t wait_end;         /* launched as the panel kernel's programmatic dependent: griddepcontrol.wait at the
                                   producer's end only (dak_gemm_run) */
     uint32_t *hostq;           /* PDL host-link hand-over: tickets, host CTAs done issuing (host_gate); NULL: off */

@@ -273,6 +273,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     l->plain_launch = o->diag_plain_launch;
     l->pdl = o->pdl != 0;
     k->pdl = (uint32_t)l->pdl;
+    k->stash = p->hbm_stash; /* the plan takes it only with pdl */
     /* the host rows on the panel kernel beside the tiled kernel: the tiled kernel follows it as a programmatic
      * dependent, so that it is placed only once every panel cluster is (launched side by side on two streams,
      * the tiled CTAs could land first and leave no GPC with a cluster's SMs free: dak-gemm.md) */

@@ -331,6 +331,14 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     const uint32_t sA = ptx_smem(sm), sB = sA + S * astage;
     const uint32_t bar_full = sB + S * bbytes, bar_empty = bar_full + 8u * S;
     volatile uint32_t *flag = (volatile uint32_t *)(sm + S * (astage + bbytes) + 16u * S);
+    /* The PDL stash (opts.stash; the 64-column kernel only): the consumers of an HBM CTA take its first `stash`
+     * chunks of A into registers before griddepcontrol.wait and hand their slots back, so that the next chunks go
+     * into them right after the wait's B copies, not once the first B rows landed and were used (the stash's own B
+     * rows come after the wait too, into the hand-over area at stB, on bar_stash) */
+    const bool ST = WJ == 0u && MB == 1u && !DYN;
+    const uint32_t stash = ST && tier == 1u && p.pdl ? p.stash : 0u;
+    const uint32_t bar_stash = ptx_smem((const void *)flag) + 16u;
+    const uint32_t stB = sA + S * (astage + bbytes) + DAK_STASH_OFF;
     /* the warp index through a shuffle: provably warp-uniform for the compiler, so that the
      * consumers' wgmma (warpgroup-collective) are not on a "divergent" path (ptxas C7518) */
     const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u;
@@ -362,6 +370,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             ptx_mbar_init(bar_empty + 8u * s, NCW * c);
         }
         ptx_mbar_init(ptx_smem((const void *)flag) + 8u, 1); /* the wide epilogue's bulk loads */
+        if (stash) ptx_mbar_init(bar_stash, 1);
         if (dyn)
             for (uint32_t j = 0; j < DYN_Q; j++) {
                 ptx_mbar_init(fq_full + 8u * j, NCW);
@@ -403,7 +412,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
              * kernel's output in a model) only after it.  A host CTA issues its window's worth,
              * once the previous launch's host CTAs have issued their last copies (host_gate; without
              * it, diag_pdl_host_wait: a windowed host CTA issues nothing before the wait). */
-            uint32_t pre = 0;
+            uint32_t pre = 0, xs = 0; /* copies out before the wait; this CTA's stash (its first chunks) */
             const bool hostq = p.pdl && tier == 0u && p.hostq;
             /* host_gate's ticket (every hostq CTA takes one), its latency under the segment arithmetic */
             const uint32_t ticket = hostq ? atomicAdd(p.hostq, 1u) : 0u;
@@ -470,19 +479,25 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * tier's whole ring even with a window (opts.hbm_window: HBM is not a queue to hand over) */
                 const uint32_t npre = !windowed || tier ? S : hostq ? W : 0u;
                 if (ts && hostq) ts[12] = ptx_globaltimer(); /* the hand-over gate passed */
+                /* the stash: at most the first segment (the consumers' count is the same); its copies carry A alone.
+                 * The copies into its slots, handed back before the wait, go out after the wait's B copies: an SM's
+                 * copies land about in issue order, and the B rows that the ring waits for must not queue behind
+                 * more A (sent from the idle fix-up warp while this thread waited: +0.4-0.8 us a GEMM) */
+                if (stash && more) xs = g.ke - g.kb < stash ? g.ke - g.kb : stash;
                 while (more && pre < npre) {
                     const uint32_t nbox = tile_boxes(&p, tier, g.mt);
                     const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
                                           (size_t)rank * (pbytes / 2u);
                     for (uint32_t kc = g.kb; kc < g.ke && pre < npre; kc++, pre++, src += astep) {
                         const uint32_t fb = bar_full + 8u * pre;
-                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
+                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (pre < xs ? 0u : bbytes));
                         issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
                     }
                     if (pre < npre) more = seg_next(&p, tier, cid, ncl, &si, &g);
                 }
                 ptx_griddep_wait();
                 if (ts) ts[2] = ptx_globaltimer();
+                if (xs) ptx_mbar_arrive_expect_tx(bar_stash, xs * bbytes);
                 /* more than the window went out before the wait: the next copy waits for copy pre - W */
                 if (windowed)
                     for (uint32_t j = W; j < pre; j++)
@@ -511,9 +526,11 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
                         }
                     }
-                    /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles) */
+                    /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles); a stash chunk's into the
+                     * side area (its slot holds a later chunk by now) */
                     if (!p.noload)
-                        b_copy(sB + s * bbytes, tbt, bperm, (int)(ntb * p.tn[tier]), (int)(kc * kstep), fb, pol_b);
+                        b_copy(it < xs ? stB + it * bbytes : sB + s * bbytes, tbt, bperm, (int)(ntb * p.tn[tier]),
+                               (int)(kc * kstep), it < xs ? bar_stash : fb, pol_b);
                     hb += pbytes * nbox;
                     if (ts && it == 0) ts[1] = ptx_globaltimer();
                     if (++s == S) s = 0, ph ^= 1u;
@@ -589,7 +606,46 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
         float4 *red = (float4 *)(sm + S * (astage + bbytes) + 512u); /* K-half hand-over */
         uint32_t s = 0, ph = 0;
         if (ts && ctid == 0) ts[3] = 0;
+        /* the stash's A (the producer's count: the first segment's first chunks), its slots handed back */
+        uint32_t xs = 0;
+        narrow1_a stf[DAK_STASH_MAX];
+        if (stash) {
+            seg_iter si0;
+            seg_t g0;
+            seg_begin(&p, tier, cid, ncl, &si0);
+            if (seg_next(&p, tier, cid, ncl, &si0, &g0)) xs = g0.ke - g0.kb < stash ? g0.ke - g0.kb : stash;
+            const uint32_t arow = dak_warp_tile_of((int)p.N, q, lane, 0).arow; /* N <= 8: one narrow tile */
+#pragma unroll
+            for (uint32_t j = 0; j < DAK_STASH_MAX; j++)
+                if (j < xs) {
+                    ptx_mbar_wait(bar_full + 8u * j, 0u);
+                    if (!p.nomath) narrow1_load_a(&stf[j], sA + j * astage, kstep, arow, kh);
+                    slot_release(bar_empty + 8u * j, 1u, lane);
+                }
+        }
         if (p.pdl) ptx_griddep_wait(); /* C, the workspace and the counters: after the previous kernel */
+        /* the stash's math once its B rows are in.  Its sums wait for the first segment in the hand-over area past
+         * the part the hand-over uses at N <= 8 (2 KiB), a float4 a thread: held in registers across the segment
+         * loop, ptxas spilled them to local memory, whose load at the segment's start is a round trip to L2
+         * behind the saturated HBM traffic (+1.4-3 us before the first slot) */
+        float4 *park = red + 128u + ctid;
+        if (ST && xs) {
+            float sacc[2][4][4];
+            dak_acc_zero(sacc);
+            ptx_mbar_wait(bar_stash, 0u);
+            if (!p.nomath)
+#pragma unroll
+                for (uint32_t j = 0; j < DAK_STASH_MAX; j++)
+                    if (j < xs) {
+                        narrow1_b fb;
+                        narrow1_load_b(&fb, stB + j * bbytes, kstep, p.b_rn, p.b_rk, kh);
+                        narrow1_mma(sacc, &stf[j], &fb, kstep);
+                    }
+            ptx_bar_sync(2, NCW * 32u); /* the area is the K-half hand-over's: every warp is done with it */
+            *park = make_float4(sacc[0][0][0] + sacc[1][0][0], sacc[0][0][1] + sacc[1][0][1],
+                                sacc[0][0][2] + sacc[1][0][2], sacc[0][0][3] + sacc[1][0][3]);
+            s = xs; /* < S: the stash's slots are behind */
+        }
         if (dyn) {
             /* one column tile (N <= 64): per unit the two K halves are summed in a staging tile
              * (two, alternating, so that one barrier pair a unit suffices) and the 64 x N partial is
@@ -729,7 +785,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 dak_acc_copy(acc, w);
             } else {
             dak_acc_zero(acc);
-            for (uint32_t kc = g.kb; kc < g.ke; kc++) {
+            uint32_t kc0 = g.kb;
+            if (ST && xs) { /* the first segment (narrow, N <= 8): its first xs chunks were the stash */
+                const float4 v = *park;
+                acc[0][0][0] = v.x, acc[0][0][1] = v.y, acc[0][0][2] = v.z, acc[0][0][3] = v.w;
+                kc0 += xs, xs = 0;
+            }
+            for (uint32_t kc = kc0; kc < g.ke; kc++) {
                 ptx_mbar_wait(bar_full + 8u * s, ph);
                 if (ts && ctid == 0) {
                     stamp_slot(ts);
@@ -764,7 +826,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 #pragma unroll
                         for (uint32_t nj = 0; nj < 4; nj++)
                             if (mi < MI && nj < nn)
-                                red[((q * MI + mi) * 4u + nj) * 32u + lane] =
+                                red[((q * MI + mi) * nn + nj) * 32u + lane] =
                                     make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
                 }
                 ptx_bar_sync(2, NCW * 32u);
@@ -774,7 +836,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 #pragma unroll
                         for (uint32_t nj = 0; nj < 4; nj++)
                             if (mi < MI && nj < nn) {
-                                float4 v = red[((q * MI + mi) * 4u + nj) * 32u + lane];
+                                float4 v = red[((q * MI + mi) * nn + nj) * 32u + lane];
                                 acc[mi][nj][0] += v.x, acc[mi][nj][1] += v.y;
                                 acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
                             }

@@ -83,36 +83,81 @@ static __device__ __forceinline__ void dak_group_sync(uint32_t c)
         __syncthreads();
 }
 
+/* A slot of a one-n8-tile narrow column tile (N <= 8), in three steps that the PDL stash of
+ * gemm_split.cu also takes apart (A into registers before griddepcontrol.wait, B after it from
+ * elsewhere): this warp's A fragments (16 rows at arow x the K half kh of each of the kstep
+ * blocks), the B fragments (B row of column n, block bk at n * rn + bk * rk), the 2 kstep mma.
+ * 48 registers of fragments a slot: every load goes out before the first mma, so that the
+ * ldmatrix latencies overlap, and one x4 gives both k16 steps of B (no padded columns). */
+typedef struct {
+    uint32_t a[4][2][4];
+} narrow1_a;
+typedef struct {
+    uint32_t b[4][2][2];
+} narrow1_b;
+
+static __device__ __forceinline__ void narrow1_load_a_blk(narrow1_a *f, uint32_t aS, uint32_t bk, uint32_t arow,
+                                                          uint32_t kh)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++)
+        ptx_ldmatrix_x4(aS + bk * A_BYTES + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &f->a[bk][h][0],
+                        &f->a[bk][h][1], &f->a[bk][h][2], &f->a[bk][h][3]);
+}
+
+static __device__ __forceinline__ void narrow1_load_b_blk(narrow1_b *f, uint32_t bS, uint32_t bk, uint32_t rn,
+                                                          uint32_t rk, uint32_t kh)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, 4u * kh + (lane >> 3)), &f->b[bk][0][0],
+                    &f->b[bk][0][1], &f->b[bk][1][0], &f->b[bk][1][1]);
+}
+
+static __device__ __forceinline__ void narrow1_load_a(narrow1_a *f, uint32_t aS, uint32_t kstep, uint32_t arow,
+                                                      uint32_t kh)
+{
+#pragma unroll
+    for (uint32_t bk = 0; bk < 4; bk++)
+        if (bk < kstep) narrow1_load_a_blk(f, aS, bk, arow, kh);
+}
+
+static __device__ __forceinline__ void narrow1_load_b(narrow1_b *f, uint32_t bS, uint32_t kstep, uint32_t rn,
+                                                      uint32_t rk, uint32_t kh)
+{
+#pragma unroll
+    for (uint32_t bk = 0; bk < 4; bk++)
+        if (bk < kstep) narrow1_load_b_blk(f, bS, bk, rn, rk, kh);
+}
+
+/* acc[h][0]: the k16 step of parity h (two chains) */
+static __device__ __forceinline__ void narrow1_mma(float (*acc)[4][4], const narrow1_a *fa, const narrow1_b *fb,
+                                                   uint32_t kstep)
+{
+#pragma unroll
+    for (uint32_t bk = 0; bk < 4; bk++) {
+        if (bk >= kstep) continue;
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], fa->a[bk][h], fb->b[bk][h][0], fb->b[bk][h][1]);
+    }
+}
+
 /* One ring slot of a narrow column tile (at most 4 valid n8 tiles): this warp's 16 rows
  * (arow addresses them) times the K half `kh` of every 64-column block, the two k16 steps
- * into separate accumulators so that their mma chains overlap.  N <= 8 (one n8 tile):
- * every fragment of the slot is loaded before the first mma, so that the ldmatrix
- * latencies overlap too, and one x4 gives both k16 steps of B (no padded columns).
- * B row of (column n, block bk) in the slot: n * rn + bk * rk. */
+ * into separate accumulators so that their mma chains overlap.  N <= 8 (one n8 tile): the
+ * narrow1 steps above.  B row of (column n, block bk) in the slot: n * rn + bk * rk. */
 static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
                                                       uint32_t rn, uint32_t rk, uint32_t arow, uint32_t kh,
                                                       uint32_t nn)
 {
     const uint32_t lane = threadIdx.x & 31u;
     if (nn == 1) {
-        uint32_t af[4][2][4], bf[4][2][2];
+        narrow1_a fa;
+        narrow1_b fb;
 #pragma unroll
-        for (uint32_t bk = 0; bk < 4; bk++) {
-            if (bk >= kstep) continue;
-            const uint32_t aB = aS + bk * A_BYTES;
-#pragma unroll
-            for (uint32_t h = 0; h < 2; h++)
-                ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[bk][h][0],
-                                &af[bk][h][1], &af[bk][h][2], &af[bk][h][3]);
-            ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, 4u * kh + (lane >> 3)), &bf[bk][0][0],
-                            &bf[bk][0][1], &bf[bk][1][0], &bf[bk][1][1]);
-        }
-#pragma unroll
-        for (uint32_t bk = 0; bk < 4; bk++) {
-            if (bk >= kstep) continue;
-#pragma unroll
-            for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], af[bk][h], bf[bk][h][0], bf[bk][h][1]);
-        }
+        for (uint32_t bk = 0; bk < 4; bk++)
+            if (bk < kstep) narrow1_load_a_blk(&fa, aS, bk, arow, kh), narrow1_load_b_blk(&fb, bS, bk, rn, rk, kh);
+        narrow1_mma(acc, &fa, &fb, kstep);
         return;
     }
 #pragma unroll 1

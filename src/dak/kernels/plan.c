@@ -76,6 +76,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->dyn = 0;
     o->dyn_slots = 0;
     o->hbm_window = 0;
+    o->stash = DAK_STASH_MAX;
     o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
     o->panel_cluster = 0;
     o->panel_blocks = 0;
@@ -249,6 +250,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: stages %u must be <= %u", o->stages, MAX_STAGES);
     if (o->dyn > 1) return cm_fail(err, "gemm: dyn %u must be 0 (off) or 1 (on)", o->dyn);
     if (o->dyn_slots > 16) return cm_fail(err, "gemm: dyn_slots %u must be 0 (auto) or 1..16", o->dyn_slots);
+    if (o->stash > DAK_STASH_MAX)
+        return cm_fail(err, "gemm: stash %u must be 0 (off) or 1..%u (K chunks held in registers before the PDL wait)",
+                       o->stash, DAK_STASH_MAX);
     if (o->hbm_window > MAX_STAGES)
         return cm_fail(err, "gemm: hbm_window %u must be 0 (auto) or 1..%u", o->hbm_window, MAX_STAGES);
     if (o->kstep && o->kstep != 1 && o->kstep != 2 && o->kstep != 4)
@@ -360,6 +364,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     const uint32_t dyn_area = DAK_DYN_STAGE_OFF + 2u * N * DAK_DYN_STAGE_LD * 4u;
     if (o->dyn && p->ntiles == 1 && c == 1 && fixed < DAK_GEMM_SMEM_BASE + dyn_area)
         fixed = DAK_GEMM_SMEM_BASE + dyn_area;
+    /* the PDL stash (opts.stash): N <= 8 (the hand-over area is DAK_STASH_BYTES), 64-row HBM tiles (the narrow
+     * consumer), no cluster, no dyn; its B rows 1 KiB-aligned in the area, which grows by 512 B */
+    const int stash_on = o->pdl && o->stash && N <= 8 && mh == 1 && c == 1 && !o->dyn && mt_g;
+    if (stash_on) fixed = DAK_GEMM_SMEM_BASE + DAK_STASH_OFF - 512u + DAK_STASH_BYTES;
 
     /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
      * the largest kstep in {4, 2, 1} dividing K/64 that still leaves >= 3 slots (or what
@@ -483,6 +491,14 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     uint32_t hw = o->hbm_window;
     if (!hw && !o->pdl && !o->dyn && N <= 8) hw = HBM_WINDOW_AUTO;
     p->hbm.window = !p->hbm.ctas ? 0 : hw && hw < p->hbm_stages ? hw : p->hbm_stages;
+    /* stash: as many chunks as their B rows fit in the area (bn8 0 at kstep 4: one), with the window at the ring and
+     * at least a slot left to stream through */
+    p->hbm_stash = 0;
+    if (stash_on && p->hbm.ctas && p->hbm.window >= p->hbm_stages) {
+        const uint32_t fit_b = DAK_STASH_BYTES / (p->bn_box * 128u * kstep);
+        p->hbm_stash = o->stash < fit_b ? o->stash : fit_b;
+        if (p->hbm_stash >= p->hbm_stages) p->hbm_stash = p->hbm_stages - 1u;
+    }
     if (o->window > hs && mt_h && !pon)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, hs);
 
