@@ -818,7 +818,10 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 #pragma unroll
                     for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
             }
-            /* the second K half hands its sums to the first (64-row tiles) */
+            /* the second K half hands its sums to the first (64-row tiles).  hs: n8 groups a fragment row of the
+             * area; a narrow tile's warps all hold nn of them (N <= 8: 2 KiB, the rest is the stash's, see park),
+             * a wide tile's differ (4 or what is left of nv8), so 4 */
+            const uint32_t hs = wide ? 4u : nn;
             if (!two) {
                 if (kh) {
 #pragma unroll
@@ -826,7 +829,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 #pragma unroll
                         for (uint32_t nj = 0; nj < 4; nj++)
                             if (mi < MI && nj < nn)
-                                red[((q * MI + mi) * nn + nj) * 32u + lane] =
+                                red[((q * MI + mi) * hs + nj) * 32u + lane] =
                                     make_float4(acc[mi][nj][0], acc[mi][nj][1], acc[mi][nj][2], acc[mi][nj][3]);
                 }
                 ptx_bar_sync(2, NCW * 32u);
@@ -836,7 +839,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
 #pragma unroll
                         for (uint32_t nj = 0; nj < 4; nj++)
                             if (mi < MI && nj < nn) {
-                                float4 v = red[((q * MI + mi) * nn + nj) * 32u + lane];
+                                float4 v = red[((q * MI + mi) * hs + nj) * 32u + lane];
                                 acc[mi][nj][0] += v.x, acc[mi][nj][1] += v.y;
                                 acc[mi][nj][2] += v.z, acc[mi][nj][3] += v.w;
                             }
