@@ -170,6 +170,7 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_u64(w, "tile_align", c->tile_align);
     json_kv_u64(w, "l2_hints", c->l2_hints);
     json_kv_u64(w, "fix_rs", c->fix_rs);
+    json_kv_u64(w, "stash", c->stash); /* opts.stash: applies to the PDL sequence columns (the split column is one launch) */
     json_kv_u64(w, "host_ksplit", plan.host.ksplit);
     json_kv_u64(w, "hbm_ksplit", plan.hbm.ksplit);
     json_kv_u64(w, "stages", plan.stages);
