@@ -335,8 +335,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
      * chunks of A into registers before griddepcontrol.wait and hand their slots back, so that the next chunks go
      * into them right after the wait's B copies, not once the first B rows landed and were used (the stash's own B
      * rows come after the wait too, into the hand-over area at stB, on bar_stash) */
-    const bool ST = WJ == 0u && MB == 1u && !DYN;
-    const uint32_t stash = ST && tier == 1u && p.pdl ? p.stash : 0u;
+    const bool stash_kernel = WJ == 0u && MB == 1u && !DYN;
+    const uint32_t stash = stash_kernel && tier == 1u && p.pdl ? p.stash : 0u;
     const uint32_t bar_stash = ptx_smem((const void *)flag) + 16u;
     const uint32_t stB = sA + S * (astage + bbytes) + DAK_STASH_OFF;
     /* the warp index through a shuffle: provably warp-uniform for the compiler, so that the
@@ -625,11 +625,10 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
         }
         if (p.pdl) ptx_griddep_wait(); /* C, the workspace and the counters: after the previous kernel */
         /* the stash's math once its B rows are in.  Its sums wait for the first segment in the hand-over area past
-         * the part the hand-over uses at N <= 8 (2 KiB), a float4 a thread: held in registers across the segment
-         * loop, ptxas spilled them to local memory, whose load at the segment's start is a round trip to L2
-         * behind the saturated HBM traffic (+1.4-3 us before the first slot) */
+         * the part the hand-over uses at N <= 8 (2 KiB), a float4 a thread (held in registers across the segment
+         * loop, they cost k_split 32 B of stack and spills) */
         float4 *park = red + 128u + ctid;
-        if (ST && xs) {
+        if (stash_kernel && xs) {
             float sacc[2][4][4];
             dak_acc_zero(sacc);
             ptx_mbar_wait(bar_stash, 0u);
@@ -786,7 +785,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             } else {
             dak_acc_zero(acc);
             uint32_t kc0 = g.kb;
-            if (ST && xs) { /* the first segment (narrow, N <= 8): its first xs chunks were the stash */
+            if (stash_kernel && xs) { /* the first segment (narrow, N <= 8): its first xs chunks were the stash */
                 const float4 v = *park;
                 acc[0][0][0] = v.x, acc[0][0][1] = v.y, acc[0][0][2] = v.z, acc[0][0][3] = v.w;
                 kc0 += xs, xs = 0;
