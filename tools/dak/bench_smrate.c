@@ -5,7 +5,7 @@
  * even and a rate-weighted split interleaved; and the ranges rotated over the CTAs, to tell an
  * SM's own rate from its address range's.  (On the H200: a property of the SM, r = 0.95 against
  * 0.03 for the range; 24 SMs in TPC pairs stream 1.3x faster.  A split GEMM weighted by these
- * rates was no faster: NOTES-dak-kernels.md "Per-SM HBM rates".) */
+ * rates was no faster: NOTES-dak-kernels-history.md "Per-SM HBM rates".) */
 #include "bench_sections.h"
 
 #include <math.h>

@@ -980,7 +980,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
      * converged path), but with this join ptxas allocates the consumers' registers without
      * spilling around the 128 accumulators: stack k_split_n256 544 -> 32 B, k_split_m256 504 -> 40,
      * k_split_n128 672 -> 328 (ptxas of CUDA 13.0; the same happened with any instruction here that only
-     * these warps execute), and the wide tiles ran 1.02-1.15x faster on the H200 (NOTES "Pairs"). */
+     * these warps execute), and the wide tiles ran 1.02-1.15x faster on the H200 (NOTES-dak-kernels-history.md "Pairs"). */
     if (warp >= NCW) __syncwarp();
     if (c > 1) ptx_cluster_sync();
 }
