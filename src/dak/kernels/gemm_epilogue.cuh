@@ -11,24 +11,22 @@
 #include "dak/gemm_layout.h"
 #include "gemm_kernel.cuh"
 
-/* Writes one warp's MI x nn fragment sums v[mi][nj] (mma.sync: rows row + 16 mi + .., columns
- * col0 + 8 (nb0 + nj) + ..; wgmma (wg): rows row + .., columns col0 + 8 (nb0 + 4 mi + nj) + ..:
- * the mapping of gemm_layout.h) to C. */
-static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t MI, uint32_t nb0,
-                                                  uint32_t nn, bool wg, uint32_t row, uint32_t col0)
+/* Writes warp q's fragment sums v[a][b] of the 64-row x 64-column tile whose first row and column in C are rowt,
+ * col0 to C, none at or past column N: the share and the fragments' positions are gemm_layout.h's (dak_tile_map_of,
+ * dak_frag_row / dak_frag_col), the map worked out here rather than held across the caller's slot loop. */
+static __device__ __forceinline__ void store_tile(const kparams *p, float (*v)[4][4], uint32_t q, uint32_t rowt,
+                                                  uint32_t col0)
 {
     const uint32_t lane = threadIdx.x & 31u;
-    const uint32_t g = lane >> 2, t4 = lane & 3u;
+    const dak_tile_map mp = dak_tile_map_of((int)p->N - (int)col0, q, (int)p->wgmma), *m = &mp;
 #pragma unroll
     for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
         for (uint32_t nj = 0; nj < 4; nj++) {
-            if (mi >= MI || nj >= nn) continue;
-            uint32_t r = row + (wg ? 0u : mi * 16u) + g;
-            uint32_t cc = col0 + (nb0 + (wg ? mi * 4u : 0u) + nj) * 8u + 2u * t4;
+            if (mi >= m->MI || nj >= m->nn) continue;
 #pragma unroll
             for (uint32_t e = 0; e < 4; e++) {
-                uint32_t re = r + (e >> 1) * 8u, ce = cc + (e & 1u);
+                const uint32_t re = rowt + dak_frag_row(m, lane, mi, e), ce = col0 + dak_frag_col(m, lane, mi, nj, e);
                 if (ce >= p->N) continue;
                 size_t idx = (size_t)ce * p->M + re;
                 if (p->out_bf16) {

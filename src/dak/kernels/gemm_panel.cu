@@ -142,15 +142,15 @@ static __device__ __forceinline__ int a_issue(const pparams *p, aissue_t *st, ui
     return 1;
 }
 
-/* Adds this warp's fragment sums (rows row16 + dr mi + .., n8 tiles nb0 + dn mi ..: the mapping of
- * gemm_layout.h) of one 64 x 64 column
+/* Adds warp q's fragment sums (its share: gemm_layout.h's dak_tile_map_of, dak_frag_row / dak_frag_col) of one 64 x 64 column
  * tile into the accumulator: the kh = 1 warps write the staging tile, the kh = 0 warps add theirs,
  * then all 256 consumer threads issue 16-byte reductions along the rows (C is column-major). */
-static __device__ __forceinline__ void panel_epilogue(const pparams *p, float (*acc)[4][4], uint32_t MI, uint32_t nb0,
-                                                      uint32_t nn, uint32_t dr, uint32_t dn, uint32_t row16,
-                                                      uint32_t kh, float *stg, uint32_t mt, uint32_t nt)
+static __device__ __forceinline__ void panel_epilogue(const pparams *p, float (*acc)[4][4], uint32_t q, uint32_t kh,
+                                                      float *stg, uint32_t mt, uint32_t nt)
 {
-    const uint32_t lane = threadIdx.x & 31u, g = lane >> 2, t4 = lane & 3u, ctid = threadIdx.x;
+    const uint32_t lane = threadIdx.x & 31u, ctid = threadIdx.x;
+    /* the share of dak_warp_tile_of, worked out here rather than held across the caller's loops */
+    const dak_tile_map mp = dak_tile_map_of((int)p->N - (int)(nt * 64u), q, (int)p->wgmma), *m = &mp;
 #pragma unroll
     for (uint32_t pass = 0; pass < 2; pass++) {
         if (kh == 1u - pass) {
@@ -158,12 +158,10 @@ static __device__ __forceinline__ void panel_epilogue(const pparams *p, float (*
             for (uint32_t mi = 0; mi < 2; mi++)
 #pragma unroll
                 for (uint32_t nj = 0; nj < 4; nj++) {
-                    if (mi >= MI || nj >= nn) continue;
+                    if (mi >= m->MI || nj >= m->nn) continue;
 #pragma unroll
                     for (uint32_t e = 0; e < 4; e++) {
-                        const uint32_t r = row16 + mi * dr + g + (e >> 1) * 8u;
-                        const uint32_t cc = (nb0 + mi * dn + nj) * 8u + 2u * t4 + (e & 1u);
-                        float *d = stg + cc * STG_LD + r;
+                        float *d = stg + dak_frag_col(m, lane, mi, nj, e) * STG_LD + dak_frag_row(m, lane, mi, e);
                         *d = pass ? *d + acc[mi][nj][e] : acc[mi][nj][e];
                     }
                 }
@@ -263,8 +261,7 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
             for (uint32_t nt = rank; nt < p.ntiles; nt += c) {
                 const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane, (int)p.wgmma);
                 const bool wide = wt.wide, wg = wt.wg; /* uniform over the CTA */
-                const uint32_t MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn, arow = wt.arow;
-                const uint32_t dr = wt.dr, dn = wt.dn;
+                const uint32_t nb0 = wt.nb0, nn = wt.nn, arow = wt.arow;
                 float acc[2][4][4];
                 if (wg) {
                     /* wgmma on its own accumulator registers (shared with the mma.sync path, ptxas
@@ -315,7 +312,7 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
 #pragma unroll
                         for (uint32_t e = 0; e < 4; e++) acc[0][nj][e] += acc[1][nj][e];
                 }
-                panel_epilogue(&p, acc, MI, nb0, nn, dr, dn, row16, kh, stg, mt, nt);
+                panel_epilogue(&p, acc, q, kh, stg, mt, nt);
             }
             /* this warp is done with the panel buffer: tell every member's producer */
             __syncwarp();

@@ -747,7 +747,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const uint32_t aoff = two ? kh * ahalf : 0u; /* this warpgroup's box in the slot */
             const uint32_t kh0 = two ? 0u : kh, kh1 = two ? 1u : kh; /* the K halves it computes */
             const dak_warp_tile wt = dak_warp_tile_of((int)p.N - (int)(nt * 64u), q, lane, (int)p.wgmma);
-            const uint32_t nv8 = wt.nv8, MI = wt.MI, row16 = wt.row16, nb0 = wt.nb0, nn = wt.nn;
+            const uint32_t nv8 = wt.nv8, MI = wt.MI, nb0 = wt.nb0, nn = wt.nn;
             const uint32_t arow = wt.arow;
             const bool wide = wt.wide; /* uniform over the CTA */
             const bool wg = wt.wg;
@@ -846,7 +846,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 ptx_bar_sync(2, NCW * 32u); /* red is free again */
             }
 
-            const uint32_t row = p.row0[tier] + mt * 64u * mh + (two ? kh * 64u : 0u) + row16;
+            const uint32_t rowb = p.row0[tier] + mt * 64u * mh + (two ? kh * 64u : 0u); /* this warp's 64-row box */
             const uint32_t col0 = nt * 64u;
             /* C through the idle ring on the CTA's last tile (store_staged: the wgmma layout only) */
             const uint32_t rs = 64u * mh + 4u; /* the staging tile's floats a column */
@@ -857,7 +857,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 if (stage_c)
                     store_staged(&p, &acc[0][0][0], 8u, 1u, own ? 1u : 0u, wr, rs, 0u, nrow, rowt, col0, sA);
                 else if (own)
-                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
+                    store_tile(&p, acc, q, rowb, col0);
                 continue;
             }
             /* a contributor's partial: mh 64 x 64 fp32 tiles (warpgroup kh of a 128-row tile
@@ -876,7 +876,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 if (stage_c)
                     store_staged(&p, &acc[0][0][0], 8u, 1u, keep, wr, rs, rlo, rhi, rowt, col0, sA);
                 else if (keep)
-                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
+                    store_tile(&p, acc, q, rowb, col0);
                 continue;
             }
             if (p.fix_wait && p.even[tier] && c == 1) {
@@ -929,7 +929,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 if (stage_c)
                     store_staged(&p, &acc[0][0][0], 8u, 1u, own ? 1u : 0u, wr, rs, 0u, nrow, rowt, col0, sA);
                 else if (own)
-                    store_tile(&p, acc, MI, nb0, nn, wg, row, col0);
+                    store_tile(&p, acc, q, rowb, col0);
                 continue;
             }
             /* runs 1-9 (and round-robin, where a tile's contributors may be in later waves):
@@ -968,7 +968,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                                 }
                             }
                     }
-                    store_tile(&p, sum, MI, nb0, nn, wg, row, col0);
+                    store_tile(&p, sum, q, rowb, col0);
                 }
                 if (ctid == 0) *ctr = 0; /* ready for the next launch */
             }
