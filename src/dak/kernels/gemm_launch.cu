@@ -315,10 +315,12 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         if (e != cudaSuccess) return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
         k->times = l->times;
     }
-    /* The counters and buffers above were zeroed by cudaMemset on the legacy stream, which does not order
-     * against a non-blocking stream: the caller's first launch could find them half zeroed.  Wait here
-     * (a prepare, once per shape and options). */
-    DAK_CU(cudaDeviceSynchronize(), err);
+    /* The counters and buffers above were zeroed by cudaMemset on the default stream, which does not order
+     * against a non-blocking stream: the caller's first launch could find them half zeroed.  Wait here for
+     * that stream alone, stream 0 naming the one cudaMemset used (legacy, or per-thread under
+     * --default-stream per-thread): a prepare, once per shape and options; work on the caller's
+     * non-blocking streams goes on, where a device-wide sync held it. */
+    DAK_CU(cudaStreamSynchronize(0), err);
     if (p->wgmma && !b_perm && p->kstep > 1) {
         /* [n][block][64] with kstep > 1 is no canonical operand layout */
         if (o->wgmma == 1)
