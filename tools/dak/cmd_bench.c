@@ -178,8 +178,11 @@ static int parse(int argc, char **argv, bench_cfg *c)
     parse_list("--shapes", "7168x7168,28672x7168,11008x4096", 0, c);
     parse_list("--n", "1,8,64,512,1024", 1, c);
     parse_list("--ratios", "0,0.5,1,2,5,10,20,40,60,80,100", 2, c);
-    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8, c->panel = 2, c->tile_align = 1, c->l2_hints = 1;
-    c->fix_rs = 1, c->bn8 = 1, c->stash = 2;
+    c->reps = 10, c->host_sms = 0, c->window = 0, c->cluster = 8, c->layers = 8;
+    dak_gemm_opts d; /* the library's defaults for the options the bench passes on */
+    dak_gemm_opts_default(&d);
+    c->panel = d.panel, c->tile_align = (uint32_t)d.tile_align, c->l2_hints = (uint32_t)d.l2_hints;
+    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->stash = d.stash;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -228,7 +231,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {
-            if (!VAL() || arg_u32("dak bench", "--stash", v, 0, 2, &c->stash)) return -1;
+            if (!VAL() || arg_u32("dak bench", "--stash", v, 0, DAK_STASH_MAX, &c->stash)) return -1;
         } else if (arg_is(a, "--hbm-window")) {
             if (!VAL() || arg_u32("dak bench", "--hbm-window", v, 0, 24, &c->hbm_window)) return -1;
         } else if (arg_is(a, "--dyn-slots")) {

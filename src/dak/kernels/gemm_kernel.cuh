@@ -12,11 +12,10 @@
 #define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
 #define NTHREADS (32u * (NCW + 2u)) /* + the producer warp and the fix-up warp (dynamic units) */
 
-/* The fields every CTA's prologue reads come first, packed into the fewest constant-cache lines: their first uses
- * miss one line after another (Nsight Compute: imc_miss stalls on the kernel's first parameter loads, ~0.7 us a warp
- * over the 368 B of the old layout, NOTES-dak-kernels.md "The parameters' constant-cache misses in the prologue"),
- * and under PDL the last CTA to start is on the sequence's critical path.  The rest (epilogue, fix-ups, dyn,
- * diagnostics) after them. */
+/* The fields every CTA's prologue reads come first (208 B, four 64 B lines), then the rest (epilogue, fix-ups, dyn,
+ * diagnostics).  The prologue stalls ~0.7 us a warp on its first parameter loads (Nsight Compute: imc_miss), and
+ * under PDL the last CTA to start is on the sequence's critical path; this layout took only 0.03-0.1 us of it on
+ * the H200 (NOTES-dak-kernels.md, "The prologue's parameters in the fewest constant-cache lines"). */
 typedef struct {
     /* ---- the prologue's (all roles, the producer's first copies, the consumers' set-up) ---- */
     uint32_t host_ctas;

@@ -304,6 +304,13 @@ static __device__ __forceinline__ void host_gate(const kparams *p, uint32_t tick
         __nanosleep(64);
 }
 
+/* The PDL stash's chunk count of a CTA whose first segment is g0: its first chunks, at most `stash` (the producer
+ * and the consumers each work it out, from the same segment). */
+static __device__ __forceinline__ uint32_t stash_chunks(const seg_t *g0, uint32_t stash)
+{
+    return g0->ke - g0->kb < stash ? g0->ke - g0->kb : stash;
+}
+
 /* The split kernel's body, instantiated five times (k_split, k_split_n128, k_split_n256, k_split_m256
  * below, and k_split_dyn): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
  * bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
@@ -483,7 +490,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * The copies into its slots, handed back before the wait, go out after the wait's B copies: an SM's
                  * copies land about in issue order, and the B rows that the ring waits for must not queue behind
                  * more A (sent from the idle fix-up warp while this thread waited: +0.4-0.8 us a GEMM) */
-                if (stash && more) xs = g.ke - g.kb < stash ? g.ke - g.kb : stash;
+                if (stash && more) xs = stash_chunks(&g, stash);
                 while (more && pre < npre) {
                     const uint32_t nbox = tile_boxes(&p, tier, g.mt);
                     const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
@@ -613,7 +620,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             seg_iter si0;
             seg_t g0;
             seg_begin(&p, tier, cid, ncl, &si0);
-            if (seg_next(&p, tier, cid, ncl, &si0, &g0)) xs = g0.ke - g0.kb < stash ? g0.ke - g0.kb : stash;
+            if (seg_next(&p, tier, cid, ncl, &si0, &g0)) xs = stash_chunks(&g0, stash);
             const uint32_t arow = dak_warp_tile_of((int)p.N, q, lane, 0).arow; /* N <= 8: one narrow tile */
 #pragma unroll
             for (uint32_t j = 0; j < DAK_STASH_MAX; j++)
@@ -846,12 +853,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 ptx_bar_sync(2, NCW * 32u); /* red is free again */
             }
 
-            const uint32_t rowb = p.row0[tier] + mt * 64u * mh + (two ? kh * 64u : 0u); /* this warp's 64-row box */
+            const uint32_t rowt = p.row0[tier] + mt * 64u * mh; /* C row of the tile's first row */
+            const uint32_t rowb = rowt + (two ? kh * 64u : 0u);  /* ... of this warp's 64-row box */
             const uint32_t col0 = nt * 64u;
             /* C through the idle ring on the CTA's last tile (store_staged: the wgmma layout only) */
             const uint32_t rs = 64u * mh + 4u; /* the staging tile's floats a column */
             const bool stage_c = wg && g.last && !p.epi_global && S * (astage + bbytes) >= 64u * rs * 4u;
-            const uint32_t rowt = p.row0[tier] + mt * 64u * mh, wr = two ? kh * 4u + q : q;
+            const uint32_t wr = two ? kh * 4u + q : q;
             const uint32_t nrow = two ? 64u * tile_boxes(&p, tier, mt) : 64u; /* the tile's rows */
             if (g.ncontrib == 1 || p.nofixup) {
                 if (stage_c)

@@ -367,7 +367,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     /* the PDL stash (opts.stash): N <= 8 (the hand-over area is DAK_STASH_BYTES), 64-row HBM tiles (the narrow
      * consumer), no cluster, no dyn; its B rows 1 KiB-aligned in the area, which grows by 512 B */
     const int stash_on = o->pdl && o->stash && N <= 8 && mh == 1 && c == 1 && !o->dyn && mt_g;
-    if (stash_on) fixed = DAK_GEMM_SMEM_BASE + DAK_STASH_OFF - 512u + DAK_STASH_BYTES;
+    const uint32_t stash_area = DAK_STASH_OFF - 512u + DAK_STASH_BYTES; /* the area starts 512 B past the ring */
+    if (stash_on && fixed < DAK_GEMM_SMEM_BASE + stash_area) fixed = DAK_GEMM_SMEM_BASE + stash_area;
 
     /* A ring slot holds kstep 64-column blocks, fetched by one copy of A and one of B:
      * the largest kstep in {4, 2, 1} dividing K/64 that still leaves >= 3 slots (or what
