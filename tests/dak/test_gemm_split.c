@@ -35,8 +35,10 @@
  * the bn 128 / 256 variants.
  * The PDL stash (opts.stash): PDL sequences at N <= 8 with stash 2, 1 and 0, a host tier beside it, bf16 C,
  * first segments shorter than the stash (test_stash).
- * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash]   (quick: the smallest shape and the
- * panel tests on small shapes; panel / wgmma / bn / stash: those tests only) */
+ * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
+ * N 1 / 8 / 64, r 0 and 10 %.
+ * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain]   (quick: the smallest shape and
+ * the panel tests on small shapes; panel / wgmma / bn / stash / chain: those tests only) */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -646,6 +648,92 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* PDL sequences with a true data dependence: a chain of PDL launches on a square A where each launch's B is the launch
+ * before's bf16 C (X_{i+1} = A X_i), run twice; each X_{i+1} against the fp32 reference A X_i of the X_i the GPU left,
+ * and every element written (the outputs are poisoned with NaN before each chain).  A launch that read its B, or
+ * wrote its C, the workspace or the counters before griddepcontrol.wait would see the poison or stale values (the
+ * other PDL checks run one launch again and again: the same B and C every time, so an early read goes unseen).
+ * 2048^2: 32 tile rows over 132 SMs (split-K, fix-ups); 7168^2: tile-aligned, with the PDL stash at N <= 8; a host
+ * tier beside it at r 10 %. */
+#define CHAIN_L 4
+static void chain_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const char *what)
+{
+    cm_err err;
+    const uint32_t M = s->M;
+    uint32_t rows;
+    dak_tiered A;
+    if (dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, ratio, &rows, &err) ||
+        dak_tiered_view(&A, M, s->K, rows, s->Ahp, s->Adp, 1, &err)) {
+        CHECK(0, "chain %s: %s", what, err.msg);
+        return;
+    }
+    uint16_t *X[CHAIN_L + 1];
+    X[0] = s->B;
+    for (int i = 1; i <= CHAIN_L; i++) CU(cudaMalloc((void **)&X[i], (size_t)M * N * 2));
+    dak_gemm_opts o;
+    dak_gemm_opts_default(&o);
+    o.pdl = 1, o.out_bf16 = 1;
+    dak_gemm_launch *l[CHAIN_L] = {NULL};
+    int ok = 1;
+    for (int i = 0; i < CHAIN_L && ok; i++) {
+        ok = !dak_gemm_prepare(ctx, &A, X[i], X[i + 1], N, &o, &l[i], &err);
+        CHECK(ok, "chain %s N %u: prepare %d: %s", what, N, i, err.msg);
+    }
+    for (int round = 0; round < 2 && ok; round++) {
+        for (int i = 1; i <= CHAIN_L && ok; i++)
+            ok = !dak_fill_u32(X[i], (size_t)M * N / 2u, 0x7fc07fc0u, NULL, &err); /* bf16 NaN pairs */
+        for (int i = 0; i < CHAIN_L && ok; i++) ok = !dak_gemm_run(l[i], NULL, &err);
+        cudaError_t e = cudaDeviceSynchronize();
+        if (ok && e != cudaSuccess) ok = 0, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+        CHECK(ok, "chain %s %ux%u N %u r %g round %d: %s", what, M, s->K, N, ratio, round, err.msg);
+        if (!ok) {
+            if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
+                printf("%d passed, %d failed\n", passed, failed);
+                exit(1);
+            }
+            break;
+        }
+        double worst = 0;
+        for (int i = 0; i < CHAIN_L; i++) {
+            if (dak_ref_gemm(s->Ad, X[i], s->R, M, N, s->K, NULL, &err)) {
+                CHECK(0, "chain %s: reference: %s", what, err.msg);
+                break;
+            }
+            CU(cudaMemcpy(s->hr, s->R, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
+            uint16_t *c16 = (uint16_t *)s->hc;
+            CU(cudaMemcpy(c16, X[i + 1], (size_t)M * N * 2, cudaMemcpyDeviceToHost));
+            size_t bad;
+            const double e1 = rel_err_bf16(c16, s->hr, (size_t)M * N, &bad);
+            CHECK(e1 <= 1e-2, "chain %s %ux%u N %u r %g round %d launch %d: rel err %g, %zu unwritten", what, M, s->K, N,
+                  ratio, round, i, e1, bad);
+            if (e1 > worst) worst = e1;
+        }
+        printf("  chain %-4s %5ux%-5u N %2u r %5.1f%% round %d: %d launches, worst rel err %.2e\n", what, M, s->K, N,
+               100.0 * rows / M, round, CHAIN_L, worst);
+        fflush(stdout);
+    }
+    for (int i = 0; i < CHAIN_L; i++) dak_gemm_launch_free(l[i]);
+    for (int i = 1; i <= CHAIN_L; i++) cudaFree(X[i]);
+}
+
+static int test_chain(dak_gemm_ctx *ctx, int full)
+{
+    static const uint32_t dims[2] = {2048, 7168};
+    static const uint32_t ns[3] = {1, 8, 64};
+    for (int si = 0; si < 2; si++) {
+        if (!full && si == 1) continue;
+        pshape s;
+        if (pshape_init(&s, dims[si], dims[si], 64, 0xc4a1 + si)) return -1;
+        for (int ni = 0; ni < 3; ni++) {
+            chain_case(ctx, &s, ns[ni], 0.0, "r0");
+            chain_case(ctx, &s, ns[ni], 0.1, "r10");
+        }
+        pshape_free(&s);
+    }
+    fprintf(stderr, "chain tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -653,8 +741,9 @@ int main(int argc, char **argv)
     int wgmma_only = argc > 1 && !strcmp(argv[1], "--wgmma");
     int bn_only = argc > 1 && !strcmp(argv[1], "--bn");
     int stash_only = argc > 1 && !strcmp(argv[1], "--stash");
-    if (argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only) {
-        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash]\n", argv[0]);
+    int chain_only = argc > 1 && !strcmp(argv[1], "--chain");
+    if (argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only && !chain_only) {
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash | --chain]\n", argv[0]);
         return 2;
     }
     cm_err err;
@@ -676,6 +765,12 @@ int main(int argc, char **argv)
         printf("%d passed, %d failed\n", passed, failed);
         return rc || failed ? 1 : 0;
     }
+    if (chain_only) {
+        int rc = test_chain(ctx, 1);
+        dak_gemm_ctx_destroy(ctx);
+        printf("%d passed, %d failed\n", passed, failed);
+        return rc || failed ? 1 : 0;
+    }
     if (stash_only) {
         int rc = test_stash(ctx, 1);
         dak_gemm_ctx_destroy(ctx);
@@ -684,6 +779,7 @@ int main(int argc, char **argv)
     }
     if (test_panel(ctx, !quick)) return 1;
     if (!panel_only && test_stash(ctx, !quick)) return 1;
+    if (!panel_only && test_chain(ctx, !quick)) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
