@@ -105,7 +105,8 @@ extern "C" {
 #define DAK_STASH_MAX 2u
 
 typedef struct {
-    uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share)) */
+    uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share); with pdl, where the host
+                           link binds (host rows more than 1/64 of A), max(12, SMs x host share)) */
     uint32_t hbm_ctas;  /* SMs that read HBM tile rows (0: all SMs left) */
     uint32_t window;    /* in-flight copies per host SM (0: auto, ~1 MiB in flight over all host SMs) */
     uint32_t stages;    /* ring slots per SM (0: as many as fit, at most 24) */

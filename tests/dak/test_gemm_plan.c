@@ -58,6 +58,19 @@ static void test_plan_decode(void)
      * with the 8-row B box of N <= 8 (5 with 16 rows, below) */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 64, &o, 132, SMEM, &p, &e) == 0);
     CHECK(p.host.ctas == 4 && p.hbm.ctas == 128 && p.stages == 6 && p.host.window == 6);
+    /* where the host link binds (host rows > M / 64: 128 of 7168), 4 without pdl and 12 with it (132 x 128/7168 = 2.4);
+     * window 1 MiB / (12 x 32 KiB) = 2.7 -> 2.  At 64 rows (1/112 of A) HBM binds: 4 with pdl too.  At 640 rows
+     * the share, 132 x 640/7168 = 11.8 -> 12, with or without pdl; at 1024 rows 18.9 -> 19 */
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 4);
+    o.pdl = 1;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 12 &&
+          p.hbm.ctas == 120 && p.host.window == 2);
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 4);
+    CHECK(dak_gemm_plan_make(11008, 1, 4096, 192, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 12); /* 1.74 % */
+    CHECK(dak_gemm_plan_make(11008, 1, 4096, 128, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 4);  /* 1.16 % */
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 1024, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 19);
+    o.pdl = 0;
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.host.ctas == 12);
     /* N = 1 with a B box of 16 rows (bn8 0); 4 blocks per slot: 4 x (8192 + 2048) = 40960 B,
      * (232448 - 9728)/40960 = 5 slots (>= 3, so kstep 4; 9728 B = alignment, barriers, the consumers'
      * 8 KiB hand-over); 112 blocks / 4 = 28 stages per tile row */

@@ -18,6 +18,11 @@
  * 2 SMs x 8 copies (128 KiB) already saturate the PCIe link. */
 #define HOST_INFLIGHT_BYTES (1u << 20)
 #define HOST_MIN_CTAS 4u
+/* Host SMs under PDL where the host link binds (host_binds), at least: in PDL graphs at r = 1.74-1.79 % (7168^2,
+ * 11008 x 4096, 28672 x 7168; N 1 / 8 / 64) 12 host SMs ran 1.3-2 us (4-5 %) a GEMM faster than 4, never slower from
+ * there up to r = 3.6 %; where HBM binds they cost 0.2-0.5 us, and without PDL ~1 % (NOTES-dak-kernels.md, fourteenth
+ * session, "Host SMs where the link binds, under PDL") */
+#define HOST_BOUND_CTAS 12u
 /* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 64-row ring's
  * slots (measured against a ring of 5; 2 was slower at N = 1 on 11008 x 4096; twelfth session) */
 #define HBM_WINDOW_AUTO 3u
@@ -420,15 +425,19 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         p->smem_bytes = fixed + (ring_g > ring_h ? ring_g : ring_h);
     }
 
+    /* The host link binds the launch: host rows more than 1/64 of A, the crossover of a PCIe link's share,
+     * B_h / (B_h + B_g) = 1.2 % on the H200 (51 GB/s against 4.25 TB/s) */
+    const int host_binds = 64ull * rows_host > M;
     uint32_t ch = c; /* cluster of the CTAs that read host rows */
     if (pon) ch = p->panel.cluster;
     uint32_t host_avail = 0;
     if (mt_h && o->host_ctas) {
         host_avail = o->host_ctas;
     } else if (mt_h) {
-        /* enough SMs for the link, or the host tiles' share of the compute if larger */
+        /* enough SMs for the link (more under PDL where it binds), or the host tiles' share of the compute if larger */
         uint32_t share = (uint32_t)((double)sm_count * rows_host / M + 0.5);
-        host_avail = share > HOST_MIN_CTAS ? share : HOST_MIN_CTAS;
+        const uint32_t least = o->pdl && host_binds ? HOST_BOUND_CTAS : HOST_MIN_CTAS;
+        host_avail = share > least ? share : least;
         if (mt_g && host_avail + c > sm_count) host_avail = sm_count - c;
         host_avail -= host_avail % ch;
         if (pon) {
@@ -446,11 +455,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        host_avail, hbm_avail, sm_count);
     plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, 0, &p->host);
     /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or
-     * dyn units run, where the HBM rows bind the launch: host rows at most 1/64 of A (a PCIe link's
-     * crossover, B_h / (B_h + B_g) = 1.2 % on the H200).  Above that the host link binds, and in a
+     * dyn units run, where the HBM rows bind the launch (!host_binds).  Where the host link binds, in a
      * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
      * alignment") */
-    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && 64ull * rows_host <= M;
+    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
     const int talign = !aligned ? 0 : N > TILE ? 2 : 1; /* plan_tier: 2, several CTAs a tile only */
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
               talign, &p->hbm);
