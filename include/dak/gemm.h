@@ -283,7 +283,11 @@ uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p);
 typedef struct dak_gemm_ctx dak_gemm_ctx;
 
 /* Opens the current CUDA device: SM count, shared-memory limit, the driver's
- * cuTensorMapEncodeTiled (through cudaGetDriverEntryPointByVersion), cuBLAS. */
+ * cuTensorMapEncodeTiled (through cudaGetDriverEntryPointByVersion), cuBLAS.  The launches prepared on
+ * a context share its split-K workspace and tile counters, which a prepare grows as its plan needs; a
+ * launch keeps the buffers it was prepared with (outgrown ones are freed with the context), so any
+ * prepared launch, or a graph that captured it, may run after later prepares.  They share the counters,
+ * so a context's launches run one at a time (one stream, or ordered). */
 int dak_gemm_ctx_create(dak_gemm_ctx **ctx, cm_err *err);
 void dak_gemm_ctx_destroy(dak_gemm_ctx *ctx);
 uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *ctx);

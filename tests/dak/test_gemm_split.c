@@ -36,7 +36,8 @@
  * The PDL stash (opts.stash): PDL sequences at N <= 8 with stash 2, 1 and 0, a host tier beside it, bf16 C,
  * first segments shorter than the stash (test_stash).
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
- * N 1 / 8 / 64, r 0 and 10 %.
+ * N 1 / 8 / 64, r 0 and 10 %; and launches prepared before a prepare that grew the context's workspace (test_ctx_grow,
+ * with --chain).
  * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain]   (quick: the smallest shape and
  * the panel tests on small shapes; panel / wgmma / bn / stash / chain: those tests only) */
 #include <cuda_runtime_api.h>
@@ -734,6 +735,59 @@ static int test_chain(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* Launches prepared before a prepare that grows the context's workspace and counters (a fresh context: 2048^2 at
+ * N = 8 needs 3 MiB of split-K partials, at N = 512 24 MiB and 8x the counters) run after it, correct: until the
+ * fourteenth session the growth freed the buffers the earlier launches pointed at. */
+static int test_ctx_grow(void)
+{
+    cm_err err;
+    dak_gemm_ctx *ctx;
+    if (dak_gemm_ctx_create(&ctx, &err)) {
+        CHECK(0, "ctx grow: %s", err.msg);
+        return 0;
+    }
+    pshape s;
+    if (pshape_init(&s, 2048, 2048, 512, 0x9f0)) return -1;
+    dak_tiered A;
+    dak_gemm_opts o;
+    dak_gemm_opts_default(&o);
+    dak_gemm_launch *small = NULL, *big = NULL;
+    if (dak_tiered_view(&A, s.M, s.K, 0, s.Ahp, s.Adp, 1, &err) ||
+        dak_gemm_prepare(ctx, &A, s.B, s.C, 8, &o, &small, &err) || dak_gemm_prepare(ctx, &A, s.B, s.C, 512, &o, &big, &err)) {
+        CHECK(0, "ctx grow: %s", err.msg);
+    } else {
+        const uint64_t ws0 = dak_gemm_launch_plan(small)->ws_bytes, ws1 = dak_gemm_launch_plan(big)->ws_bytes;
+        CHECK(ws0 > 0 && ws1 > ws0, "ctx grow: workspaces %llu then %llu bytes, the second not larger",
+              (unsigned long long)ws0, (unsigned long long)ws1);
+        static const uint32_t order[3] = {8, 512, 8};
+        for (int i = 0; i < 3; i++) {
+            const uint32_t N = order[i];
+            dak_gemm_launch *l = N == 8 ? small : big;
+            if (pshape_ref(&s, N)) break;
+            int rc = dak_fill_u32(s.C, (size_t)s.M * N, 0x7fc00000u, NULL, &err);
+            if (!rc) rc = dak_gemm_run(l, NULL, &err);
+            cudaError_t e = cudaDeviceSynchronize();
+            if (!rc && e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+            CHECK(rc == 0, "ctx grow: run %d (N %u): %s", i, N, err.msg);
+            if (rc) {
+                printf("%d passed, %d failed\n", passed, failed); /* a sticky error ends the run */
+                exit(1);
+            }
+            size_t bad;
+            const double er = pshape_err(&s, N, 0, &bad);
+            CHECK(er <= 1e-2, "ctx grow: run %d (N %u) after the workspace grew: rel err %g, %zu unwritten", i, N, er, bad);
+            printf("  ctx grow: run %d, N %3u (prepared %s the workspace grew to %llu bytes): rel err %.2e\n", i, N,
+                   N == 8 ? "before" : "as", (unsigned long long)ws1, er);
+        }
+    }
+    dak_gemm_launch_free(small);
+    dak_gemm_launch_free(big);
+    pshape_free(&s);
+    dak_gemm_ctx_destroy(ctx);
+    fprintf(stderr, "ctx grow tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -766,7 +820,7 @@ int main(int argc, char **argv)
         return rc || failed ? 1 : 0;
     }
     if (chain_only) {
-        int rc = test_chain(ctx, 1);
+        int rc = test_chain(ctx, 1) || test_ctx_grow();
         dak_gemm_ctx_destroy(ctx);
         printf("%d passed, %d failed\n", passed, failed);
         return rc || failed ? 1 : 0;
@@ -780,6 +834,7 @@ int main(int argc, char **argv)
     if (test_panel(ctx, !quick)) return 1;
     if (!panel_only && test_stash(ctx, !quick)) return 1;
     if (!panel_only && test_chain(ctx, !quick)) return 1;
+    if (!panel_only && test_ctx_grow()) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};

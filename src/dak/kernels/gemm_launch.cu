@@ -83,6 +83,8 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
     if (c->pws) cudaFree(c->pws);
     if (c->dynctr) cudaFree(c->dynctr);
     if (c->hostq) cudaFree(c->hostq);
+    for (size_t i = 0; i < c->nretired; i++) cudaFree(c->retired[i]);
+    free(c->retired);
     cublasDestroy(c->blas);
     cudaStreamDestroy(c->copy_stream);
     cudaEventDestroy(c->ev_start);
@@ -94,6 +96,25 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
 }
 
 extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
+
+int dak_ctx_grow(dak_gemm_ctx *ctx, void **buf, size_t *have, size_t need, int zero, cm_err *err)
+{
+    if (need <= *have) return 0;
+    void **r = (void **)realloc(ctx->retired, (ctx->nretired + 1u) * sizeof *r);
+    if (!r) return cm_fail(err, "gemm: out of memory");
+    ctx->retired = r;
+    void *nb = NULL;
+    cudaError_t e = cudaMalloc(&nb, need);
+    if (e == cudaSuccess && zero) e = cudaMemset(nb, 0, need);
+    if (e != cudaSuccess) {
+        if (nb) cudaFree(nb);
+        return cm_fail(err, "gemm: context buffer of %zu bytes: %s", need, cudaGetErrorString(e));
+    }
+    if (*buf) ctx->retired[ctx->nretired++] = *buf;
+    *buf = nb;
+    *have = need;
+    return 0;
+}
 
 /* cuTensorMapEncodeTiled of a bf16 map of `rank` (<= 4) dimensions, innermost first, element strides 1. */
 static CUresult encode_bf16(dak_gemm_ctx *c, CUtensorMap *m, const void *base, uint32_t rank, const cuuint64_t *dims,
@@ -171,22 +192,10 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
     if (o->a_tma2d && A->packed) return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");
     /* workspace and counters */
-    if (p->ws_bytes > ctx->ws_bytes) {
-        if (ctx->ws) cudaFree(ctx->ws);
-        ctx->ws = NULL;
-        ctx->ws_bytes = 0;
-        DAK_CU(cudaMalloc((void **)&ctx->ws, p->ws_bytes), err);
-        ctx->ws_bytes = p->ws_bytes;
-    }
-    size_t nctr = (size_t)(A->M / 64u) * p->ngroups * p->cluster;
-    if (nctr > ctx->ctr_count) {
-        if (ctx->ctr) cudaFree(ctx->ctr);
-        ctx->ctr = NULL;
-        ctx->ctr_count = 0;
-        DAK_CU(cudaMalloc((void **)&ctx->ctr, nctr * 4u), err);
-        DAK_CU(cudaMemset(ctx->ctr, 0, nctr * 4u), err);
-        ctx->ctr_count = nctr;
-    }
+    if (dak_ctx_grow(ctx, (void **)&ctx->ws, &ctx->ws_bytes, p->ws_bytes, 0, err) ||
+        dak_ctx_grow(ctx, (void **)&ctx->ctr, &ctx->ctr_bytes, (size_t)(A->M / 64u) * p->ngroups * p->cluster * 4u, 1,
+                     err))
+        return -1;
     DAK_CU(cudaMalloc((void **)&l->hb, 8), err);
     DAK_CU(cudaMemset(l->hb, 0, 8), err);
 
@@ -292,15 +301,8 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     k->rot = o->diag_rotate;
     k->l2_hints = !o->l2_hints ? 0u : (uint64_t)N * A->K * 2u <= (16ull << 20) ? 2u : 1u;
     if (p->dyn_units) {
-        size_t ab = (size_t)(A->M / 64u) * 4096u * 4u;
-        if (ab > ctx->accw_bytes) {
-            if (ctx->accw) cudaFree(ctx->accw);
-            ctx->accw = NULL;
-            ctx->accw_bytes = 0;
-            DAK_CU(cudaMalloc((void **)&ctx->accw, ab), err);
-            DAK_CU(cudaMemset(ctx->accw, 0, ab), err);
-            ctx->accw_bytes = ab;
-        }
+        if (dak_ctx_grow(ctx, (void **)&ctx->accw, &ctx->accw_bytes, (size_t)(A->M / 64u) * 4096u * 4u, 1, err))
+            return -1;
         if (!ctx->dynctr) {
             DAK_CU(cudaMalloc((void **)&ctx->dynctr, 8), err);
             DAK_CU(cudaMemset(ctx->dynctr, 0, 8), err);

@@ -426,17 +426,9 @@ extern "C" int dak_panel_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const u
             }
         }
     }
-    if (q->ws_bytes > ctx->pws_bytes) {
-        if (ctx->pws) cudaFree(ctx->pws);
-        ctx->pws = NULL;
-        ctx->pws_bytes = 0;
-        e = cudaMalloc((void **)&ctx->pws, q->ws_bytes);
-        if (e != cudaSuccess) {
-            dak_panel_free(d);
-            return cm_fail(err, "gemm: panel workspace of %llu bytes: %s", (unsigned long long)q->ws_bytes,
-                           cudaGetErrorString(e));
-        }
-        ctx->pws_bytes = q->ws_bytes;
+    if (dak_ctx_grow(ctx, (void **)&ctx->pws, &ctx->pws_bytes, q->ws_bytes, 0, err)) {
+        dak_panel_free(d);
+        return -1;
     }
     d->fork = p->hbm.ctas > 0 && o->diag_panel_fork; /* else the tiled kernel follows in-stream (dak_gemm_run) */
     if (d->fork) {

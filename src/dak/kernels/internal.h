@@ -26,7 +26,7 @@ struct dak_gemm_ctx {
     float *ws; /* split-K partials */
     size_t ws_bytes;
     unsigned *ctr; /* per-tile arrival counters, kept zero between launches */
-    size_t ctr_count;
+    size_t ctr_bytes;
     float *accw; /* dynamic units: per-tile accumulators, kept zero between launches */
     size_t accw_bytes;
     unsigned *dynctr; /* dynamic units: grab counter, kept zero between launches */
@@ -37,7 +37,15 @@ struct dak_gemm_ctx {
     size_t flush_bytes;
     cudaStream_t copy_stream;
     cudaEvent_t ev_start, ev_copy[2], ev_gemm[2];
+    void **retired; /* buffers replaced by larger ones (dak_ctx_grow), freed with the context */
+    size_t nretired;
 };
+
+/* Grows one of the context's shared buffers (*buf of *have bytes) to at least `need` bytes, zeroed if `zero`.  Launches
+ * prepared earlier keep the old buffer's address in their parameters (and a captured graph in its nodes), so it is not
+ * freed but retired until dak_gemm_ctx_destroy: freeing it made a launch run after a later prepare that grew the
+ * buffer read and write freed memory (an illegal address in `dak bench gemm --sections fixed --n 128,512`). */
+int dak_ctx_grow(dak_gemm_ctx *ctx, void **buf, size_t *have, size_t need, int zero, cm_err *err);
 
 /* "what failed: CUDA message" into err. */
 #define DAK_CU(call, err)                                                                      \
