@@ -18,10 +18,11 @@
  * 2 SMs x 8 copies (128 KiB) already saturate the PCIe link. */
 #define HOST_INFLIGHT_BYTES (1u << 20)
 #define HOST_MIN_CTAS 4u
-/* Host SMs under PDL where the host link binds (host_binds), at least: in PDL graphs at r = 1.74-1.79 % (7168^2,
- * 11008 x 4096, 28672 x 7168; N 1 / 8 / 64) 12 host SMs ran 1.3-2 us (4-5 %) a GEMM faster than 4, never slower from
- * there up to r = 3.6 %; where HBM binds they cost 0.2-0.5 us, and without PDL ~1 % (NOTES-dak-kernels.md, fourteenth
- * session, "Host SMs where the link binds, under PDL") */
+/* Host SMs under PDL where the host link binds (host_binds), at least: in PDL graphs at r = 1.74-1.79 %, N 1 / 8 / 64,
+ * 12 host SMs ran a GEMM 1.3-2 us (4-5 %) faster than 4 on 7168^2 and 11008 x 4096 and ~1 us (0.7 %) on 28672 x 7168,
+ * never slower from there up to r = 3.6 %, within +-2 % at N 128-512 (where the panel path, without PDL, is the
+ * default); where HBM binds they cost 0.2-0.5 us, and without PDL ~1 % (NOTES-dak-kernels.md, fourteenth session,
+ * "Host SMs where the link binds, under PDL") */
 #define HOST_BOUND_CTAS 12u
 /* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 64-row ring's
  * slots (measured against a ring of 5; 2 was slower at N = 1 on 11008 x 4096; twelfth session) */
