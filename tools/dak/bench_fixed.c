@@ -430,55 +430,81 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     dak_gemm_launch_free(lt);
 }
 
-/* A PDL pair's timeline (both tiers, or the HBM tier alone at r = 0): two launches, over copies 0 and 1 of
- * A, back to back with pdl and stamps, the last of three runs; per launch and tier the median and the
- * latest CTA of each stamp, in us from the first launch's first entry.  Does the second launch's host
- * traffic start where the first one's ends (the host-link hand-over)?  When does its wait return against
- * the first one's last exit? */
+/* The FX_L launches of a graph (fixed_pair_timeline's, mode 2), run in order on st. */
+typedef struct {
+    dak_gemm_launch **l;
+} fx_graph_seq;
+static int fx_enqueue_graph_seq(void *arg, cudaStream_t st, cm_err *err)
+{
+    for (int j = 0; j < FX_L; j++)
+        if (dak_gemm_run(((fx_graph_seq *)arg)->l[j], st, err)) return -1;
+    return 0;
+}
+
+/* A PDL pair's timeline (both tiers, or the HBM tier alone at r = 0), with pdl and stamps, the last of three runs
+ * (an L2 flush before each); per launch and tier the median and the latest CTA of each stamp, in us from the first
+ * launch's first entry.  Does the second launch's host traffic start where the first one's ends (the host-link
+ * hand-over)?  When does its wait return against the first one's last exit?  mode 0: two launches over copies 0 and 1
+ * of A, back to back on a stream; 1: the same without the hand-over (pdl-hw); 2: launches FX_L / 2 - 1 and FX_L / 2
+ * of a CUDA graph of FX_L over the FX_NCP copies (the fixed section's graph: a pair in the steady state, its
+ * launches fetched from device memory). */
 static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N,
-                                int host_wait)
+                                int mode)
 {
     cm_err err;
     dak_gemm_ctx *ctx = bench->ctx;
     json_w *w = bench->w;
     dak_gemm_opts gt;
     bench_opts_host(&gt, bench->c);
-    gt.pdl = 1, gt.diag_times = 1, gt.diag_pdl_host_wait = host_wait;
-    dak_gemm_launch *l[2] = {NULL, NULL};
-    for (int k = 0; k < 2; k++)
-        if (bench_prepare(ctx, &cp->At[k], s->B, s->C, N, &gt, &l[k], &err)) {
+    gt.pdl = 1, gt.diag_times = 1, gt.diag_pdl_host_wait = mode == 1;
+    const int nl = mode == 2 ? FX_L : 2, k0 = mode == 2 ? FX_L / 2 - 1 : 0; /* launches; the pair's first */
+    dak_gemm_launch *l[FX_L] = {NULL};
+    for (int k = 0; k < nl; k++)
+        if (bench_prepare(ctx, &cp->At[k % FX_NCP], s->B, s->C, N, &gt, &l[k], &err)) {
             fprintf(stderr, "dak bench: fixed pair: %s\n", err.msg);
-            if (k) dak_gemm_launch_free(l[0]);
+            for (int j = 0; j < k; j++) dak_gemm_launch_free(l[j]);
             return;
         }
     const dak_gemm_plan *pl = dak_gemm_launch_plan(l[0]);
     const uint32_t H = pl->host.ctas, g = H + pl->hbm.ctas;
+    fx_graph_seq gs = {l};
+    cudaGraphExec_t ge = mode == 2 ? bench_capture(fx_enqueue_graph_seq, &gs, cp->fs, &err) : NULL;
+    if (mode == 2 && !ge) {
+        fprintf(stderr, "dak bench: fixed pair (graph): %s\n", err.msg);
+        for (int k = 0; k < nl; k++) dak_gemm_launch_free(l[k]);
+        return;
+    }
     uint64_t *ts[2];
     for (int k = 0; k < 2; k++) ts[k] = cm_malloc((size_t)g * DAK_GEMM_NTIMES * 8);
     for (int i = 0; i < 3; i++) {
         DK(dak_l2_flush(ctx, cp->fs, &err));
-        for (int k = 0; k < 2; k++) DK(dak_gemm_run(l[k], cp->fs, &err));
+        if (ge)
+            CK(cudaGraphLaunch(ge, cp->fs));
+        else
+            for (int k = 0; k < 2; k++) DK(dak_gemm_run(l[k], cp->fs, &err));
         CK(cudaStreamSynchronize(cp->fs));
     }
     uint32_t gg;
-    for (int k = 0; k < 2; k++) DK(dak_gemm_times(l[k], ts[k], (size_t)g * DAK_GEMM_NTIMES, &gg, &err));
+    for (int k = 0; k < 2; k++) DK(dak_gemm_times(l[k0 + k], ts[k], (size_t)g * DAK_GEMM_NTIMES, &gg, &err));
     uint64_t t0 = UINT64_MAX;
     for (uint32_t b = 0; b < g; b++) t0 = ts[0][(size_t)b * DAK_GEMM_NTIMES] < t0 ? ts[0][(size_t)b * DAK_GEMM_NTIMES] : t0;
     static const int fs[] = {0, 12, 2, 1, 3, 4, 5};
     static const char *const fn[] = {"entry", "gate", "wait", "copy", "first_full", "last_full", "exit"};
     enum { NF = sizeof fs / sizeof fs[0] };
-    printf("     PDL pair%s, us from launch 0's first entry (median / latest CTA): entry, host gate passed, "
+    static const char *const mtitle[] = {"", " (pdl-hw: no hand-over)", " (launches 3 and 4 of a graph of 8)"};
+    static const char *const mkey[] = {"pair_timeline", "pair_timeline_hostwait", "pair_timeline_graph"};
+    printf("     PDL pair%s, us from launch %d's first entry (median / latest CTA): entry, host gate passed, "
            "griddepcontrol.wait returned, first copy after it, first slot full, last slot full, exit\n",
-           host_wait ? " (pdl-hw: no hand-over)" : "");
+           mtitle[mode], k0);
     json_obj_begin(w);
     json_kv_u64(w, "N", N);
     json_kv_u64(w, "rows_host", cp->At[0].rows_host);
-    json_kv_str(w, "mode", host_wait ? "pair_timeline_hostwait" : "pair_timeline");
+    json_kv_str(w, "mode", mkey[mode]);
     double *v = cm_malloc(sizeof(double) * g);
     for (int k = 0; k < 2; k++)
         for (int tier = 0; tier < 2; tier++) {
             const uint32_t b0 = tier ? H : 0, b1 = tier ? g : H;
-            printf("     launch %d %s (%u CTAs):", k, tier ? "hbm " : "host", b1 - b0);
+            printf("     launch %d %s (%u CTAs):", k0 + k, tier ? "hbm " : "host", b1 - b0);
             for (int f = 0; f < NF; f++) {
                 size_t nv = 0;
                 double mx = NAN;
@@ -502,10 +528,9 @@ static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, co
     json_obj_end(w);
     fflush(stdout);
     free(v);
-    for (int k = 0; k < 2; k++) {
-        free(ts[k]);
-        dak_gemm_launch_free(l[k]);
-    }
+    for (int k = 0; k < 2; k++) free(ts[k]);
+    if (ge) cudaGraphExecDestroy(ge);
+    for (int k = 0; k < nl; k++) dak_gemm_launch_free(l[k]);
 }
 
 /* ---- fixed cost per launch at r = 0 (issue #7, run 10) ---- */
@@ -548,8 +573,10 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
             uint32_t N = fn[a];
             fixed_cost(bench, s, &cp, N);
             for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, &cp, N, dv);
-            /* at r = 0 one pair (no host CTAs: nothing to hand over) */
-            for (int hw = 0; hw < (rows ? 2 : 1); hw++) fixed_pair_timeline(bench, s, &cp, N, hw);
+            /* the pair on a stream, without the hand-over (with host rows only: nothing to hand over at r = 0),
+             * and in a graph */
+            for (int pm = 0; pm < 3; pm++)
+                if (pm != 1 || rows) fixed_pair_timeline(bench, s, &cp, N, pm);
         }
     }
     json_arr_end(w);
