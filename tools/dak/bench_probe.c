@@ -1,6 +1,7 @@
 /* dak bench gemm's sections before any shape, over one pair of probe buffers (512 MiB mapped host
  * memory, 2 GiB HBM): the bandwidth probes B_g and B_h that the bound uses, the congestion sweep
- * (Fig. 7: host SMs x window beside 100 HBM SMs), the diag HBM probe (copy size x assignment),
+ * (Fig. 7: host SMs x window beside 100 HBM SMs), the diag HBM probe (copy size x assignment, SMs) and host-link
+ * probe (copy size x SMs),
  * the diag host-link probe (TMA, copy engine, both) and smrate (bench_smrate.c). */
 #include <string.h>
 
@@ -47,12 +48,13 @@ static void probe_congestion(const bench_run *bench, const probe_bufs *p)
 
 /* ---- diagnostics: HBM probe copy size x assignment, and against the SMs reading ---- */
 
-/* The HBM probe's GB/s, median of 3 */
-static double probe_hbm_median(const bench_run *bench, const probe_bufs *p, uint32_t ctas, uint32_t chunk, int contig)
+/* The read probe's GB/s over `src` (HBM, or mapped host memory through its device pointer), median of 3 */
+static double probe_read_median(const bench_run *bench, const void *src, size_t bytes, uint32_t ctas, uint32_t chunk,
+                                int contig)
 {
     cm_err err;
     double v[3];
-    for (int i = 0; i < 3; i++) DK(dak_probe_hbm(bench->ctx, p->gbuf, p->gprobe, ctas, chunk, contig, &v[i], &err));
+    for (int i = 0; i < 3; i++) DK(dak_probe_hbm(bench->ctx, src, bytes, ctas, chunk, contig, &v[i], &err));
     return bench_median(v, 3);
 }
 
@@ -66,7 +68,7 @@ static void probe_diag(const bench_run *bench, const probe_bufs *p)
     static const uint32_t chs[] = {8192, 16384, 32768};
     for (size_t a = 0; a < 3; a++)
         for (int contig = 0; contig < 2; contig++) {
-            const double m = probe_hbm_median(bench, p, sms, chs[a], contig);
+            const double m = probe_read_median(bench, p->gbuf, p->gprobe, sms, chs[a], contig);
             printf("  chunk %5u %-12s %8.1f\n", chs[a], contig ? "contiguous" : "interleaved", m);
             json_obj_begin(w);
             json_kv_u64(w, "chunk", chs[a]);
@@ -85,12 +87,36 @@ static void probe_diag(const bench_run *bench, const probe_bufs *p)
     static const uint32_t nsm[] = {8, 16, 33, 66, 99, 112, 132};
     for (size_t a = 0; a < sizeof nsm / sizeof nsm[0]; a++) {
         if (nsm[a] > sms) continue;
-        const double m = probe_hbm_median(bench, p, nsm[a], 32768, 1);
+        const double m = probe_read_median(bench, p->gbuf, p->gprobe, nsm[a], 32768, 1);
         printf("%6u %10.1f %10.2f\n", nsm[a], m, m / nsm[a]);
         json_obj_begin(w);
         json_kv_u64(w, "sms", nsm[a]);
         json_kv_f64(w, "GBs", m);
         json_obj_end(w);
+    }
+    json_arr_end(w);
+    /* The host tier reads contiguous ranges in 32 KiB copies (kstep 4) and reached ~49 GB/s in PDL graphs where the link
+     * binds, against B_h's 51.3 from 8 KiB interleaved copies (fourteenth session): copy size x SMs over the link. */
+    printf("\n# diag: host-link probe, mapped host memory by bulk copies, contiguous ranges, 192 KiB in flight an SM: GB/s"
+           " by SMs (rows) and copy size (columns)\n%6s", "SMs");
+    for (size_t a = 0; a < 3; a++) printf(" %9u", chs[a]);
+    printf("\n");
+    json_key(w, "diag_probe_host");
+    json_arr_begin(w);
+    static const uint32_t hsm[] = {1, 2, 4, 8, 12, 16};
+    for (size_t b = 0; b < sizeof hsm / sizeof hsm[0]; b++) {
+        printf("%6u", hsm[b]);
+        for (size_t a = 0; a < 3; a++) {
+            const double m = probe_read_median(bench, p->hbuf_dev, p->hprobe, hsm[b], chs[a], 1);
+            printf(" %9.1f", m);
+            json_obj_begin(w);
+            json_kv_u64(w, "sms", hsm[b]);
+            json_kv_u64(w, "chunk", chs[a]);
+            json_kv_f64(w, "GBs", m);
+            json_obj_end(w);
+        }
+        printf("\n");
+        fflush(stdout);
     }
     json_arr_end(w);
 }
