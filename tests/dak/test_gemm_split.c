@@ -747,7 +747,10 @@ static int test_ctx_grow(void)
         return 0;
     }
     pshape s;
-    if (pshape_init(&s, 2048, 2048, 512, 0x9f0)) return -1;
+    if (pshape_init(&s, 2048, 2048, 512, 0x9f0)) {
+        dak_gemm_ctx_destroy(ctx);
+        return -1;
+    }
     dak_tiered A;
     dak_gemm_opts o;
     dak_gemm_opts_default(&o);

@@ -491,11 +491,13 @@ static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, co
     static const int fs[] = {0, 12, 2, 1, 3, 4, 5};
     static const char *const fn[] = {"entry", "gate", "wait", "copy", "first_full", "last_full", "exit"};
     enum { NF = sizeof fs / sizeof fs[0] };
-    static const char *const mtitle[] = {"", " (pdl-hw: no hand-over)", " (launches 3 and 4 of a graph of 8)"};
     static const char *const mkey[] = {"pair_timeline", "pair_timeline_hostwait", "pair_timeline_graph"};
+    char title[64] = "";
+    if (mode == 1) snprintf(title, sizeof title, " (pdl-hw: no hand-over)");
+    if (mode == 2) snprintf(title, sizeof title, " (launches %d and %d of a graph of %d)", k0, k0 + 1, FX_L);
     printf("     PDL pair%s, us from launch %d's first entry (median / latest CTA): entry, host gate passed, "
            "griddepcontrol.wait returned, first copy after it, first slot full, last slot full, exit\n",
-           mtitle[mode], k0);
+           title, k0);
     json_obj_begin(w);
     json_kv_u64(w, "N", N);
     json_kv_u64(w, "rows_host", cp->At[0].rows_host);
