@@ -12,9 +12,10 @@
  * sequence): two launches, over A and over a view whose HBM rows are the copy Adp2 (host rows
  * shared, as overlap re-copies the same host rows), alternated on one blocking stream, or captured
  * once as a CUDA graph (graph set); PDL unless the split column's plan used the panel path (pdl
- * turns it off).  Median ms per GEMM. */
+ * turns it off).  Median ms per GEMM; the sequence's plan (PDL changes it: host SMs, the stash) into *plan where
+ * given and prepared (else left as it was). */
 static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *Adp2, const uint16_t *B, float *C,
-                             uint32_t N, const bench_cfg *c, int panel_on, int graph)
+                             uint32_t N, const bench_cfg *c, int panel_on, int graph, dak_gemm_plan *plan)
 {
     cm_err err;
     op_t o;
@@ -32,6 +33,7 @@ static double time_split_seq(dak_gemm_ctx *ctx, const dak_tiered *A, uint16_t *A
         fprintf(stderr, "dak bench: split-seq: %s\n", err.msg);
     } else {
         int failed;
+        if (plan) *plan = *dak_gemm_launch_plan(o.seq[0]);
         ms = graph ? time_op_graph(&o, c->reps, &err, &failed) : time_op(&o, c->reps, &err, &failed);
         if (failed) fprintf(stderr, "dak bench: split-seq%s: %s\n", graph ? " (graph)" : "", err.msg);
     }
@@ -106,15 +108,17 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
         if (failed) fprintf(stderr, "dak bench: prefetch: %s\n", err.msg);
     }
     double t_seq = NAN, t_ovg = NAN, t_seqg = NAN;
+    dak_gemm_plan plan_seq;
+    memset(&plan_seq, 0, sizeof plan_seq); /* time_split_seq fills it once prepared */
     if (c->base_overlap) {
         ob->kind = 3;
         t_ov = time_op(ob, c->reps, &err, &failed);
         if (failed) fprintf(stderr, "dak bench: overlap: %s\n", err.msg);
-        t_seq = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on, 0);
+        t_seq = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on, 0, &plan_seq);
         /* both sequences again as CUDA graphs, interleaved */
         t_ovg = time_op_graph(ob, c->reps, &err, &failed);
         if (failed) fprintf(stderr, "dak bench: overlap (graph): %s\n", err.msg);
-        t_seqg = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on, 1);
+        t_seqg = time_split_seq(ctx, &A, s->Adp2, B, C, N, c, plan.panel.on, 1, NULL);
     }
     if (c->base_naive && N <= 64) {
         ob->kind = 4;
@@ -171,6 +175,11 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_u64(w, "l2_hints", c->l2_hints);
     json_kv_u64(w, "fix_rs", c->fix_rs);
     json_kv_u64(w, "stash", c->stash); /* opts.stash: applies to the PDL sequence columns (the split column is one launch) */
+    /* the sequence columns' own plan (with PDL: 12 host SMs where the link binds, the stash the plan took) */
+    json_kv_u64(w, "seq_host_ctas", plan_seq.host.ctas);
+    json_kv_u64(w, "seq_host_window", plan_seq.host.window);
+    json_kv_u64(w, "seq_hbm_ctas", plan_seq.hbm.ctas);
+    json_kv_u64(w, "seq_stash", plan_seq.hbm_stash);
     json_kv_u64(w, "host_ksplit", plan.host.ksplit);
     json_kv_u64(w, "hbm_ksplit", plan.hbm.ksplit);
     json_kv_u64(w, "stages", plan.stages);
