@@ -194,6 +194,22 @@ static int pshape_ref(pshape *s, uint32_t N)
  * with a_tma2d, else the packed copies), C poisoned with NaN, `runs` launches and a sync.  Returns
  * the launch for the caller's plan and error checks (rows: host rows of the view), or NULL after
  * recording the failure under `label`; a sticky CUDA error ends the run. */
+/* After a case's launches (rc: how enqueueing them went): a device sync, a kernel failure into err as rc -1. */
+static int sync_case(int rc, cm_err *err)
+{
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (!rc && e != cudaSuccess) rc = -1, snprintf(err->msg, sizeof err->msg, "kernel failed: %s", cudaGetErrorString(e));
+    return rc;
+}
+
+/* A sticky CUDA error (the context is lost) ends the run with the counts so far. */
+static void end_if_sticky(void)
+{
+    if (cudaGetLastError() == cudaSuccess) return;
+    printf("%d passed, %d failed\n", passed, failed);
+    exit(1);
+}
+
 static dak_gemm_launch *case_run(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uint32_t N, double ratio,
                                  const dak_gemm_opts *o, int runs, const char *label, uint32_t *rows)
 {
@@ -214,17 +230,11 @@ static dak_gemm_launch *case_run(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uin
         return NULL;
     }
     for (int i = 0; i < runs && !rc; i++) rc = dak_gemm_run(l, NULL, &err);
-    if (!rc) {
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
-    }
+    if (!rc) rc = sync_case(rc, &err);
     CHECK(rc == 0, "%s %ux%u N %u r %g: %s", label, s->M, s->K, N, ratio, err.msg);
     if (rc) {
         dak_gemm_launch_free(l);
-        if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
-            printf("%d passed, %d failed\n", passed, failed);
-            exit(1);
-        }
+        end_if_sticky();
         return NULL;
     }
     return l;
@@ -684,14 +694,10 @@ static void chain_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, c
         for (int i = 1; i <= CHAIN_L && ok; i++)
             ok = !dak_fill_u32(X[i], (size_t)M * N / 2u, 0x7fc07fc0u, NULL, &err); /* bf16 NaN pairs */
         for (int i = 0; i < CHAIN_L && ok; i++) ok = !dak_gemm_run(l[i], NULL, &err);
-        cudaError_t e = cudaDeviceSynchronize();
-        if (ok && e != cudaSuccess) ok = 0, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+        ok = !sync_case(!ok, &err);
         CHECK(ok, "chain %s %ux%u N %u r %g round %d: %s", what, M, s->K, N, ratio, round, err.msg);
         if (!ok) {
-            if (cudaGetLastError() != cudaSuccess) { /* a sticky error ends the run */
-                printf("%d passed, %d failed\n", passed, failed);
-                exit(1);
-            }
+            end_if_sticky();
             break;
         }
         double worst = 0;
@@ -769,8 +775,7 @@ static int test_ctx_grow(void)
             if (pshape_ref(&s, N)) break;
             int rc = dak_fill_u32(s.C, (size_t)s.M * N, 0x7fc00000u, NULL, &err);
             if (!rc) rc = dak_gemm_run(l, NULL, &err);
-            cudaError_t e = cudaDeviceSynchronize();
-            if (!rc && e != cudaSuccess) rc = -1, snprintf(err.msg, sizeof err.msg, "kernel failed: %s", cudaGetErrorString(e));
+            rc = sync_case(rc, &err);
             CHECK(rc == 0, "ctx grow: run %d (N %u): %s", i, N, err.msg);
             if (rc) {
                 printf("%d passed, %d failed\n", passed, failed); /* a sticky error ends the run */
@@ -810,26 +815,11 @@ int main(int argc, char **argv)
         printf("0 passed, 1 failed\n");
         return 1;
     }
-    if (wgmma_only) {
-        int rc = test_wgmma(ctx, 1);
-        dak_gemm_ctx_destroy(ctx);
-        printf("%d passed, %d failed\n", passed, failed);
-        return rc || failed ? 1 : 0;
-    }
-    if (bn_only) {
-        int rc = test_bn(ctx, 1);
-        dak_gemm_ctx_destroy(ctx);
-        printf("%d passed, %d failed\n", passed, failed);
-        return rc || failed ? 1 : 0;
-    }
-    if (chain_only) {
-        int rc = test_chain(ctx, 1) || test_ctx_grow();
-        dak_gemm_ctx_destroy(ctx);
-        printf("%d passed, %d failed\n", passed, failed);
-        return rc || failed ? 1 : 0;
-    }
-    if (stash_only) {
-        int rc = test_stash(ctx, 1);
+    if (wgmma_only || bn_only || chain_only || stash_only) { /* one group of tests, in full */
+        const int rc = wgmma_only ? test_wgmma(ctx, 1)
+                       : bn_only  ? test_bn(ctx, 1)
+                       : stash_only ? test_stash(ctx, 1)
+                                    : test_chain(ctx, 1) || test_ctx_grow();
         dak_gemm_ctx_destroy(ctx);
         printf("%d passed, %d failed\n", passed, failed);
         return rc || failed ? 1 : 0;

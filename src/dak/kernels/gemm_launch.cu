@@ -100,9 +100,11 @@ extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
 int dak_ctx_grow(dak_gemm_ctx *ctx, void **buf, size_t *have, size_t need, int zero, cm_err *err)
 {
     if (need <= *have) return 0;
-    void **r = (void **)realloc(ctx->retired, (ctx->nretired + 1u) * sizeof *r);
-    if (!r) return cm_fail(err, "gemm: out of memory");
-    ctx->retired = r;
+    if (*buf) { /* room to retire it, before anything can fail half done */
+        void **r = (void **)realloc(ctx->retired, (ctx->nretired + 1u) * sizeof *r);
+        if (!r) return cm_fail(err, "gemm: out of memory");
+        ctx->retired = r;
+    }
     void *nb = NULL;
     cudaError_t e = cudaMalloc(&nb, need);
     if (e == cudaSuccess && zero) e = cudaMemset(nb, 0, need);

@@ -24,12 +24,9 @@ typedef struct {
     bool wide;      /* nv8 > 4 */
     bool wg;        /* wide and through wgmma (uniform over the CTA) */
     uint32_t MI;    /* fragments a per warp in the epilogue: 2 wide, 1 narrow */
-    uint32_t row16; /* first row of this warp */
     uint32_t nb0;   /* first n8 group of this warp */
     uint32_t nn;    /* n8 groups per fragment a */
-    uint32_t dr;    /* rows between fragments a (16 mma.sync, 0 wgmma) */
-    uint32_t dn;    /* n8 groups between fragments a (0 mma.sync, 4 wgmma) */
-    uint32_t arow;  /* this lane's ldmatrix row of A */
+    uint32_t arow;  /* this lane's ldmatrix row of A (the epilogue's fragment positions: gemm_layout.h's map) */
 } dak_warp_tile;
 
 static __device__ __forceinline__ dak_warp_tile dak_warp_tile_of(int nvalid, uint32_t q, uint32_t lane, int wg_on)
@@ -40,12 +37,9 @@ static __device__ __forceinline__ dak_warp_tile dak_warp_tile_of(int nvalid, uin
     t.wide = m.wide != 0;
     t.wg = m.wg != 0;
     t.MI = m.MI;
-    t.row16 = m.row16;
     t.nb0 = m.nb0;
     t.nn = m.nn;
-    t.dr = m.dr;
-    t.dn = m.dn;
-    t.arow = t.row16 + (lane & 15u);
+    t.arow = m.row16 + (lane & 15u);
     return t;
 }
 
