@@ -157,6 +157,10 @@ typedef struct {
                            1 or 2 (default 2, as many as that area holds; 1-1.5 % a GEMM as PDL graphs on the H200,
                            thirteenth session).  Applies at N <= 8 with 64-row HBM tiles, cluster 1, no dyn
                            and the HBM window at the ring (dak_gemm_plan.hbm_stash: what the plan took) */
+    uint32_t pdl_pre;   /* with pdl: copies of A each HBM-tier CTA issues before griddepcontrol.wait: 0 (default) auto
+                           (3 with 128-row HBM tiles at N <= 64: their B rows queue behind less A, 1-1.5 % on the
+                           H200; else the whole ring), else 1..24 (at most the ring, at least the stash;
+                           dak_gemm_plan.hbm_pre: what the plan took) */
     uint32_t hbm_window; /* copies in flight per HBM-tier SM, at most the ring: 0 (default) auto, 3 at N <= 8 without
                             pdl (the SMs' HBM shares even out: 0.2-0.9 us a GEMM in graphs without PDL on the
                             H200, 7168^2 and 11008 x 4096), else the whole ring; 1..24 that many (24: the ring).
@@ -258,6 +262,8 @@ typedef struct {
     uint32_t dyn_units; /* dynamic units: HBM tile rows x dyn_p, 0 when off */
     uint32_t hbm_stash; /* chunks of A an HBM-tier CTA holds in registers before griddepcontrol.wait (opts.stash; 0:
                            none) */
+    uint32_t hbm_pre;  /* with pdl: copies of A an HBM-tier CTA issues before griddepcontrol.wait (opts.pdl_pre); 0
+                          without pdl */
     uint32_t dyn_first; /* dynamic units: units each CTA takes by index (cid, cid + CTAs, ..) before claiming, so
                            that its first ring fill (the PDL prefetch) needs no claim */
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */

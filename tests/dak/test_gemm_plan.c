@@ -607,6 +607,31 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "stash 3"));
         o.stash = 2, o.pdl = 0;
     }
+    /* copies of A before the PDL wait (opts.pdl_pre): none without pdl; auto: 3 with 128-row HBM slots at N 33..64
+     * (the ring holds more), the whole ring at N <= 32 (64-row slots) and at N > 64; asked: that many, at most the
+     * ring, at least the stash; above MAX_STAGES refused */
+    {
+        dak_gemm_plan q;
+        CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == 0); /* no pdl */
+        o.pdl = 1;
+        CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.hbm_stages > 3 &&
+              q.hbm_pre == 3);
+        CHECK(dak_gemm_plan_make(11008, 40, 4096, 0, &o, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.hbm_pre == 3);
+        CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.bm == 64 &&
+              q.hbm_pre == q.hbm_stages);
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == q.hbm_stages);
+        CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == q.hbm_stages);
+        o.pdl_pre = 2;
+        CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == 2);
+        /* the stash's 2 chunks go out before the wait whatever is asked */
+        o.pdl_pre = 1;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2 && q.hbm_pre == 2);
+        o.pdl_pre = 24;
+        CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == q.hbm_stages);
+        o.pdl_pre = 25;
+        CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "pdl_pre 25"));
+        o.pdl_pre = 0, o.pdl = 0;
+    }
     /* stages asked: both rings hold that many; 3 of 96 KiB do not fit, so kstep 2 */
     o.bm = 128, o.stages = 3;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 2 &&

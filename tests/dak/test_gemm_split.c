@@ -831,9 +831,9 @@ int main(int argc, char **argv)
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
-    /* 20: narrow tiles with 3 n8 tiles; 40: one wide tile whose second column half has 1 n8
-       tile; 100: a full wide tile and a 36-column one */
-    static const uint32_t Ns[8] = {1, 8, 20, 40, 64, 100, 512, 1024};
+    /* 16, 20, 32: narrow tiles with 2, 3, 4 n8 tiles (k_split_nn); 40: one wide tile whose second column half has
+       1 n8 tile; 100: a full wide tile and a 36-column one */
+    static const uint32_t Ns[10] = {1, 8, 16, 20, 32, 40, 64, 100, 512, 1024};
     static const double ratios[11] = {0, .005, .01, .02, .05, .1, .2, .4, .6, .8, 1};
     const uint32_t NMAX = 1024;
     uint64_t seed = 0x5eed;
@@ -852,7 +852,7 @@ int main(int argc, char **argv)
         CU(cudaMalloc((void **)&R, (size_t)M * NMAX * 4));
         float *hc = malloc((size_t)M * NMAX * 4), *hr = malloc((size_t)M * NMAX * 4);
         uint16_t *hb = malloc((size_t)K * NMAX * 2);
-        for (int ni = 0; ni < 8; ni++) {
+        for (int ni = 0; ni < 10; ni++) {
             uint32_t N = Ns[ni];
             /* fresh inputs for every (shape, N) */
             if (dak_fill_random_bf16(Ad, (size_t)M * K, ++seed, NULL, &err) ||

@@ -178,6 +178,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->diag_panel_fork = (int)c->panel_fork;
     o->dyn_slots = c->dyn_slots;
     o->hbm_window = c->hbm_window;
+    o->pdl_pre = c->pdl_pre;
     o->stash = c->stash;
     o->bn8 = (int)c->bn8;
 }

@@ -180,6 +180,7 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_u64(w, "seq_host_window", plan_seq.host.window);
     json_kv_u64(w, "seq_hbm_ctas", plan_seq.hbm.ctas);
     json_kv_u64(w, "seq_stash", plan_seq.hbm_stash);
+    json_kv_u64(w, "seq_hbm_pre", plan_seq.hbm_pre);
     json_kv_u64(w, "host_ksplit", plan.host.ksplit);
     json_kv_u64(w, "hbm_ksplit", plan.hbm.ksplit);
     json_kv_u64(w, "stages", plan.stages);

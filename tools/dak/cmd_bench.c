@@ -61,6 +61,8 @@ static void usage(FILE *o)
             "  --stash N        with pdl, K chunks of A each HBM-tier CTA of the split kernel holds in registers\n"
             "                   before griddepcontrol.wait, their slots refilled right after it\n"
             "                   (dak_gemm_opts.stash; N <= 8): 0 (off), 1 or 2 (default 2)\n"
+            "  --pdl-pre N      with pdl, copies of A each HBM-tier CTA of the split kernel issues before\n"
+            "                   griddepcontrol.wait (dak_gemm_opts.pdl_pre): 0 (auto) or 1..24 (at most the ring)\n"
             "  --dyn-slots N    ring slots per dynamic unit in the fixed section's dyn columns\n"
             "                   (dak_gemm_opts.dyn_slots): 0 (auto: 2 when N <= 32, else 4) or 1..16\n"
             "  --panel-fork N   diagnostic: 1: the panel kernel on a forked stream beside the tiled kernel\n"
@@ -232,6 +234,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {
             if (!VAL() || arg_u32("dak bench", "--stash", v, 0, DAK_STASH_MAX, &c->stash)) return -1;
+        } else if (arg_is(a, "--pdl-pre")) {
+            if (!VAL() || arg_u32("dak bench", "--pdl-pre", v, 0, 24, &c->pdl_pre)) return -1;
         } else if (arg_is(a, "--hbm-window")) {
             if (!VAL() || arg_u32("dak bench", "--hbm-window", v, 0, 24, &c->hbm_window)) return -1;
         } else if (arg_is(a, "--dyn-slots")) {

@@ -12,7 +12,7 @@
 #define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
 #define NTHREADS (32u * (NCW + 2u)) /* + the producer warp and the fix-up warp (dynamic units) */
 
-/* The fields every CTA's prologue reads come first (208 B, four 64 B lines), then the rest (epilogue, fix-ups, dyn,
+/* The fields every CTA's prologue reads come first (212 B, four 64 B lines), then the rest (epilogue, fix-ups, dyn,
  * diagnostics).  The prologue stalls ~0.7 us a warp on its first parameter loads (Nsight Compute: imc_miss), and
  * under PDL the last CTA to start is on the sequence's critical path; this layout took only 0.03-0.1 us of it on
  * the H200 (NOTES-dak-kernels.md, "The prologue's parameters in the fewest constant-cache lines"). */
@@ -45,6 +45,7 @@ typedef struct {
     unsigned long long *times; /* diagnostic: DAK_GEMM_NTIMES stamps per CTA, or NULL */
     uint32_t *hostq;           /* PDL host-link hand-over: tickets, host CTAs done issuing (host_gate); NULL: off */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
+    uint32_t pre_hbm;          /* with pdl: copies of A an HBM-tier CTA issues before the wait (dak_gemm_plan.hbm_pre) */
     /* ---- the rest ---- */
     uint32_t M, K;
     uint32_t ntp[2];           /* tiles per group row of each tier */
@@ -81,6 +82,7 @@ typedef struct {
 /* Defined in gemm_split.cu: one split kernel per shape of the HBM tier's tiles (128 x 64, 128, 256;
  * 256 x 128), k_split with the HBM tier in dynamic units (opts.dyn), and the diagnostic empty kernel. */
 K_SPLIT_SIG(k_split);
+K_SPLIT_SIG(k_split_nn);
 K_SPLIT_SIG(k_split_dyn);
 K_SPLIT_SIG(k_split_n128);
 K_SPLIT_SIG(k_split_n256);

@@ -59,6 +59,8 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
     }
     DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
+    DAK_CU(cudaFuncSetAttribute(k_split_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
     DAK_CU(cudaFuncSetAttribute(k_split_dyn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
     DAK_CU(cudaFuncSetAttribute(k_split_n128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
@@ -285,6 +287,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     l->pdl = o->pdl != 0;
     k->pdl = (uint32_t)l->pdl;
     k->stash = p->hbm_stash; /* the plan takes it only with pdl */
+    k->pre_hbm = p->hbm_pre;
     /* the host rows on the panel kernel beside the tiled kernel: the tiled kernel follows it as a programmatic
      * dependent, so that it is placed only once every panel cluster is (launched side by side on two streams,
      * the tiled CTAs could land first and leave no GPC with a cluster's SMs free: dak-gemm.md) */
@@ -404,6 +407,7 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
                      : l->kp.tn[1] == 256u ? (const void *)k_split_n256
                      : l->kp.tn[1] == 128u ? (const void *)k_split_n128
                      : l->kp.dyn           ? (const void *)k_split_dyn
+                     : l->kp.N > 8u && l->kp.N <= 32u && l->kp.b_perm ? (const void *)k_split_nn
                                            : (const void *)k_split;
     DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
     return 0;

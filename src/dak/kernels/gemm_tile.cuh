@@ -179,6 +179,56 @@ static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32
     }
 }
 
+/* consume_narrow's per-lane byte offsets inside a 64-column block (A: the two k16 steps of the warp's K half; B: the
+ * same two times its two ldmatrix.x4 of n8 pairs), worked out once a tile instead of every block of every slot.  In
+ * the n-major B layout (b_perm: rows of block bk from bk * rk, rk = the B box, a multiple of 8) the 128-byte
+ * swizzle's row phase of B does not depend on bk, so block bk's B offsets are these plus bk * rk rows. */
+typedef struct {
+    uint32_t a[2], b[2][2];
+} narrow_offs;
+
+static __device__ __forceinline__ narrow_offs narrow_offs_of(uint32_t arow, uint32_t rn, uint32_t kh)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    narrow_offs o;
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++) {
+        o.a[h] = ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4));
+#pragma unroll
+        for (uint32_t pj = 0; pj < 2; pj++) {
+            const uint32_t n = 2u * pj * 8u + (lane & 7u) + ((lane >> 4) << 3);
+            o.b[h][pj] = ptx_swz128(n * rn, (2u * kh + h) * 2u + ((lane >> 3) & 1u));
+        }
+    }
+    return o;
+}
+
+/* consume_narrow for 2-4 n8 tiles (N 9..32) on precomputed offsets (narrow_offs_of; B rows of block bk at
+ * bS + bk * rk128 bytes): the same loads and mma, ~18 instructions a block instead of ~46 (the address
+ * arithmetic, and rk's parameter load, were redone for every ldmatrix; Nsight Compute, fifteenth session). */
+static __device__ __forceinline__ void consume_narrow_offs(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                           uint32_t rk128, const narrow_offs *o, uint32_t nn)
+{
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++, aS += A_BYTES, bS += rk128) {
+        uint32_t af[2][4], bf[2][4][2];
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            ptx_ldmatrix_x4(aS + o->a[h], &af[h][0], &af[h][1], &af[h][2], &af[h][3]);
+#pragma unroll
+            for (uint32_t pj = 0; pj < 2; pj++)
+                if (2u * pj < nn)
+                    ptx_ldmatrix_x4(bS + o->b[h][pj], &bf[h][2 * pj][0], &bf[h][2 * pj][1], &bf[h][2 * pj + 1][0],
+                                    &bf[h][2 * pj + 1][1]);
+        }
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++)
+#pragma unroll
+            for (uint32_t nj = 0; nj < 4; nj++)
+                if (nj < nn) ptx_mma_bf16_16816(acc[h][nj], af[h], bf[h][nj][0], bf[h][nj][1]);
+    }
+}
+
 /* One ring slot of a wide column tile: this warp's 32 rows (arow addresses the first 16)
  * times n8 tiles nb0..nb0+nn-1 times the K half `kh` of every block: per k16 step two A
  * and up to two B fragments feed up to 8 independent mma.  Each A fragment is read by two

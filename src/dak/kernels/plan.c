@@ -24,6 +24,12 @@
  * default); where HBM binds they cost 0.2-0.5 us, and without PDL ~1 % (NOTES-dak-kernels.md, fourteenth session,
  * "Host SMs where the link binds, under PDL") */
 #define HOST_BOUND_CTAS 12u
+/* Copies of A an HBM CTA issues before the PDL wait where opts.pdl_pre is auto and its slots are 128 rows (N 33..64):
+ * 3 of the 4-slot ring.  The B rows after the wait then queue behind less A: PDL graphs 1-1.5 % faster at N = 64 on
+ * 7168^2, 11008 x 4096 and 28672 x 7168 on the H200, and at N = 32 before consume_narrow_offs; at N <= 8 every count
+ * below the ring lost 1.2-1.9 us, at N = 16-32 (64-row slots) it was neutral or worse once the consumers kept up
+ * (NOTES-dak-kernels.md, fifteenth session) */
+#define PDL_PRE_TALL 3u
 /* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 64-row ring's
  * slots (measured against a ring of 5; 2 was slower at N = 1 on 11008 x 4096; twelfth session) */
 #define HBM_WINDOW_AUTO 3u
@@ -82,6 +88,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->dyn = 0;
     o->dyn_slots = 0;
     o->hbm_window = 0;
+    o->pdl_pre = 0;
     o->stash = DAK_STASH_MAX;
     o->panel = 2; /* auto: measured faster than the tiled host tier wherever it turns on (dak-gemm.md) */
     o->panel_cluster = 0;
@@ -259,6 +266,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->stash > DAK_STASH_MAX)
         return cm_fail(err, "gemm: stash %u must be 0 (off) or 1..%u (K chunks held in registers before the PDL wait)",
                        o->stash, DAK_STASH_MAX);
+    if (o->pdl_pre > MAX_STAGES)
+        return cm_fail(err, "gemm: pdl_pre %u must be 0 (auto) or 1..%u copies before the PDL wait", o->pdl_pre,
+                       MAX_STAGES);
     if (o->hbm_window > MAX_STAGES)
         return cm_fail(err, "gemm: hbm_window %u must be 0 (auto) or 1..%u", o->hbm_window, MAX_STAGES);
     if (o->kstep && o->kstep != 1 && o->kstep != 2 && o->kstep != 4)
@@ -508,6 +518,14 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         const uint32_t fit_b = DAK_STASH_BYTES / (p->bn_box * 128u * kstep);
         p->hbm_stash = o->stash < fit_b ? o->stash : fit_b;
         if (p->hbm_stash >= p->hbm_stages) p->hbm_stash = p->hbm_stages - 1u;
+    }
+    /* copies of A before the PDL wait: opts.pdl_pre, or auto PDL_PRE_TALL with 128-row slots at N <= 64, else the
+     * ring; at least the stash, whose chunks go out first */
+    p->hbm_pre = 0;
+    if (o->pdl && p->hbm.ctas) {
+        const uint32_t want = o->pdl_pre ? o->pdl_pre : p->bm == 2u * TILE && N <= TILE ? PDL_PRE_TALL : 0u;
+        p->hbm_pre = want && want < p->hbm_stages ? want : p->hbm_stages;
+        if (p->hbm_pre < p->hbm_stash) p->hbm_pre = p->hbm_stash;
     }
     if (o->window > hs && mt_h && !pon)
         return cm_fail(err, "gemm: window %u exceeds the %u ring slots", o->window, hs);
