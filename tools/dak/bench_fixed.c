@@ -556,7 +556,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
     bench_shape_array(w, "fixed", s);
     /* the wgmma table has its own N (64..1024): with --n given, only as --sections wgmma (run first whatever --n
      * said, it shifted the launch indices that ncu's --launch-skip counts) */
-    if (c->sec_wgmma || !c->n_given) fixed_wgmma_ab(bench, s, &cp);
+    if (c->sec_wgmma || !c->n_given) fixed_wgmma_ab(bench, s, &cp), bench_step(bench);
     for (int ri = 0; c->sec_fixed && ri < (c->r_given ? c->nr : 1); ri++) {
         uint32_t rows = 0;
         if (c->r_given) DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, c->ratios[ri], &rows, &err));
@@ -579,6 +579,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
              * and in a graph */
             for (int pm = 0; pm < 3; pm++)
                 if (pm != 1 || rows) fixed_pair_timeline(bench, s, &cp, N, pm);
+            bench_step(bench);
         }
     }
     json_arr_end(w);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/bench.h"
 #include "common/error.h"
 #include "common/json.h"
 
@@ -75,7 +76,16 @@ typedef struct {
     const double *sm_us; /* smrate's mean time per SM (us, by %smid), nsm entries; nsm 0 without it */
     uint32_t nsm;
     json_w *w;
+    bench_progress_t *prog; /* the run's progress line on stderr: sweep points, fixed rows, other sections */
+    uint64_t *done;
 } bench_run;
+
+/* One step of the run done: the progress line (rate, ETA) at most every 0.5 s. */
+static inline void bench_step(const bench_run *b)
+{
+    ++*b->done;
+    bench_progress(b->prog, *b->done);
+}
 
 /* One shape's buffers, made by cmd_bench.c before its sections and freed after them. */
 typedef struct {

@@ -226,7 +226,7 @@ void bench_sweep(const bench_run *bench, bench_shape *s)
             t_cublas = time_op(&ob, c->reps, &err, &failed);
             if (failed) fprintf(stderr, "dak bench: cublas: %s\n", err.msg);
         }
-        for (int ri = 0; ri < c->nr; ri++) sweep_point(bench, s, &ob, c->ratios[ri], t_cublas);
+        for (int ri = 0; ri < c->nr; ri++) sweep_point(bench, s, &ob, c->ratios[ri], t_cublas), bench_step(bench);
     }
     json_arr_end(w);
 }

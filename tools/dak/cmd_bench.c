@@ -365,16 +365,26 @@ static int run(const bench_cfg *c)
     /* a failed smrate ends the run before the shapes; the document says so and stays whole */
     const int rc = bench_probes(&bench);
     if (rc) json_kv_str(&w, "error", "smrate failed");
+    /* steps for the progress line: a sweep point, a fixed-cost row (N at a ratio), or any other section of a shape */
+    const uint64_t fixed_rows = (uint64_t)(c->r_given ? c->nr : 1) * (c->n_given ? c->nn : 3);
+    const uint64_t per_shape = (c->sec_sweep ? (uint64_t)c->nn * c->nr : 0) + (c->sec_wave ? 1 : 0) +
+                               (c->sec_diag ? 1 : 0) + (c->sec_fixed ? fixed_rows : 0) +
+                               (c->sec_wgmma || (c->sec_fixed && !c->n_given) ? 1 : 0);
+    bench_progress_t prog;
+    uint64_t done = 0;
+    bench_progress_start(&prog, "dak bench gemm", per_shape * (uint64_t)c->nshapes + (c->sec_amp ? 1 : 0));
+    bench.prog = &prog, bench.done = &done;
     for (int si = 0; si < c->nshapes && !rc; si++) {
         bench_shape s;
         shape_alloc(&s, c, si);
         if (c->sec_sweep) bench_sweep(&bench, &s);
-        if (c->sec_amp && si == 0) bench_amp(&bench, &s);
-        if (c->sec_wave) bench_wave(&bench, &s);
-        if (c->sec_diag) bench_diag(&bench, &s);
+        if (c->sec_amp && si == 0) bench_amp(&bench, &s), bench_step(&bench);
+        if (c->sec_wave) bench_wave(&bench, &s), bench_step(&bench);
+        if (c->sec_diag) bench_diag(&bench, &s), bench_step(&bench);
         if (c->sec_fixed || c->sec_wgmma) bench_fixed(&bench, &s);
         shape_free(&s);
     }
+    if (!rc) bench_progress_end(&prog, done);
     json_obj_end(&w);
     fputc('\n', jf);
     fclose(jf);
