@@ -297,6 +297,11 @@ typedef struct dak_gemm_ctx dak_gemm_ctx;
 int dak_gemm_ctx_create(dak_gemm_ctx **ctx, cm_err *err);
 void dak_gemm_ctx_destroy(dak_gemm_ctx *ctx);
 uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *ctx);
+/* Diagnostic: after a device sync, how many of the context's per-tile split-K counters are not zero (every launch
+ * must leave them so; a leftover makes a later launch's fix-up wait on a count it never reaches), and the first
+ * such counter's index and value (*first_index UINT32_MAX when none). */
+int dak_gemm_ctx_counters(dak_gemm_ctx *ctx, size_t *nonzero, uint32_t *first_index, uint32_t *first_value,
+                          cm_err *err);
 
 /* A prepared launch: plan and tensor maps, so that launching costs no host work. */
 typedef struct dak_gemm_launch dak_gemm_launch;

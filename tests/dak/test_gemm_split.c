@@ -795,6 +795,14 @@ static int test_small(dak_gemm_ctx *ctx)
                     alarm(SMALL_CASE_S);
                     dak_gemm_launch *l = case_checked(ctx, &s, N, rs[ri], &o, v == 3 ? 3 : 2, label, &rows, &e);
                     alarm(0);
+                    /* the split-K counters back at zero, as the next launch's fix-ups expect */
+                    size_t nz;
+                    uint32_t zi, zv;
+                    cm_err err;
+                    if (dak_gemm_ctx_counters(ctx, &nz, &zi, &zv, &err))
+                        CHECK(0, "%s: %s", small_label, err.msg);
+                    else
+                        CHECK(nz == 0, "%s: %zu counters left non-zero (first: [%u] = %u)", small_label, nz, zi, zv);
                     if (!l) continue;
                     const dak_gemm_plan *p = dak_gemm_launch_plan(l);
                     printf("  %-16s %5ux%-5u N %2u r %5.2f%% bm %3u HBM CTAs %3u even %d ksplit %2u rs tiles %2u: rel err "

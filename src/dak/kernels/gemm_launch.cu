@@ -413,6 +413,29 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
     return 0;
 }
 
+extern "C" int dak_gemm_ctx_counters(dak_gemm_ctx *ctx, size_t *nonzero, uint32_t *first_index,
+                                     uint32_t *first_value, cm_err *err)
+{
+    *nonzero = 0, *first_index = UINT32_MAX, *first_value = 0;
+    DAK_CU(cudaDeviceSynchronize(), err);
+    const size_t n = ctx->ctr_bytes / 4u;
+    if (!n) return 0;
+    uint32_t *h = (uint32_t *)malloc(ctx->ctr_bytes);
+    if (!h) return cm_fail(err, "gemm: counters: out of host memory (%zu B)", ctx->ctr_bytes);
+    const cudaError_t e = cudaMemcpy(h, ctx->ctr, ctx->ctr_bytes, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        free(h);
+        return cm_fail(err, "gemm: counters: %s", cudaGetErrorString(e));
+    }
+    for (size_t i = 0; i < n; i++)
+        if (h[i]) {
+            if (!*nonzero) *first_index = (uint32_t)i, *first_value = h[i];
+            ++*nonzero;
+        }
+    free(h);
+    return 0;
+}
+
 extern "C" int dak_gemm_host_bytes(dak_gemm_launch *l, uint64_t *bytes, cm_err *err)
 {
     unsigned long long v = 0;
