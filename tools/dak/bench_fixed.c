@@ -536,6 +536,21 @@ static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, co
 }
 
 /* ---- fixed cost per launch at r = 0 (issue #7, run 10) ---- */
+/* The fixed-cost table's N without --n */
+static const uint32_t fn_default[] = {1, 8, 64};
+#define FN_DEFAULT (sizeof fn_default / sizeof fn_default[0])
+
+/* The wgmma table: with --sections wgmma, or with fixed when --n is not given */
+static int fixed_runs_wgmma(const bench_cfg *c) { return c->sec_wgmma || !c->n_given; }
+
+uint64_t bench_fixed_steps(const bench_cfg *c)
+{
+    if (!c->sec_fixed && !c->sec_wgmma) return 0;
+    const uint64_t nfn = c->n_given ? (uint64_t)c->nn : FN_DEFAULT;
+    const uint64_t rows = c->sec_fixed ? (uint64_t)(c->r_given ? c->nr : 1) * nfn : 0;
+    return rows + (fixed_runs_wgmma(c) ? 1u : 0u);
+}
+
 void bench_fixed(const bench_run *bench, const bench_shape *s)
 {
     cm_err err;
@@ -556,7 +571,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
     bench_shape_array(w, "fixed", s);
     /* the wgmma table has its own N (64..1024): with --n given, only as --sections wgmma (run first whatever --n
      * said, it shifted the launch indices that ncu's --launch-skip counts) */
-    if (c->sec_wgmma || !c->n_given) fixed_wgmma_ab(bench, s, &cp), bench_step(bench);
+    if (fixed_runs_wgmma(c)) fixed_wgmma_ab(bench, s, &cp), bench_step(bench);
     for (int ri = 0; c->sec_fixed && ri < (c->r_given ? c->nr : 1); ri++) {
         uint32_t rows = 0;
         if (c->r_given) DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, c->ratios[ri], &rows, &err));
@@ -568,9 +583,8 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
                "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noload: the math and epilogue\n"
                "# alone, on stale shared memory (diag_noload; host rows on the tiled kernel)\n");
         fixed_cost_header();
-        static const uint32_t fn_default[] = {1, 8, 64};
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
-        const size_t nfn = c->n_given ? (size_t)c->nn : 3u;
+        const size_t nfn = c->n_given ? (size_t)c->nn : FN_DEFAULT;
         for (size_t a = 0; a < nfn; a++) {
             uint32_t N = fn[a];
             fixed_cost(bench, s, &cp, N);

@@ -39,6 +39,8 @@ void bench_diag(const bench_run *bench, const bench_shape *s);
 /* fixed and/or wgmma (bench_fixed.c): the wgmma A/B table always, the fixed-cost table and the
  * stamps with fixed */
 void bench_fixed(const bench_run *bench, const bench_shape *s);
+/* The progress steps bench_fixed takes for one shape (bench_step): the wgmma table, one per fixed-cost row. */
+uint64_t bench_fixed_steps(const bench_cfg *c);
 #endif
 
 #endif

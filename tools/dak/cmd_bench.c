@@ -365,11 +365,10 @@ static int run(const bench_cfg *c)
     /* a failed smrate ends the run before the shapes; the document says so and stays whole */
     const int rc = bench_probes(&bench);
     if (rc) json_kv_str(&w, "error", "smrate failed");
-    /* steps for the progress line: a sweep point, a fixed-cost row (N at a ratio), or any other section of a shape */
-    const uint64_t fixed_rows = (uint64_t)(c->r_given ? c->nr : 1) * (c->n_given ? c->nn : 3);
+    /* steps for the progress line: a sweep point, the fixed section's own (bench_fixed_steps), or any other section
+     * of a shape */
     const uint64_t per_shape = (c->sec_sweep ? (uint64_t)c->nn * c->nr : 0) + (c->sec_wave ? 1 : 0) +
-                               (c->sec_diag ? 1 : 0) + (c->sec_fixed ? fixed_rows : 0) +
-                               (c->sec_wgmma || (c->sec_fixed && !c->n_given) ? 1 : 0);
+                               (c->sec_diag ? 1 : 0) + bench_fixed_steps(c);
     bench_progress_t prog;
     uint64_t done = 0;
     bench_progress_start(&prog, "dak bench gemm", per_shape * (uint64_t)c->nshapes + (c->sec_amp ? 1 : 0));
