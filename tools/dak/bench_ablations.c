@@ -7,6 +7,29 @@
 
 #include "bench_sections.h"
 
+/* The N each section times (not --n's); B and C are allocated for the widest (bench_ablations_nmax) */
+static const uint32_t amp_ns[] = {256, 512, 1024, 2048, 4096};
+static const uint32_t amp_cong_n = 8; /* the GEMM congestion sweep */
+static const uint32_t wave_ns[] = {1, 8, 64};
+static const uint32_t diag_ns[] = {1, 8, 64};
+#define NLIST(a) (sizeof a / sizeof a[0])
+
+static uint32_t list_max(const uint32_t *v, size_t n, uint32_t m)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > m) m = v[i];
+    return m;
+}
+
+uint32_t bench_ablations_nmax(const bench_cfg *c, int first_shape)
+{
+    uint32_t m = 0;
+    if (c->sec_amp && first_shape) m = list_max(amp_ns, NLIST(amp_ns), amp_cong_n);
+    if (c->sec_wave) m = list_max(wave_ns, NLIST(wave_ns), m);
+    if (c->sec_diag) m = list_max(diag_ns, NLIST(diag_ns), m);
+    return m;
+}
+
 /* ---- read amplification (Table 1), first shape, r = 100% ---- */
 static void amp_read(const bench_run *bench, const bench_shape *s)
 {
@@ -14,7 +37,6 @@ static void amp_read(const bench_run *bench, const bench_shape *s)
     json_w *w = bench->w;
     const uint32_t M = s->M, K = s->K;
     const size_t abytes = s->abytes;
-    static const uint32_t an[] = {256, 512, 1024, 2048, 4096};
     printf("\n# read amplification: A %ux%u all in host memory (%.1f MB), %u host SMs (0 = auto); tiled path\n"
            "# without multicast (cluster 1), with cluster %u multicast, and the A-stationary panel path\n",
            M, K, abytes / 1e6, c->host_sms, c->cluster);
@@ -25,7 +47,7 @@ static void amp_read(const bench_run *bench, const bench_shape *s)
     cm_err err;
     dak_tiered A;
     DK(dak_tiered_view(&A, M, K, M, s->Ahp, s->Adp, 1, &err));
-    for (size_t i = 0; i < sizeof an / sizeof an[0]; i++)
+    for (size_t i = 0; i < NLIST(amp_ns); i++)
         for (int mode = 0; mode < 3; mode++) { /* interleaved: no multicast, multicast, panel */
             dak_gemm_opts go;
             bench_opts_host(&go, c);
@@ -34,15 +56,15 @@ static void amp_read(const bench_run *bench, const bench_shape *s)
             uint64_t hb = 0;
             dak_gemm_plan plan;
             memset(&plan, 0, sizeof plan);
-            double ms = time_split(bench->ctx, &A, s->B, s->C, an[i], &go, 3, &plan, &hb);
+            double ms = time_split(bench->ctx, &A, s->B, s->C, amp_ns[i], &go, 3, &plan, &hb);
             const char *path = mode == 2 ? "panel" : "tiled";
             uint32_t cl = mode == 2 ? plan.panel.cluster : plan.cluster;
             double pa = (double)dak_gemm_plan_host_bytes(&plan) / abytes;
-            printf("%5u %6s %8u %10.1f %10.2f %10.2f %10.2f %10.1f\n", an[i], path, cl, hb / 1e6,
+            printf("%5u %6s %8u %10.1f %10.2f %10.2f %10.2f %10.1f\n", amp_ns[i], path, cl, hb / 1e6,
                    (double)hb / abytes, pa, ms, gbs(abytes, ms));
             fflush(stdout);
             json_obj_begin(w);
-            json_kv_u64(w, "N", an[i]);
+            json_kv_u64(w, "N", amp_ns[i]);
             json_kv_str(w, "path", path);
             json_kv_u64(w, "cluster", cl);
             json_kv_u64(w, "host_bytes", hb);
@@ -69,7 +91,7 @@ static void amp_congestion(const bench_run *bench, const bench_shape *s)
     json_w *w = bench->w;
     const uint32_t M = s->M, K = s->K;
     const size_t abytes = s->abytes;
-    printf("\n# GEMM congestion sweep: A %ux%u N 8\n", M, K);
+    printf("\n# GEMM congestion sweep: A %ux%u N %u\n", M, K, amp_cong_n);
     printf("%6s %6s %4s %10s %8s\n", "r%", "hostSM", "W", "EB GB/s", "%bound");
     json_key(w, "gemm_congestion");
     json_arr_begin(w);
@@ -91,7 +113,7 @@ static void amp_congestion(const bench_run *bench, const bench_shape *s)
                 go.host_ctas = ghs[b], go.window = gws[d];
                 dak_gemm_plan plan;
                 memset(&plan, 0, sizeof plan); /* time_split fills it only on success */
-                double ms = time_split(bench->ctx, &A, s->B, s->C, 8, &go, c->reps, &plan, NULL);
+                double ms = time_split(bench->ctx, &A, s->B, s->C, amp_cong_n, &go, c->reps, &plan, NULL);
                 printf("%6.2f %6u %4u %10.1f %7.1f%%\n", 100 * r, ghs[b], plan.host.window, gbs(abytes, ms),
                        100 * gbs(abytes, ms) / bound);
                 fflush(stdout);
@@ -120,12 +142,11 @@ void bench_wave(const bench_run *bench, const bench_shape *s)
     json_w *w = bench->w;
     const uint32_t M = s->M, K = s->K;
     const size_t abytes = s->abytes;
-    static const uint32_t wn[] = {1, 8, 64};
     static const double wr[] = {0.0, 0.05};
     printf("\n# wave alignment: A %ux%u\n", M, K);
     printf("%5s %6s %10s %10s %8s\n", "N", "r%", "align GB/s", "off GB/s", "gain");
     bench_shape_array(w, "wave", s);
-    for (size_t a = 0; a < 3; a++)
+    for (size_t a = 0; a < NLIST(wave_ns); a++)
         for (size_t b = 0; b < 2; b++) {
             cm_err err;
             uint32_t rows;
@@ -134,16 +155,16 @@ void bench_wave(const bench_run *bench, const bench_shape *s)
             DK(dak_tiered_view(&A, M, K, rows, s->Ahp, s->Adp, 1, &err));
             dak_gemm_opts go;
             bench_opts_host(&go, c);
-            double on = time_split(bench->ctx, &A, s->B, s->C, wn[a], &go, c->reps, NULL, NULL);
+            double on = time_split(bench->ctx, &A, s->B, s->C, wave_ns[a], &go, c->reps, NULL, NULL);
             go.wave_align = 0;
-            double off = time_split(bench->ctx, &A, s->B, s->C, wn[a], &go, c->reps, NULL, NULL);
-            printf("%5u %6.2f %10.1f %10.1f %7.2fx\n", wn[a], 100.0 * rows / M, gbs(abytes, on),
+            double off = time_split(bench->ctx, &A, s->B, s->C, wave_ns[a], &go, c->reps, NULL, NULL);
+            printf("%5u %6.2f %10.1f %10.1f %7.2fx\n", wave_ns[a], 100.0 * rows / M, gbs(abytes, on),
                    gbs(abytes, off), off / on);
             fflush(stdout);
             json_obj_begin(w);
             json_kv_u64(w, "M", M);
             json_kv_u64(w, "K", K);
-            json_kv_u64(w, "N", wn[a]);
+            json_kv_u64(w, "N", wave_ns[a]);
             json_kv_f64(w, "ratio", (double)rows / M);
             json_kv_f64(w, "aligned_GBs", gbs(abytes, on));
             json_kv_f64(w, "unaligned_GBs", gbs(abytes, off));
@@ -167,10 +188,9 @@ void bench_diag(const bench_run *bench, const bench_shape *s)
     cm_err err;
     dak_tiered A;
     DK(dak_tiered_view(&A, M, K, 0, s->Ahp, s->Adp, 1, &err));
-    static const uint32_t dn[] = {1, 8, 64};
     static const uint32_t dk[] = {1, 2, 4};
     static const uint32_t dst[] = {0, 3, 8};
-    for (size_t a = 0; a < 3; a++)
+    for (size_t a = 0; a < NLIST(diag_ns); a++)
         for (size_t b = 0; b < 3; b++)
             for (size_t e = 0; e < 3; e++) {
                 if ((K / 64) % dk[b]) continue;
@@ -179,23 +199,23 @@ void bench_diag(const bench_run *bench, const bench_shape *s)
                 go.kstep = dk[b], go.stages = dst[e];
                 dak_gemm_plan plan;
                 cm_err perr;
-                if (dak_gemm_plan_make(M, dn[a], K, 0, &go, bench->sms, bench->smem_optin, &plan, &perr))
+                if (dak_gemm_plan_make(M, diag_ns[a], K, 0, &go, bench->sms, bench->smem_optin, &plan, &perr))
                     continue; /* does not fit */
-                double t1 = time_split(bench->ctx, &A, s->B, s->C, dn[a], &go, c->reps, NULL, NULL);
+                double t1 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
                 go.diag_nomath = 1;
-                double t0 = time_split(bench->ctx, &A, s->B, s->C, dn[a], &go, c->reps, NULL, NULL);
+                double t0 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
                 go.diag_nomath = 0, go.diag_b_nmajor = 1; /* the B layout before run 5 */
-                double t2 = time_split(bench->ctx, &A, s->B, s->C, dn[a], &go, c->reps, NULL, NULL);
+                double t2 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
                 go.diag_b_nmajor = 0, go.diag_plain_launch = 1; /* launch without the cluster attribute */
-                double t3 = time_split(bench->ctx, &A, s->B, s->C, dn[a], &go, c->reps, NULL, NULL);
+                double t3 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
                 double t4 = NAN; /* the other B box at N <= 8 (16 rows if bn8, else 8), stage count as asked */
                 go.diag_plain_launch = 0, go.bn8 = !go.bn8;
-                if (dn[a] <= 8) t4 = time_split(bench->ctx, &A, s->B, s->C, dn[a], &go, c->reps, NULL, NULL);
-                printf("%5u %6u %7u %10.1f %10.1f %10.1f %10.1f %10.1f\n", dn[a], dk[b], plan.hbm_stages,
+                if (diag_ns[a] <= 8) t4 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
+                printf("%5u %6u %7u %10.1f %10.1f %10.1f %10.1f %10.1f\n", diag_ns[a], dk[b], plan.hbm_stages,
                        gbs(abytes, t1), gbs(abytes, t0), gbs(abytes, t2), gbs(abytes, t3), gbs(abytes, t4));
                 fflush(stdout);
                 json_obj_begin(w);
-                json_kv_u64(w, "N", dn[a]);
+                json_kv_u64(w, "N", diag_ns[a]);
                 json_kv_u64(w, "kstep", dk[b]);
                 json_kv_u64(w, "stages", plan.hbm_stages); /* r = 0: the HBM tier's ring */
                 json_kv_f64(w, "GBs", gbs(abytes, t1));

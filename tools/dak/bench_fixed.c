@@ -200,6 +200,10 @@ static const fx_variant wg_variants[] = {
 enum { WG_NV = sizeof wg_variants / sizeof wg_variants[0] };
 
 /* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
+/* The wgmma table's N (B and C are allocated for the widest: bench_fixed_nmax) */
+static const uint32_t wg_ns[] = {64, 128, 256, 512, 1024};
+#define WG_NN (sizeof wg_ns / sizeof wg_ns[0])
+
 static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const fx_copies *cp)
 {
     const bench_cfg *c = bench->c;
@@ -215,9 +219,8 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
     printf("%5s", "N");
     for (int v = 0; v < WG_NV; v++) printf(" %10s", wg_variants[v].column);
     printf(" %10s %8s %8s %8s %9s %9s\n", "cublas us", "mma TF", "wgmma TF", "cublas TF", "mma GB/s", "wgmma GB/s");
-    static const uint32_t wn[] = {64, 128, 256, 512, 1024};
-    for (size_t a = 0; a < sizeof wn / sizeof wn[0]; a++) {
-        const uint32_t N = wn[a];
+    for (size_t a = 0; a < WG_NN; a++) {
+        const uint32_t N = wg_ns[a];
         double t[WG_NV + 1];
         for (int v = 0; v < WG_NV; v++) {
             dak_gemm_opts go;
@@ -542,6 +545,21 @@ static const uint32_t fn_default[] = {1, 8, 64};
 
 /* The wgmma table: with --sections wgmma, or with fixed when --n is not given */
 static int fixed_runs_wgmma(const bench_cfg *c) { return c->sec_wgmma || !c->n_given; }
+
+uint32_t bench_fixed_nmax(const bench_cfg *c)
+{
+    uint32_t m = 0;
+    if (c->sec_fixed) {
+        const uint32_t *fn = c->n_given ? c->ns : fn_default;
+        const size_t nfn = c->n_given ? (size_t)c->nn : FN_DEFAULT;
+        for (size_t i = 0; i < nfn; i++)
+            if (fn[i] > m) m = fn[i];
+    }
+    if ((c->sec_fixed || c->sec_wgmma) && fixed_runs_wgmma(c))
+        for (size_t i = 0; i < WG_NN; i++)
+            if (wg_ns[i] > m) m = wg_ns[i];
+    return m;
+}
 
 uint64_t bench_fixed_steps(const bench_cfg *c)
 {

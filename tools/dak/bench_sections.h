@@ -36,9 +36,14 @@ void bench_sweep(const bench_run *bench, bench_shape *s);
 void bench_amp(const bench_run *bench, const bench_shape *s);
 void bench_wave(const bench_run *bench, const bench_shape *s);
 void bench_diag(const bench_run *bench, const bench_shape *s);
+/* The widest N that amp (on the first shape), wave and diag time as c asks (0 where none runs): their own N lists,
+ * not --n's; B and C must be allocated that wide (else the GEMM is refused: the operands' extents) */
+uint32_t bench_ablations_nmax(const bench_cfg *c, int first_shape);
 /* fixed and/or wgmma (bench_fixed.c): the wgmma A/B table always, the fixed-cost table and the
  * stamps with fixed */
 void bench_fixed(const bench_run *bench, const bench_shape *s);
+/* The widest N that fixed and wgmma time as c asks (0 where neither runs) */
+uint32_t bench_fixed_nmax(const bench_cfg *c);
 /* The progress steps bench_fixed takes for one shape (bench_step): the wgmma table, one per fixed-cost row. */
 uint64_t bench_fixed_steps(const bench_cfg *c);
 #endif

@@ -282,16 +282,16 @@ static int parse(int argc, char **argv, bench_cfg *c)
 static void shape_alloc(bench_shape *s, const bench_cfg *c, int si)
 {
     cm_err err;
-    const uint32_t NMAXALL = 4096; /* amp's widest N */
     const uint32_t M = c->shapes[si][0], K = c->shapes[si][1];
     const size_t abytes = (size_t)M * K * 2;
     memset(s, 0, sizeof *s);
     s->M = M, s->K = K, s->abytes = abytes;
-    uint32_t nmax = 1;
+    /* --n's widest, and the sections' own N lists' */
+    uint32_t nmax = bench_ablations_nmax(c, si == 0), fmax = bench_fixed_nmax(c);
+    if (fmax > nmax) nmax = fmax;
     for (int i = 0; i < c->nn; i++)
         if (c->ns[i] > nmax) nmax = c->ns[i];
-    if (c->sec_amp && si == 0 && nmax < NMAXALL) nmax = NMAXALL;
-    if ((c->sec_fixed || c->sec_wgmma) && nmax < 1024) nmax = 1024; /* the fixed section's wgmma A/B, N up to 1024 */
+    if (!nmax) nmax = 1;
     CK(cudaMalloc((void **)&s->Ad, abytes));
     CK(cudaHostAlloc((void **)&s->Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
     CK(cudaMalloc((void **)&s->B, (size_t)K * nmax * 2));
