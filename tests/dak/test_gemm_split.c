@@ -38,15 +38,18 @@
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
  * N 1 / 8 / 64, r 0 and 10 %; and launches prepared before a prepare that grew the context's workspace (test_ctx_grow,
  * with --chain).
- * Small shapes (test_small, --small only until the stall below is fixed): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64,
- * r 0 and 6.25 %, with wave alignment on and off, the owner-wait fix-up instead of the reduce-scatter, PDL and bf16 C,
- * each case under a watchdog (a case that has not ended after SMALL_CASE_S seconds fails the run, naming it): the
- * fifteenth session saw `dak bench gemm --sections wave --shapes 2048x2048` stop at N = 64 (NOTES-dak-kernels.md, "A
- * run that never ends on small shapes").
- * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain | --small]   (quick: the smallest
- * shape and the panel tests on small shapes; panel / wgmma / bn / stash / chain / small: those tests only) */
+ * Small shapes (test_small; not with --quick): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64, r 0 and 6.25 %, with wave
+ * alignment on and off, the owner-wait fix-up instead of the reduce-scatter, PDL and bf16 C, each case under a
+ * watchdog (a case that has not ended after SMALL_CASE_S seconds fails the run, naming it), the split-K counters
+ * checked back at zero after each.  Written for the fifteenth session's stall of `dak bench gemm --sections wave`
+ * at N = 64; the sixteenth found its cause in the bench (B and C sized by --n, not the section's N: the writes past
+ * C reached the counters), which the operand extents (test_extents) now refuse, and these cases all passed.
+ * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain | --small [FIRST]]   (quick: the
+ * smallest shape and the panel tests on small shapes; panel / wgmma / bn / stash / chain / small: those tests only;
+ * FIRST: the small tests from that case on) */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
+#include <ctype.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -131,6 +134,55 @@ static void expect_refused(dak_gemm_ctx *ctx, const dak_gemm_opts *o, const char
     const int rc = dak_gemm_split(ctx, &A, A.dev, A.dev, 256, o, &err);
     CHECK(rc != 0 && strstr(err.msg, needle), "expected a refusal saying '%s': %s", needle,
           rc ? err.msg : "accepted");
+    dak_tiered_destroy(&A);
+}
+
+/* Operands smaller than the GEMM reads or writes are refused by prepare, naming the operand (the bench's wave section
+ * once ran N = 64 on B and C allocated for N = 8; its writes past C reached the split-K counters and a later launch
+ * stalled); an operand that starts inside a larger allocation is measured from its start, and one of exactly the
+ * size the GEMM needs is accepted. */
+static void test_extents(dak_gemm_ctx *ctx)
+{
+    const uint32_t M = 1024, K = 1024, N = 64, NS = 8;
+    cm_err err;
+    dak_tiered A;
+    uint16_t *b_small, *b_full;
+    float *c_small, *c_wide;
+    if (dak_tiered_create(&A, M, K, 0.0625, &err)) {
+        CHECK(0, "extents: %s", err.msg);
+        return;
+    }
+    CU(cudaMalloc((void **)&b_small, (size_t)K * NS * 2));
+    CU(cudaMalloc((void **)&b_full, (size_t)K * N * 2));
+    CU(cudaMalloc((void **)&c_small, (size_t)M * NS * 4));
+    CU(cudaMalloc((void **)&c_wide, (size_t)M * (N + NS) * 4));
+    dak_gemm_opts o;
+    dak_gemm_opts_default(&o);
+    const struct {
+        const uint16_t *B;
+        void *C;
+        int bf16;
+        const char *needle; /* NULL: accepted */
+    } cases[] = {
+        {b_small, c_wide, 0, "B (K x N bf16)"},
+        {b_full, c_small, 0, "C (M x N fp32)"},
+        {b_full, c_wide + (size_t)M * (NS + 1), 0, "C (M x N fp32)"}, /* starts inside: 63 columns left */
+        {b_full, c_wide + (size_t)M * NS, 0, NULL},                   /* exactly 64 columns left */
+        {b_full, c_wide + (size_t)M * (NS + N / 2), 1, NULL},         /* bf16 C: half the bytes */
+        {b_full, c_wide + (size_t)M * (NS + N / 2 + 1), 1, "C (M x N bf16)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dak_gemm_launch *l = NULL;
+        o.out_bf16 = cases[i].bf16;
+        const int rc = dak_gemm_prepare(ctx, &A, cases[i].B, cases[i].C, N, &o, &l, &err);
+        if (cases[i].needle)
+            CHECK(rc != 0 && strstr(err.msg, cases[i].needle), "extents case %zu: expected a refusal naming '%s': %s", i,
+                  cases[i].needle, rc ? err.msg : "accepted");
+        else
+            CHECK(rc == 0, "extents case %zu: refused: %s", i, err.msg);
+        if (l) dak_gemm_launch_free(l);
+    }
+    cudaFree(b_small), cudaFree(b_full), cudaFree(c_small), cudaFree(c_wide);
     dak_tiered_destroy(&A);
 }
 
@@ -763,11 +815,17 @@ static void small_timeout(int sig)
     w = write(2, small_label, strlen(small_label));
     w = write(2, "\n", 1);
     (void)w;
+    /* DAK_TEST_HANG_HOLD=s: stay s seconds before exiting, so that a debugger can attach to the stalled kernel */
+    const char *hold = getenv("DAK_TEST_HANG_HOLD");
+    if (hold) sleep((unsigned)atoi(hold));
     _exit(1);
 }
 
-static int test_small(dak_gemm_ctx *ctx)
+/* first: the index of the first case to run (the watchdog's message names each case's index, so that a run can go
+ * on past a case that stalled) */
+static int test_small(dak_gemm_ctx *ctx, unsigned first)
 {
+    unsigned idx = 0;
     static const uint32_t shp[3][2] = {{1024, 1024}, {2048, 2048}, {1024, 4096}};
     static const uint32_t ns[7] = {1, 8, 16, 32, 40, 48, 64};
     static const double rs[2] = {0.0, 0.0625};
@@ -779,7 +837,8 @@ static int test_small(dak_gemm_ctx *ctx)
             const uint32_t N = ns[ni];
             if (pshape_ref(&s, N)) return -1;
             for (int ri = 0; ri < 2; ri++)
-                for (int v = 0; v < 5; v++) {
+                for (int v = 0; v < 5; v++, idx++) {
+                    if (idx < first) continue;
                     dak_gemm_opts o;
                     dak_gemm_opts_default(&o);
                     static const char *const what[5] = {"default", "wave off", "fix-rs 0", "pdl x3", "bf16"};
@@ -791,7 +850,8 @@ static int test_small(dak_gemm_ctx *ctx)
                     uint32_t rows;
                     double e;
                     snprintf(label, sizeof label, "small %s", what[v]);
-                    snprintf(small_label, sizeof small_label, "%s %ux%u N %u r %g", label, s.M, s.K, N, rs[ri]);
+                    snprintf(small_label, sizeof small_label, "case %u: %s %ux%u N %u r %g", idx, label, s.M, s.K, N,
+                             rs[ri]);
                     alarm(SMALL_CASE_S);
                     dak_gemm_launch *l = case_checked(ctx, &s, N, rs[ri], &o, v == 3 ? 3 : 2, label, &rows, &e);
                     alarm(0);
@@ -883,8 +943,16 @@ int main(int argc, char **argv)
     int stash_only = argc > 1 && !strcmp(argv[1], "--stash");
     int chain_only = argc > 1 && !strcmp(argv[1], "--chain");
     int small_only = argc > 1 && !strcmp(argv[1], "--small");
-    if (argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only && !chain_only && !small_only) {
-        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash | --chain | --small]\n", argv[0]);
+    unsigned small_first = 0;
+    char *end = NULL;
+    const int bad_first = small_only && argc > 2 &&
+                          (!isdigit((unsigned char)argv[2][0]) || (small_first = (unsigned)strtoul(argv[2], &end, 10),
+                                                                   *end != '\0'));
+    if ((argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only && !chain_only && !small_only) ||
+        argc > (small_only ? 3 : 2) || bad_first) {
+        if (bad_first) fprintf(stderr, "--small: FIRST must be a case index (digits), got '%s'\n", argv[2]);
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash | --chain | --small [FIRST]]\n",
+                argv[0]);
         return 2;
     }
     cm_err err;
@@ -898,18 +966,20 @@ int main(int argc, char **argv)
         const int rc = wgmma_only   ? test_wgmma(ctx, 1)
                        : bn_only    ? test_bn(ctx, 1)
                        : stash_only ? test_stash(ctx, 1)
-                       : small_only ? test_small(ctx)
+                       : small_only ? test_small(ctx, small_first)
                                     : test_chain(ctx, 1) || test_ctx_grow();
         dak_gemm_ctx_destroy(ctx);
         printf("%d passed, %d failed\n", passed, failed);
         return rc || failed ? 1 : 0;
     }
+    test_extents(ctx);
     if (test_panel(ctx, !quick)) return 1;
     if (!panel_only && test_stash(ctx, !quick)) return 1;
     if (!panel_only && test_chain(ctx, !quick)) return 1;
     if (!panel_only && test_ctx_grow()) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
+    if (!panel_only && !quick && test_small(ctx, 0)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
     /* 16, 20, 32: narrow tiles with 2, 3, 4 n8 tiles (k_split_nn); 40: one wide tile whose second column half has
        1 n8 tile; 100: a full wide tile and a 36-column one */

@@ -47,6 +47,10 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
         return cm_fail(err, "gemm: driver entry point cuTensorMapEncodeTiled not found");
     }
     c->encode = (dak_encode_fn)fn;
+    fn = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        c->addr_range = (dak_addr_range_fn)fn;
     if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
         free(c);
         return cm_fail(err, "gemm: cublasCreate failed");
@@ -185,6 +189,24 @@ static int encode_b_perm(dak_gemm_ctx *ctx, CUtensorMap *m, const uint16_t *B, u
 /* Fills the launch l (zeroed, l->ctx set): 0, or -1 with a message in err (l is then freed by the
  * caller, whatever it holds).  *bn64: the driver refused B's [block][n][64] map, which wide tiles
  * need, and bn was auto: the caller plans again with 64-column tiles. */
+/* An operand too small for the GEMM is refused here: the kernel would read or write past its allocation, and a
+ * write there can land in the context's own split-K counters, so that a later launch's fix-up polls forever (the
+ * bench's wave section did that with C sized for a smaller N: NOTES-dak-kernels.md, "A run that never ends on small
+ * shapes").  The allocation holding p, from the driver; memory the driver cannot place (its call fails) goes
+ * unchecked. */
+static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, const char *what, const char *shape,
+                        cm_err *err)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!ctx->addr_range || !need || ctx->addr_range(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS) return 0;
+    const size_t have = (size_t)(base + size - (CUdeviceptr)p);
+    if (have < need)
+        return cm_fail(err, "gemm: %s at %p: its allocation holds %zu bytes from there, the GEMM needs %zu (%s)", what, p,
+                       have, need, shape);
+    return 0;
+}
+
 static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
                           const dak_gemm_opts *o, int *bn64, cm_err *err)
 {
@@ -305,6 +327,15 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     k->fix_rs = (uint32_t)(o->fix_rs != 0);
     k->rot = o->diag_rotate;
     k->l2_hints = !o->l2_hints ? 0u : (uint64_t)N * A->K * 2u <= (16ull << 20) ? 2u : 1u;
+    char shape[96];
+    snprintf(shape, sizeof shape, "M %u, N %u, K %u, %u host rows", A->M, N, A->K, A->rows_host);
+    const size_t arow = (size_t)A->K * 2u;
+    if (check_extent(ctx, B, (size_t)N * A->K * 2u, "B (K x N bf16)", shape, err) ||
+        check_extent(ctx, C, (size_t)A->M * N * (o->out_bf16 ? 2u : 4u), o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)",
+                     shape, err) ||
+        (A->rows_host < A->M && check_extent(ctx, A->dev, (size_t)(A->M - A->rows_host) * arow, "A's HBM rows", shape, err)) ||
+        (A->rows_host && check_extent(ctx, A->host_dev, (size_t)A->rows_host * arow, "A's host rows", shape, err)))
+        return -1;
     if (p->dyn_units) {
         if (dak_ctx_grow(ctx, (void **)&ctx->accw, &ctx->accw_bytes, (size_t)(A->M / 64u) * 4096u * 4u, 1, err))
             return -1;

@@ -17,11 +17,15 @@ typedef CUresult (*dak_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t
                                   const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+/* cuMemGetAddressRange: the allocation holding a device address */
+typedef CUresult (*dak_addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+
 struct dak_gemm_ctx {
     int dev;
     unsigned sms;
     size_t smem_optin;
     dak_encode_fn encode;
+    dak_addr_range_fn addr_range; /* NULL: the driver did not give it; the operands' sizes go unchecked */
     cublasHandle_t blas;
     float *ws; /* split-K partials */
     size_t ws_bytes;
