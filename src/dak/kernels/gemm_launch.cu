@@ -65,6 +65,8 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
            err);
     DAK_CU(cudaFuncSetAttribute(k_split_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
+    DAK_CU(cudaFuncSetAttribute(k_split_nn2, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+           err);
     DAK_CU(cudaFuncSetAttribute(k_split_dyn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
     DAK_CU(cudaFuncSetAttribute(k_split_n128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
@@ -438,8 +440,9 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
                      : l->kp.tn[1] == 256u ? (const void *)k_split_n256
                      : l->kp.tn[1] == 128u ? (const void *)k_split_n128
                      : l->kp.dyn           ? (const void *)k_split_dyn
-                     : l->kp.N > 8u && l->kp.N <= 32u && l->kp.b_perm ? (const void *)k_split_nn
-                                           : (const void *)k_split;
+                     : l->kp.N > 8u && l->kp.N <= 32u && l->kp.b_perm
+                         ? (l->kp.mh[1] == 2u ? (const void *)k_split_nn2 : (const void *)k_split_nn)
+                         : (const void *)k_split;
     DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
     return 0;
 }

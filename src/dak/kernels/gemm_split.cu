@@ -311,11 +311,11 @@ static __device__ __forceinline__ uint32_t stash_chunks(const seg_t *g0, uint32_
     return g0->ke - g0->kb < stash ? g0->ke - g0->kb : stash;
 }
 
-/* The split kernel's body, instantiated six times (k_split, k_split_nn, k_split_n128, k_split_n256, k_split_m256
+/* The split kernel's body, instantiated seven times (k_split, k_split_nn, k_split_nn2, k_split_n128, k_split_n256, k_split_m256
  * below, and k_split_dyn): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide column tiles (16:
  * bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
  * tiles, the 128 accumulators of bn 256, so also only the wide consumer), NNO the narrow tiles of 2-4 n8 groups on
- * precomputed offsets (k_split_nn).  Registers: 168 per thread is the cap (10 warps,
+ * precomputed offsets (1: 64-row tiles, k_split_nn; 2: 128-row tiles, k_split_nn2; 0: neither).  Registers: 168 per thread is the cap (10 warps,
  * 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the slot loops
  * (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
  * spilled the slot loops and every mma.sync loop with the host tier's consumers compiled in, so it
@@ -326,7 +326,7 @@ static __device__ __forceinline__ uint32_t stash_chunks(const seg_t *g0, uint32_
 static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, const CUtensorMap *ta_gp,
                                                   const CUtensorMap *tbp, const CUtensorMap *tbwp,
                                                   const kparams *pp, const uint32_t WJ, const uint32_t MB,
-                                                  const bool DYN, const bool NNO)
+                                                  const bool DYN, const uint32_t NNO)
 {
     const CUtensorMap &ta_h = *ta_hp, &ta_g = *ta_gp, &tb = *tbp, &tbw = *tbwp;
     const kparams &p = *pp;
@@ -798,17 +798,34 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 acc[0][0][0] = v.x, acc[0][0][1] = v.y, acc[0][0][2] = v.z, acc[0][0][3] = v.w;
                 kc0 += xs, xs = 0;
             }
-            if (NNO && !wide && nn > 1u && !two && (p.b_rk & 7u) == 0u) {
-                /* 2-4 n8 tiles of a 64-row tile, B n-major (k_split_nn): the per-lane offsets once
-                 * (consume_narrow_offs), in a loop of their own */
-                const narrow_offs no = narrow_offs_of(arow, p.b_rn, kh);
+            if (NNO && !wide && nn > 1u && two == (NNO == 2u) && (p.b_rk & 7u) == 0u) {
+                /* 2-4 n8 tiles, B n-major (k_split_nn, k_split_nn2): the per-lane offsets once
+                 * (consume_narrow_offs), in a loop of their own.  A 64-row tile's warp computes its K half kh; a
+                 * 128-row tile's (NNO 2) both halves of its warpgroup's box.  NNO is a constant: k_split_nn's loop
+                 * is the one call (the second, at run time, cost 64-row tiles 0.2-0.5 us a GEMM; sixteenth session) */
+                const uint32_t ab = NNO == 2u ? aoff : 0u;
+                const narrow_offs no0 = narrow_offs_of(arow, p.b_rn, NNO == 2u ? 0u : kh);
                 const uint32_t rk128 = p.b_rk * 128u;
-                for (uint32_t kc = kc0; kc < g.ke; kc++) {
-                    ptx_mbar_wait(bar_full + 8u * s, ph);
-                    if (ts && ctid == 0) stamp_slot(ts);
-                    if (math) consume_narrow_offs(acc, sA + s * astage, sB + s * bbytes, kstep, rk128, &no, nn);
-                    slot_release(bar_empty + 8u * s, c, lane);
-                    if (++s == S) s = 0, ph ^= 1u;
+                if (NNO == 2u) {
+                    const narrow_offs no1 = narrow_offs_of(arow, p.b_rn, 1u);
+                    for (uint32_t kc = kc0; kc < g.ke; kc++) {
+                        ptx_mbar_wait(bar_full + 8u * s, ph);
+                        if (ts && ctid == 0) stamp_slot(ts);
+                        if (math) {
+                            consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no0, nn);
+                            consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no1, nn);
+                        }
+                        slot_release(bar_empty + 8u * s, c, lane);
+                        if (++s == S) s = 0, ph ^= 1u;
+                    }
+                } else {
+                    for (uint32_t kc = kc0; kc < g.ke; kc++) {
+                        ptx_mbar_wait(bar_full + 8u * s, ph);
+                        if (ts && ctid == 0) stamp_slot(ts);
+                        if (math) consume_narrow_offs(acc, sA + s * astage, sB + s * bbytes, kstep, rk128, &no0, nn);
+                        slot_release(bar_empty + 8u * s, c, lane);
+                        if (++s == S) s = 0, ph ^= 1u;
+                    }
                 }
             } else {
             for (uint32_t kc = kc0; kc < g.ke; kc++) {
@@ -1013,14 +1030,16 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     {                                                                                                          \
         split_body(&ta_h, &ta_g, &tb, &tbw, &p, WJ, MB, DYN, NNO);                                            \
     }
-K_SPLIT(k_split, 0u, 1u, false, false)
+K_SPLIT(k_split, 0u, 1u, false, 0u)
 /* N 9..32 (one 64-column tile of 2-4 n8 tiles), B n-major: consume_narrow_offs.  Its own kernel: in k_split the
  * extra slot loop cost 11008 x 4096 at N <= 8 0.25 us a GEMM as PDL graphs on the H200 (fifteenth session) */
-K_SPLIT(k_split_nn, 0u, 1u, false, true)
-K_SPLIT(k_split_dyn, 0u, 1u, true, false) /* the HBM tier in dynamic units (opts.dyn; 64-column tiles only) */
-K_SPLIT(k_split_n128, 16u, 1u, false, false)
-K_SPLIT(k_split_n256, 32u, 1u, false, false)
-K_SPLIT(k_split_m256, 16u, 2u, false, false) /* 256 x 128 tiles (opts.bm 256): two boxes a warpgroup */
+K_SPLIT(k_split_nn, 0u, 1u, false, 1u)
+/* the same with 128-row HBM tiles (opts.bm 128 at N 9..32; auto at 9..16 where 64-row tiles are ragged) */
+K_SPLIT(k_split_nn2, 0u, 1u, false, 2u)
+K_SPLIT(k_split_dyn, 0u, 1u, true, 0u) /* the HBM tier in dynamic units (opts.dyn; 64-column tiles only) */
+K_SPLIT(k_split_n128, 16u, 1u, false, 0u)
+K_SPLIT(k_split_n256, 32u, 1u, false, 0u)
+K_SPLIT(k_split_m256, 16u, 2u, false, 0u) /* 256 x 128 tiles (opts.bm 256): two boxes a warpgroup */
 
 /* Diagnostic: the launch floor of the split kernel's configuration. */
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void) {}
