@@ -499,6 +499,25 @@ static void test_plan_bm(void)
     CHECK(p.hbm.mtiles == 56 && p.hbm.items == 3136 && p.hbm.ctas == 132 && p.hbm.chunks == 24 &&
           p.hbm.window == 4 && p.hbm.ksplit == 5);
     CHECK(p.ws_bytes == 56ull * 2 * 5 * 16384);
+    /* N 9..16: 128 rows only where the 64-row tiles split raggedly (fewer than two a CTA, no aligned count), with
+     * tile alignment on as by default: 11008 x 4096 (172 tiles on 132 SMs; at r = 0.58 % 171 on 128), not 7168^2
+     * (112 tiles: 112 CTAs), 28672 x 7168 (448 tiles: over two a CTA), N = 8 or 17, bm 64 asked, or where the host
+     * link binds (host rows over 1/64 of A: 192 of 11008, 128 of 7168, where tile alignment is off) */
+    {
+        dak_gemm_opts d;
+        dak_gemm_opts_default(&d);
+        CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 86);
+        CHECK(dak_gemm_plan_make(11008, 9, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
+        CHECK(dak_gemm_plan_make(11008, 12, 4096, 64, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.host.ctas > 0);
+        CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        CHECK(dak_gemm_plan_make(11008, 17, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.ctas == 112);
+        CHECK(dak_gemm_plan_make(28672, 16, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        CHECK(dak_gemm_plan_make(11008, 16, 4096, 192, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        CHECK(dak_gemm_plan_make(7168, 16, 7168, 128, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        d.bm = 64;
+        CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+    }
     /* N <= 32: 64 rows (B is a small share of a slot); N = 33 is wide: 128 */
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.mtiles == 112);
     CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 56);
@@ -737,12 +756,14 @@ static void test_plan_bn(void)
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.kstep == 2 &&
           p.hbm_stages == 2 && p.smem_bytes == 1536u + 2u * 98304u);
     o.kstep = 0;
-    /* fall back to 64 where there is no 128-row wgmma tier: N <= 32 (bm auto 64; bm 128 asked: no
-     * wgmma), one HBM tile row */
+    /* fall back to 64 where there is no 128-row wgmma tier: N <= 32 (bm auto 64 at N = 24; bm 128 asked, or auto at
+     * N = 16 over ragged 64-row tiles (112 on 132 without tile alignment): no wgmma), one HBM tile row */
     o.bn = 128;
-    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 64);
-    o.bm = 128;
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 64);
     CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 128 &&
+          p.wgmma == 0);
+    o.bm = 128;
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 128 &&
           p.wgmma == 0);
     o.bm = 0;
     o.bn = 256;

@@ -119,6 +119,15 @@ static uint32_t tile_aligned(uint32_t tiles, uint32_t cl, int shared)
     return cl;
 }
 
+/* 64-row tiles that split raggedly over cl CTAs: fewer than two a CTA, and no CTA count that tile alignment (when
+ * `aligned`, else cl itself) would pick divides them or is divided by them. */
+static int ragged_tiles(uint32_t tiles, uint32_t cl, int aligned)
+{
+    if (!tiles || !cl || tiles >= 2u * cl) return 0;
+    const uint32_t k = aligned ? tile_aligned(tiles, cl, 0) : cl;
+    return k % tiles != 0 && tiles % k != 0;
+}
+
 /* Tiles of an even split over cl CTAs (T chunks, kchunks a tile) that are shared in whole shares:
  * the first contributor's range starts with the tile and the last one's ends with it (the test of
  * seg_next in gemm_split.cu, which sums them by reduce-scatter).  Once per range end on a tile
@@ -336,12 +345,43 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                             "(set panel 0)");
     if (pon && panel_plan(p, o, kblocks, smem_bytes, err)) return -1;
     const int host_tiled = mt_h && !pon; /* the tiled kernel has a host tier (64-row tiles) */
+    /* The host link binds the launch: host rows more than 1/64 of A, the crossover of a PCIe link's share,
+     * B_h / (B_h + B_g) = 1.2 % on the H200 (51 GB/s against 4.25 TB/s) */
+    const int host_binds = 64ull * rows_host > M;
+    uint32_t ch = c; /* cluster of the CTAs that read host rows */
+    if (pon) ch = p->panel.cluster;
+    uint32_t host_avail = 0;
+    if (mt_h && o->host_ctas) {
+        host_avail = o->host_ctas;
+    } else if (mt_h) {
+        /* enough SMs for the link (more under PDL where it binds), or the host tiles' share of the compute if larger */
+        uint32_t share = (uint32_t)((double)sm_count * rows_host / M + 0.5);
+        const uint32_t least = o->pdl && host_binds ? HOST_BOUND_CTAS : HOST_MIN_CTAS;
+        host_avail = share > least ? share : least;
+        if (mt_g && host_avail + c > sm_count) host_avail = sm_count - c;
+        host_avail -= host_avail % ch;
+        if (pon) {
+            const uint32_t k_min = host_avail / ch ? host_avail / ch : 1u;
+            host_avail = panel_clusters(&p->panel, M, N, K, rows_host, sm_count, c, k_min) * ch;
+        }
+    }
+    if (host_avail > sm_count) host_avail = sm_count;
+    if (mt_h && host_avail < ch) host_avail = ch;
+    uint32_t hbm_avail = mt_g ? (o->hbm_ctas ? o->hbm_ctas : sm_count - host_avail) : 0;
     /* 128-row HBM tiles (bm): at N = 64 a 64-row slot carries as many bytes of B as of A, so
      * every SM pulls 2x A's bytes through L2 (the L2 -> SM limit, ~7.5 TB/s, not HBM, bound the
      * N = 64 streaming in run 10); 128 rows per copy of B make it 1.5x, and halve B's TMA writes
      * into shared memory at N >= 128 (each warpgroup's wgmma still reads B itself).  Auto where
      * some tile is wide (N > 32); needs two tile rows. */
-    p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32)) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
+    /* And at N 9..16 where the 64-row tiles are ragged (fewer than two a CTA, no tile-aligned count) and the host
+     * link does not bind: 11008 x 4096 (172 tiles on 132 SMs) ran 4 % faster as PDL graphs with 128-row ones on
+     * k_split_nn2 (r 0-1.2 %), beside 7168^2 (112 tiles, aligned: 6 % slower) and 28672 x 7168 (448: 6 % slower); at
+     * N 24 / 32 equal; where the link binds 0-1 % slower as graphs (sixteenth session, NOTES-dak-kernels.md
+     * "128-row tiles at N 9..16"). */
+    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
+    const int narrow128 = o->bm == 0 && N > 8 && N <= 16 && !o->diag_b_nmajor && !host_binds &&
+                          ragged_tiles(mt_g, hbm_avail / c, aligned);
+    p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32) || narrow128) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
     /* 256-row tiles: B read once per 256 rows, 1.5x A's bytes into the SMs at N = 128 instead of 2x;
      * needs four tile rows, wgmma (it is the only consumer of k_split_m256) and the host rows on the
      * panel path or none (no room for the 64-row host tier's consumers).  Auto for 64 < N <= 128 (one
@@ -436,29 +476,6 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         p->smem_bytes = fixed + (ring_g > ring_h ? ring_g : ring_h);
     }
 
-    /* The host link binds the launch: host rows more than 1/64 of A, the crossover of a PCIe link's share,
-     * B_h / (B_h + B_g) = 1.2 % on the H200 (51 GB/s against 4.25 TB/s) */
-    const int host_binds = 64ull * rows_host > M;
-    uint32_t ch = c; /* cluster of the CTAs that read host rows */
-    if (pon) ch = p->panel.cluster;
-    uint32_t host_avail = 0;
-    if (mt_h && o->host_ctas) {
-        host_avail = o->host_ctas;
-    } else if (mt_h) {
-        /* enough SMs for the link (more under PDL where it binds), or the host tiles' share of the compute if larger */
-        uint32_t share = (uint32_t)((double)sm_count * rows_host / M + 0.5);
-        const uint32_t least = o->pdl && host_binds ? HOST_BOUND_CTAS : HOST_MIN_CTAS;
-        host_avail = share > least ? share : least;
-        if (mt_g && host_avail + c > sm_count) host_avail = sm_count - c;
-        host_avail -= host_avail % ch;
-        if (pon) {
-            const uint32_t k_min = host_avail / ch ? host_avail / ch : 1u;
-            host_avail = panel_clusters(&p->panel, M, N, K, rows_host, sm_count, c, k_min) * ch;
-        }
-    }
-    if (host_avail > sm_count) host_avail = sm_count;
-    if (mt_h && host_avail < ch) host_avail = ch;
-    uint32_t hbm_avail = mt_g ? (o->hbm_ctas ? o->hbm_ctas : sm_count - host_avail) : 0;
     if (mt_g && hbm_avail < c)
         return cm_fail(err, "gemm: %u SMs left for HBM tile rows, cluster needs %u", hbm_avail, c);
     if (pon && host_avail > sm_count - (mt_g ? hbm_avail : 0))
@@ -469,7 +486,6 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * dyn units run, where the HBM rows bind the launch (!host_binds).  Where the host link binds, in a
      * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
      * alignment") */
-    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
     const int talign = !aligned ? 0 : N > TILE ? 2 : 1; /* plan_tier: 2, several CTAs a tile only */
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
               talign, &p->hbm);
