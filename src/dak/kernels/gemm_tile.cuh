@@ -43,6 +43,22 @@ static __device__ __forceinline__ dak_warp_tile dak_warp_tile_of(int nvalid, uin
     return t;
 }
 
+/* The ldmatrix.x4 lane addresses of the mma.sync m16n8k16 fragments (every lane names one 16-byte row; the chunk is
+ * its 16-byte column in a 128-byte swizzled row).  A, 16 rows x one k16 step: the lane's row (arow: lane & 15 of the
+ * warp's rows), chunk ldm_a_chunk.  B, the n8 tiles g0 and g0 + 1 (16 columns) x one k16 step, rows n-major: column
+ * ldm_b_col, chunk ldm_b_chunk (the four 8 x 8 matrices are b0 / b1 of the two n8 tiles).  One place for the consumers
+ * below (consume_narrow, narrow_offs_of, consume_wide, and narrow1's A; narrow1's B x4 covers one n8 tile's four
+ * chunks). */
+static __device__ __forceinline__ uint32_t ldm_a_chunk(uint32_t k16, uint32_t lane) { return k16 * 2u + (lane >> 4); }
+static __device__ __forceinline__ uint32_t ldm_b_col(uint32_t g0, uint32_t lane)
+{
+    return g0 * 8u + (lane & 7u) + ((lane >> 4) << 3);
+}
+static __device__ __forceinline__ uint32_t ldm_b_chunk(uint32_t k16, uint32_t lane)
+{
+    return k16 * 2u + ((lane >> 3) & 1u);
+}
+
 /* Zeroes a consumer's accumulator: narrow [k16 parity][nj], wide [mi][nj]. */
 static __device__ __forceinline__ void dak_acc_zero(float (*acc)[4][4])
 {
@@ -96,7 +112,7 @@ static __device__ __forceinline__ void narrow1_load_a_blk(narrow1_a *f, uint32_t
     const uint32_t lane = threadIdx.x & 31u;
 #pragma unroll
     for (uint32_t h = 0; h < 2; h++)
-        ptx_ldmatrix_x4(aS + bk * A_BYTES + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &f->a[bk][h][0],
+        ptx_ldmatrix_x4(aS + bk * A_BYTES + ptx_swz128(arow, ldm_a_chunk(2u * kh + h, lane)), &f->a[bk][h][0],
                         &f->a[bk][h][1], &f->a[bk][h][2], &f->a[bk][h][3]);
 }
 
@@ -160,13 +176,12 @@ static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32
         uint32_t af[2][4], bf[2][4][2];
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) {
-            ptx_ldmatrix_x4(aB + ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4)), &af[h][0], &af[h][1],
+            ptx_ldmatrix_x4(aB + ptx_swz128(arow, ldm_a_chunk(2u * kh + h, lane)), &af[h][0], &af[h][1],
                             &af[h][2], &af[h][3]);
 #pragma unroll
             for (uint32_t pj = 0; pj < 2; pj++) {
                 if (2u * pj >= nn) continue;
-                uint32_t n = 2u * pj * 8u + (lane & 7u) + ((lane >> 4) << 3);
-                uint32_t ch = (2u * kh + h) * 2u + ((lane >> 3) & 1u);
+                const uint32_t n = ldm_b_col(2u * pj, lane), ch = ldm_b_chunk(2u * kh + h, lane);
                 ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[h][2 * pj][0], &bf[h][2 * pj][1],
                                 &bf[h][2 * pj + 1][0], &bf[h][2 * pj + 1][1]);
             }
@@ -193,12 +208,10 @@ static __device__ __forceinline__ narrow_offs narrow_offs_of(uint32_t arow, uint
     narrow_offs o;
 #pragma unroll
     for (uint32_t h = 0; h < 2; h++) {
-        o.a[h] = ptx_swz128(arow, (2u * kh + h) * 2u + (lane >> 4));
+        o.a[h] = ptx_swz128(arow, ldm_a_chunk(2u * kh + h, lane));
 #pragma unroll
-        for (uint32_t pj = 0; pj < 2; pj++) {
-            const uint32_t n = 2u * pj * 8u + (lane & 7u) + ((lane >> 4) << 3);
-            o.b[h][pj] = ptx_swz128(n * rn, (2u * kh + h) * 2u + ((lane >> 3) & 1u));
-        }
+        for (uint32_t pj = 0; pj < 2; pj++)
+            o.b[h][pj] = ptx_swz128(ldm_b_col(2u * pj, lane) * rn, ldm_b_chunk(2u * kh + h, lane));
     }
     return o;
 }
@@ -248,13 +261,12 @@ static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t
             uint32_t af[2][4], bf[4][2];
 #pragma unroll
             for (uint32_t mi = 0; mi < 2; mi++)
-                ptx_ldmatrix_x4(aB + ptx_swz128(arow + 16u * mi, k16 * 2u + (lane >> 4)), &af[mi][0], &af[mi][1],
+                ptx_ldmatrix_x4(aB + ptx_swz128(arow + 16u * mi, ldm_a_chunk(k16, lane)), &af[mi][0], &af[mi][1],
                                 &af[mi][2], &af[mi][3]);
 #pragma unroll
             for (uint32_t pj = 0; pj < 2; pj++) {
                 if (2u * pj >= nn) continue;
-                uint32_t n = (nb0 + 2u * pj) * 8u + (lane & 7u) + ((lane >> 4) << 3);
-                uint32_t ch = k16 * 2u + ((lane >> 3) & 1u);
+                const uint32_t n = ldm_b_col(nb0 + 2u * pj, lane), ch = ldm_b_chunk(k16, lane);
                 ptx_ldmatrix_x4(bS + ptx_swz128(n * rn + bk * rk, ch), &bf[2 * pj][0], &bf[2 * pj][1],
                                 &bf[2 * pj + 1][0], &bf[2 * pj + 1][1]);
             }
