@@ -36,7 +36,7 @@
  * The PDL stash (opts.stash): PDL sequences at N <= 8 with stash 2, 1 and 0, a host tier beside it, bf16 C,
  * first segments shorter than the stash (test_stash).
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
- * N 1 / 8 / 64, r 0 and 10 %; and launches prepared before a prepare that grew the context's workspace (test_ctx_grow,
+ * N 1 / 8 / 64, r 0 and 10 %; an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 / 40); and launches prepared before a prepare that grew the context's workspace (test_ctx_grow,
  * with --chain).
  * Small shapes (test_small; not with --quick): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64, r 0 and 6.25 %, with wave
  * alignment on and off, the owner-wait fix-up instead of the reduce-scatter, PDL and bf16 C, each case under a
@@ -725,62 +725,87 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
  * wrote its C, the workspace or the counters before griddepcontrol.wait would see the poison or stale values (the
  * other PDL checks run one launch again and again: the same B and C every time, so an early read goes unseen).
  * 2048^2: 32 tile rows over 132 SMs (split-K, fix-ups); 7168^2: tile-aligned, with the PDL stash at N <= 8; a host
- * tier beside it at r 10 %. */
-#define CHAIN_L 4
-static void chain_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const char *what)
+ * tier beside it at r 10 %.  And a chain of layers that differ in shape and host share (chain_mixed). */
+#define CHAIN_L 4   /* layers of a one-shape chain */
+#define CHAIN_MAX 8 /* layers of the mixed chain */
+/* Layer i of a chain: A of shape sh[i] with host rows for ratio r[i]; its B the launch before's bf16 C (the first one's:
+ * sh[0]'s B), so each layer's K is the M of the one before.  Prepared once, run twice with the outputs poisoned
+ * (bf16 NaN) in between, each output checked against the fp32 reference of its own input. */
+static void chain_run(dak_gemm_ctx *ctx, pshape *const *sh, const double *r, int L, uint32_t N, const char *what)
 {
     cm_err err;
-    const uint32_t M = s->M;
-    uint32_t rows;
-    dak_tiered A;
-    if (dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, ratio, &rows, &err) ||
-        dak_tiered_view(&A, M, s->K, rows, s->Ahp, s->Adp, 1, &err)) {
-        CHECK(0, "chain %s: %s", what, err.msg);
-        return;
-    }
-    uint16_t *X[CHAIN_L + 1];
-    X[0] = s->B;
-    for (int i = 1; i <= CHAIN_L; i++) CU(cudaMalloc((void **)&X[i], (size_t)M * N * 2));
+    uint16_t *X[CHAIN_MAX + 1];
+    dak_gemm_launch *l[CHAIN_MAX] = {NULL};
+    uint32_t rows[CHAIN_MAX];
+    X[0] = sh[0]->B;
+    for (int i = 1; i <= L; i++) CU(cudaMalloc((void **)&X[i], (size_t)sh[i - 1]->M * N * 2));
     dak_gemm_opts o;
     dak_gemm_opts_default(&o);
     o.pdl = 1, o.out_bf16 = 1;
-    dak_gemm_launch *l[CHAIN_L] = {NULL};
     int ok = 1;
-    for (int i = 0; i < CHAIN_L && ok; i++) {
-        ok = !dak_gemm_prepare(ctx, &A, X[i], X[i + 1], N, &o, &l[i], &err);
-        CHECK(ok, "chain %s N %u: prepare %d: %s", what, N, i, err.msg);
+    for (int i = 0; i < L && ok; i++) {
+        dak_tiered A;
+        const pshape *s = sh[i];
+        ok = !dak_tiered_rows_for_ratio(s->M, DAK_TILE_ROWS, r[i], &rows[i], &err) &&
+             !dak_tiered_view(&A, s->M, s->K, rows[i], s->Ahp, s->Adp, 1, &err) &&
+             !dak_gemm_prepare(ctx, &A, X[i], X[i + 1], N, &o, &l[i], &err);
+        CHECK(ok, "chain %s N %u: prepare %d (%ux%u r %g): %s", what, N, i, s->M, s->K, r[i], err.msg);
     }
     for (int round = 0; round < 2 && ok; round++) {
-        for (int i = 1; i <= CHAIN_L && ok; i++)
-            ok = !dak_fill_u32(X[i], (size_t)M * N / 2u, 0x7fc07fc0u, NULL, &err); /* bf16 NaN pairs */
-        for (int i = 0; i < CHAIN_L && ok; i++) ok = !dak_gemm_run(l[i], NULL, &err);
+        for (int i = 1; i <= L && ok; i++)
+            ok = !dak_fill_u32(X[i], (size_t)sh[i - 1]->M * N / 2u, 0x7fc07fc0u, NULL, &err); /* bf16 NaN pairs */
+        for (int i = 0; i < L && ok; i++) ok = !dak_gemm_run(l[i], NULL, &err);
         ok = !sync_case(!ok, &err);
-        CHECK(ok, "chain %s %ux%u N %u r %g round %d: %s", what, M, s->K, N, ratio, round, err.msg);
+        CHECK(ok, "chain %s N %u round %d: %s", what, N, round, err.msg);
         if (!ok) {
             end_if_sticky();
             break;
         }
         double worst = 0;
-        for (int i = 0; i < CHAIN_L; i++) {
-            if (dak_ref_gemm(s->Ad, X[i], s->R, M, N, s->K, NULL, &err)) {
+        for (int i = 0; i < L; i++) {
+            pshape *s = sh[i];
+            if (dak_ref_gemm(s->Ad, X[i], s->R, s->M, N, s->K, NULL, &err)) {
                 CHECK(0, "chain %s: reference: %s", what, err.msg);
                 break;
             }
-            CU(cudaMemcpy(s->hr, s->R, (size_t)M * N * 4, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(s->hr, s->R, (size_t)s->M * N * 4, cudaMemcpyDeviceToHost));
             uint16_t *c16 = (uint16_t *)s->hc;
-            CU(cudaMemcpy(c16, X[i + 1], (size_t)M * N * 2, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(c16, X[i + 1], (size_t)s->M * N * 2, cudaMemcpyDeviceToHost));
             size_t bad;
-            const double e1 = rel_err_bf16(c16, s->hr, (size_t)M * N, &bad);
-            CHECK(e1 <= 1e-2, "chain %s %ux%u N %u r %g round %d launch %d: rel err %g, %zu unwritten", what, M, s->K, N,
-                  ratio, round, i, e1, bad);
+            const double e1 = rel_err_bf16(c16, s->hr, (size_t)s->M * N, &bad);
+            CHECK(e1 <= 1e-2, "chain %s %ux%u N %u r %g round %d launch %d: rel err %g, %zu unwritten", what, s->M, s->K,
+                  N, 100.0 * rows[i] / s->M, round, i, e1, bad);
             if (e1 > worst) worst = e1;
         }
-        printf("  chain %-4s %5ux%-5u N %2u r %5.1f%% round %d: %d launches, worst rel err %.2e\n", what, M, s->K, N,
-               100.0 * rows / M, round, CHAIN_L, worst);
+        printf("  chain %-5s %5ux%-5u N %2u r %5.1f%% round %d: %d launches, worst rel err %.2e\n", what, sh[0]->M,
+               sh[0]->K, N, 100.0 * rows[0] / sh[0]->M, round, L, worst);
         fflush(stdout);
     }
-    for (int i = 0; i < CHAIN_L; i++) dak_gemm_launch_free(l[i]);
-    for (int i = 1; i <= CHAIN_L; i++) cudaFree(X[i]);
+    for (int i = 0; i < L; i++) dak_gemm_launch_free(l[i]);
+    for (int i = 1; i <= L; i++) cudaFree(X[i]);
+}
+
+/* CHAIN_L layers of one square shape and ratio */
+static void chain_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const char *what)
+{
+    pshape *sh[CHAIN_L];
+    double r[CHAIN_L];
+    for (int i = 0; i < CHAIN_L; i++) sh[i] = s, r[i] = ratio;
+    chain_run(ctx, sh, r, CHAIN_L, N, what);
+}
+
+/* An MLP's up and down projections chained as an inference engine would (2048 x 1024, then 1024 x 2048, four times),
+ * with host shares that differ from launch to launch (0, 6.25 %, 12.5 %, 0 of the rows): consecutive PDL launches
+ * differ in tiles, plans and host CTAs, over the context's one set of split-K counters, workspace and host-link
+ * tickets.  N 8, 16 (the 64-row narrow consumer on these aligned shapes) and 40 (128-row wgmma tiles). */
+static void chain_mixed(dak_gemm_ctx *ctx, pshape *up, pshape *down)
+{
+    static const double rs[4] = {0.0, 0.0625, 0.125, 0.0};
+    static const uint32_t ns[3] = {8, 16, 40};
+    pshape *sh[CHAIN_MAX];
+    double r[CHAIN_MAX];
+    for (int i = 0; i < CHAIN_MAX; i++) sh[i] = i % 2 ? down : up, r[i] = rs[i % 4];
+    for (int ni = 0; ni < 3; ni++) chain_run(ctx, sh, r, CHAIN_MAX, ns[ni], "mixed");
 }
 
 static int test_chain(dak_gemm_ctx *ctx, int full)
@@ -797,6 +822,10 @@ static int test_chain(dak_gemm_ctx *ctx, int full)
         }
         pshape_free(&s);
     }
+    pshape up, down;
+    if (pshape_init(&up, 2048, 1024, 64, 0x6b1) || pshape_init(&down, 1024, 2048, 64, 0x6b2)) return -1;
+    chain_mixed(ctx, &up, &down);
+    pshape_free(&up), pshape_free(&down);
     fprintf(stderr, "chain tests done (%d passed, %d failed so far)\n", passed, failed);
     return 0;
 }
