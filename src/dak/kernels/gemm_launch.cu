@@ -188,9 +188,6 @@ static int encode_b_perm(dak_gemm_ctx *ctx, CUtensorMap *m, const uint16_t *B, u
     return dak_encode_3d(ctx, m, B, d, st, bx, err);
 }
 
-/* Fills the launch l (zeroed, l->ctx set): 0, or -1 with a message in err (l is then freed by the
- * caller, whatever it holds).  *bn64: the driver refused B's [block][n][64] map, which wide tiles
- * need, and bn was auto: the caller plans again with 64-column tiles. */
 /* An operand too small for the GEMM is refused here: the kernel would read or write past its allocation, and a
  * write there can land in the context's own split-K counters, so that a later launch's fix-up polls forever (the
  * bench's wave section did that with C sized for a smaller N: NOTES-dak-kernels.md, "A run that never ends on small
@@ -209,6 +206,9 @@ static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, con
     return 0;
 }
 
+/* Fills the launch l (zeroed, l->ctx set): 0, or -1 with a message in err (l is then freed by the
+ * caller, whatever it holds).  *bn64: the driver refused B's [block][n][64] map, which wide tiles
+ * need, and bn was auto: the caller plans again with 64-column tiles. */
 static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
                           const dak_gemm_opts *o, int *bn64, cm_err *err)
 {

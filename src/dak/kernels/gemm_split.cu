@@ -316,8 +316,8 @@ static __device__ __forceinline__ uint32_t stash_chunks(const seg_t *g0, uint32_
  * column tiles (16: bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
  * tiles, the 128 accumulators of bn 256, so also only the wide consumer), NNO the narrow tiles of 2-4 n8 groups on
  * precomputed offsets (1: 64-row tiles, k_split_nn; 2: 128-row tiles, k_split_nn2; 0: neither).  Registers: 168 per
- * thread is the cap (10 warps, 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the slot loops
- * (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
+ * thread is the cap (10 warps, 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the
+ * slot loops (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
  * spilled the slot loops and every mma.sync loop with the host tier's consumers compiled in, so it
  * has only the wide consumer (the planner gives bn 256 no tiled host tier).  setmaxnreg (12 warps,
  * the producer's warpgroup giving registers to the consumers') was tried: ptxas ignored it for

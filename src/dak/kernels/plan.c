@@ -378,6 +378,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * k_split_nn2 (r 0-1.2 %), beside 7168^2 (112 tiles, aligned: 6 % slower) and 28672 x 7168 (448: 6 % slower); at
      * N 24 / 32 equal; where the link binds 0-1 % slower as graphs (sixteenth session, NOTES-dak-kernels.md
      * "128-row tiles at N 9..16"). */
+    /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or dyn units
+     * run, and where the HBM rows bind the launch (!host_binds): where the host link binds, in a PDL sequence at
+     * r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile alignment") */
     const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
     const int narrow128 = o->bm == 0 && N > 8 && N <= 16 && !o->diag_b_nmajor && !host_binds &&
                           ragged_tiles(mt_g, hbm_avail / c, aligned);
@@ -482,10 +485,6 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: panel CTAs %u + HBM CTAs %u exceed the %u SMs (both kernels run side by side)",
                        host_avail, hbm_avail, sm_count);
     plan_tier(pon ? 0 : mt_h, p->ngroups, p->kchunks, host_avail, c, o->wave_align, 0, &p->host);
-    /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or
-     * dyn units run, where the HBM rows bind the launch (!host_binds).  Where the host link binds, in a
-     * PDL sequence at r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile
-     * alignment") */
     const int talign = !aligned ? 0 : N > TILE ? 2 : 1; /* plan_tier: 2, several CTAs a tile only */
     plan_tier((mt_g + mh - 1) / mh, ceil_div(ceil_div(N, p->bn), c), p->kchunks, hbm_avail, c, o->wave_align,
               talign, &p->hbm);
