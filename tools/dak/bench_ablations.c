@@ -14,19 +14,12 @@ static const uint32_t wave_ns[] = {1, 8, 64};
 static const uint32_t diag_ns[] = {1, 8, 64};
 #define NLIST(a) (sizeof a / sizeof a[0])
 
-static uint32_t list_max(const uint32_t *v, size_t n, uint32_t m)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] > m) m = v[i];
-    return m;
-}
-
 uint32_t bench_ablations_nmax(const bench_cfg *c, int first_shape)
 {
     uint32_t m = 0;
-    if (c->sec_amp && first_shape) m = list_max(amp_ns, NLIST(amp_ns), amp_cong_n);
-    if (c->sec_wave) m = list_max(wave_ns, NLIST(wave_ns), m);
-    if (c->sec_diag) m = list_max(diag_ns, NLIST(diag_ns), m);
+    if (c->sec_amp && first_shape) m = bench_list_max(amp_ns, NLIST(amp_ns), amp_cong_n);
+    if (c->sec_wave) m = bench_list_max(wave_ns, NLIST(wave_ns), m);
+    if (c->sec_diag) m = bench_list_max(diag_ns, NLIST(diag_ns), m);
     return m;
 }
 
@@ -210,7 +203,8 @@ void bench_diag(const bench_run *bench, const bench_shape *s)
                 double t3 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
                 double t4 = NAN; /* the other B box at N <= 8 (16 rows if bn8, else 8), stage count as asked */
                 go.diag_plain_launch = 0, go.bn8 = !go.bn8;
-                if (diag_ns[a] <= 8) t4 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
+                if (diag_ns[a] <= 8)
+                    t4 = time_split(bench->ctx, &A, s->B, s->C, diag_ns[a], &go, c->reps, NULL, NULL);
                 printf("%5u %6u %7u %10.1f %10.1f %10.1f %10.1f %10.1f\n", diag_ns[a], dk[b], plan.hbm_stages,
                        gbs(abytes, t1), gbs(abytes, t0), gbs(abytes, t2), gbs(abytes, t3), gbs(abytes, t4));
                 fflush(stdout);

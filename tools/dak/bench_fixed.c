@@ -199,11 +199,11 @@ static const fx_variant wg_variants[] = {
 };
 enum { WG_NV = sizeof wg_variants / sizeof wg_variants[0] };
 
-/* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
 /* The wgmma table's N (B and C are allocated for the widest: bench_fixed_nmax) */
 static const uint32_t wg_ns[] = {64, 128, 256, 512, 1024};
 #define WG_NN (sizeof wg_ns / sizeof wg_ns[0])
 
+/* wgmma A/B (issue 7): one launch, r = 0, wide tiles through mma.sync vs wgmma, and cuBLAS */
 static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const fx_copies *cp)
 {
     const bench_cfg *c = bench->c;
@@ -549,15 +549,9 @@ static int fixed_runs_wgmma(const bench_cfg *c) { return c->sec_wgmma || !c->n_g
 uint32_t bench_fixed_nmax(const bench_cfg *c)
 {
     uint32_t m = 0;
-    if (c->sec_fixed) {
-        const uint32_t *fn = c->n_given ? c->ns : fn_default;
-        const size_t nfn = c->n_given ? (size_t)c->nn : FN_DEFAULT;
-        for (size_t i = 0; i < nfn; i++)
-            if (fn[i] > m) m = fn[i];
-    }
-    if ((c->sec_fixed || c->sec_wgmma) && fixed_runs_wgmma(c))
-        for (size_t i = 0; i < WG_NN; i++)
-            if (wg_ns[i] > m) m = wg_ns[i];
+    if (c->sec_fixed)
+        m = c->n_given ? bench_list_max(c->ns, (size_t)c->nn, m) : bench_list_max(fn_default, FN_DEFAULT, m);
+    if ((c->sec_fixed || c->sec_wgmma) && fixed_runs_wgmma(c)) m = bench_list_max(wg_ns, WG_NN, m);
     return m;
 }
 

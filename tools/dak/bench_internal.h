@@ -174,6 +174,8 @@ void bench_shape_array(json_w *w, const char *name, const bench_shape *s);
 
 /* GB/s of `bytes` moved in `ms`; NaN where ms is not a positive time. */
 double gbs(double bytes, double ms);
+/* The largest of v[0..n) and m (a section's widest N, for the buffers that shape_alloc sizes) */
+uint32_t bench_list_max(const uint32_t *v, size_t n, uint32_t m);
 #endif
 
 #endif

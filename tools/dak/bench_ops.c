@@ -212,6 +212,13 @@ double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, flo
     return ms;
 }
 
+uint32_t bench_list_max(const uint32_t *v, size_t n, uint32_t m)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > m) m = v[i];
+    return m;
+}
+
 double bench_bound_gbs(const bench_run *bench, double abytes, double ratio)
 {
     return abytes / fmax(ratio * abytes / (bench->Bh * 1e9), (1 - ratio) * abytes / (bench->Bg * 1e9)) / 1e9;

@@ -289,9 +289,7 @@ static void shape_alloc(bench_shape *s, const bench_cfg *c, int si)
     /* --n's widest, and the sections' own N lists' */
     uint32_t nmax = bench_ablations_nmax(c, si == 0), fmax = bench_fixed_nmax(c);
     if (fmax > nmax) nmax = fmax;
-    for (int i = 0; i < c->nn; i++)
-        if (c->ns[i] > nmax) nmax = c->ns[i];
-    if (!nmax) nmax = 1;
+    nmax = bench_list_max(c->ns, (size_t)c->nn, nmax ? nmax : 1);
     CK(cudaMalloc((void **)&s->Ad, abytes));
     CK(cudaHostAlloc((void **)&s->Ah, abytes, cudaHostAllocMapped | cudaHostAllocPortable));
     CK(cudaMalloc((void **)&s->B, (size_t)K * nmax * 2));
