@@ -36,8 +36,8 @@
  * The PDL stash (opts.stash): PDL sequences at N <= 8 with stash 2, 1 and 0, a host tier beside it, bf16 C,
  * first segments shorter than the stash (test_stash).
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
- * N 1 / 8 / 64, r 0 and 10 %; an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 / 40); and launches prepared before a prepare that grew the context's workspace (test_ctx_grow,
- * with --chain).
+ * N 1 / 8 / 64, r 0 and 10 %; an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 /
+ * 40); and launches prepared before a prepare that grew the context's workspace (test_ctx_grow, with --chain).
  * Small shapes (test_small; not with --quick): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64, r 0 and 6.25 %, with wave
  * alignment on and off, the owner-wait fix-up instead of the reduce-scatter, PDL and bf16 C, each case under a
  * watchdog (a case that has not ended after SMALL_CASE_S seconds fails the run, naming it), the split-K counters
@@ -773,8 +773,8 @@ static void chain_run(dak_gemm_ctx *ctx, pshape *const *sh, const double *r, int
             CU(cudaMemcpy(c16, X[i + 1], (size_t)s->M * N * 2, cudaMemcpyDeviceToHost));
             size_t bad;
             const double e1 = rel_err_bf16(c16, s->hr, (size_t)s->M * N, &bad);
-            CHECK(e1 <= 1e-2, "chain %s %ux%u N %u r %g round %d launch %d: rel err %g, %zu unwritten", what, s->M, s->K,
-                  N, 100.0 * rows[i] / s->M, round, i, e1, bad);
+            CHECK(e1 <= 1e-2, "chain %s %ux%u N %u r %.2f %% round %d launch %d: rel err %g, %zu unwritten", what, s->M,
+                  s->K, N, 100.0 * rows[i] / s->M, round, i, e1, bad);
             if (e1 > worst) worst = e1;
         }
         printf("  chain %-5s %5ux%-5u N %2u r %5.1f%% round %d: %d launches, worst rel err %.2e\n", what, sh[0]->M,
