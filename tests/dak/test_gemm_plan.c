@@ -163,6 +163,7 @@ static void test_plan_wave(void)
     dak_gemm_opts o;
     dak_gemm_plan a, b;
     dak_gemm_opts_default(&o);
+    o.bm = 64; /* the hand-worked counts below are 64-row tiles' (auto takes 128 rows here with wave alignment on) */
     /* 11008 rows = 172 tile rows on 132 SMs: without alignment 2 waves for 40 SMs */
     o.wave_align = 0;
     CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &a, &e) == 0);
@@ -499,23 +500,30 @@ static void test_plan_bm(void)
     CHECK(p.hbm.mtiles == 56 && p.hbm.items == 3136 && p.hbm.ctas == 132 && p.hbm.chunks == 24 &&
           p.hbm.window == 4 && p.hbm.ksplit == 5);
     CHECK(p.ws_bytes == 56ull * 2 * 5 * 16384);
-    /* N 9..16: 128 rows only where the 64-row tiles split raggedly (fewer than two a CTA, no aligned count), with
+    /* N <= 16: 128 rows only where the 64-row tiles split raggedly (fewer than two a CTA, no aligned count), with
      * tile alignment on as by default: 11008 x 4096 (172 tiles on 132 SMs; at r = 0.58 % 171 on 128), not 7168^2
-     * (112 tiles: 112 CTAs), 28672 x 7168 (448 tiles: over two a CTA), N = 8 or 17, bm 64 asked, or where the host
-     * link binds (host rows over 1/64 of A: 192 of 11008, 128 of 7168, where tile alignment is off) */
+     * (112 tiles: 112 CTAs), 28672 x 7168 (448 tiles: over two a CTA), N = 17, bm 64 asked, or where the host link
+     * binds (host rows over 1/64 of A: 192 of 11008, 128 of 7168, where tile alignment is off), or without wave or
+     * tile alignment */
     {
         dak_gemm_opts d;
         dak_gemm_opts_default(&d);
         CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 86);
         CHECK(dak_gemm_plan_make(11008, 9, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
         CHECK(dak_gemm_plan_make(11008, 12, 4096, 64, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.host.ctas > 0);
-        CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
+        CHECK(dak_gemm_plan_make(11008, 1, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
         CHECK(dak_gemm_plan_make(11008, 17, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
         CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.ctas == 112);
         CHECK(dak_gemm_plan_make(28672, 16, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
         CHECK(dak_gemm_plan_make(11008, 16, 4096, 192, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
         CHECK(dak_gemm_plan_make(7168, 16, 7168, 128, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
-        d.bm = 64;
+        d.wave_align = 0;
+        CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        d.wave_align = 1, d.tile_align = 0;
+        CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        d.tile_align = 1, d.bm = 64;
         CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
     }
     /* N <= 32: 64 rows (B is a small share of a slot); N = 33 is wide: 128 */
@@ -605,6 +613,11 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2 && q.kstep == 4 &&
               q.hbm_stages == 6 && q.smem_bytes == 10240u + 6u * 36864u);
         CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2);
+        {   /* tile alignment on: 11008 x 4096 takes 128-row tiles at N <= 16 (test_plan_bm), where there is no stash */
+            dak_gemm_opts t = o;
+            t.tile_align = 1;
+            CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &t, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.hbm_stash == 0);
+        }
         /* a host tier beside it: the HBM tier still stashes */
         CHECK(dak_gemm_plan_make(7168, 8, 7168, 640, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 2);
         o.stash = 1;
@@ -756,14 +769,12 @@ static void test_plan_bn(void)
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 && p.kstep == 2 &&
           p.hbm_stages == 2 && p.smem_bytes == 1536u + 2u * 98304u);
     o.kstep = 0;
-    /* fall back to 64 where there is no 128-row wgmma tier: N <= 32 (bm auto 64 at N = 24; bm 128 asked, or auto at
-     * N = 16 over ragged 64-row tiles (112 on 132 without tile alignment): no wgmma), one HBM tile row */
+    /* fall back to 64 where there is no 128-row wgmma tier: N <= 32 (bm auto 64; bm 128 asked: no
+     * wgmma), one HBM tile row */
     o.bn = 128;
-    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 64);
-    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 128 &&
-          p.wgmma == 0);
+    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 64);
     o.bm = 128;
-    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 128 &&
+    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 64 && p.bm == 128 &&
           p.wgmma == 0);
     o.bm = 0;
     o.bn = 256;

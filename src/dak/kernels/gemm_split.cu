@@ -1034,7 +1034,7 @@ K_SPLIT(k_split, 0u, 1u, false, 0u)
 /* N 9..32 (one 64-column tile of 2-4 n8 tiles), B n-major: consume_narrow_offs.  Its own kernel: in k_split the
  * extra slot loop cost 11008 x 4096 at N <= 8 0.25 us a GEMM as PDL graphs on the H200 (fifteenth session) */
 K_SPLIT(k_split_nn, 0u, 1u, false, 1u)
-/* the same with 128-row HBM tiles (opts.bm 128 at N 9..32; auto at 9..16 where 64-row tiles are ragged) */
+/* the same with 128-row HBM tiles (opts.bm 128 at N 9..32; auto at 9..16 where 64-row tiles are ragged: plan.c) */
 K_SPLIT(k_split_nn2, 0u, 1u, false, 2u)
 K_SPLIT(k_split_dyn, 0u, 1u, true, 0u) /* the HBM tier in dynamic units (opts.dyn; 64-column tiles only) */
 K_SPLIT(k_split_n128, 16u, 1u, false, 0u)

@@ -119,12 +119,12 @@ static uint32_t tile_aligned(uint32_t tiles, uint32_t cl, int shared)
     return cl;
 }
 
-/* 64-row tiles that split raggedly over cl CTAs: fewer than two a CTA, and no CTA count that tile alignment (when
- * `aligned`, else cl itself) would pick divides them or is divided by them. */
-static int ragged_tiles(uint32_t tiles, uint32_t cl, int aligned)
+/* 64-row tiles that split raggedly over cl CTAs even under tile alignment: fewer than two a CTA, and no CTA count
+ * that tile_aligned would pick divides them or is divided by them. */
+static int ragged_tiles(uint32_t tiles, uint32_t cl)
 {
     if (!tiles || !cl || tiles >= 2u * cl) return 0;
-    const uint32_t k = aligned ? tile_aligned(tiles, cl, 0) : cl;
+    const uint32_t k = tile_aligned(tiles, cl, 0);
     return k % tiles != 0 && tiles % k != 0;
 }
 
@@ -373,17 +373,18 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * N = 64 streaming in run 10); 128 rows per copy of B make it 1.5x, and halve B's TMA writes
      * into shared memory at N >= 128 (each warpgroup's wgmma still reads B itself).  Auto where
      * some tile is wide (N > 32); needs two tile rows. */
-    /* And at N 9..16 where the 64-row tiles are ragged (fewer than two a CTA, no tile-aligned count) and the host
-     * link does not bind: 11008 x 4096 (172 tiles on 132 SMs) ran 4 % faster as PDL graphs with 128-row ones on
-     * k_split_nn2 (r 0-1.2 %), beside 7168^2 (112 tiles, aligned: 6 % slower) and 28672 x 7168 (448: 6 % slower); at
-     * N 24 / 32 equal; where the link binds 0-1 % slower as graphs (sixteenth session, NOTES-dak-kernels.md
-     * "128-row tiles at N 9..16"). */
+    /* And at N <= 16 where wave and tile alignment are on (so the host link does not bind) but tile alignment finds
+     * no aligned count for the 64-row tiles (fewer than two a CTA): 11008 x 4096 (172 tiles on 132 SMs) ran 4 %
+     * faster as PDL graphs with 128-row ones (N 9..16 on k_split_nn2, r 0-1.2 %; N 1 / 8 on k_split, without the
+     * PDL stash), beside 7168^2 (112 tiles, aligned: 6 % slower) and 28672 x 7168 (448: 6 % slower); at N 24 / 32
+     * equal; where the link binds 0-1 % slower as graphs (sixteenth session, NOTES-dak-kernels.md "128-row tiles at
+     * N <= 16"). */
     /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or dyn units
      * run, and where the HBM rows bind the launch (!host_binds): where the host link binds, in a PDL sequence at
      * r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile alignment") */
     const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
-    const int narrow128 = o->bm == 0 && N > 8 && N <= 16 && !o->diag_b_nmajor && !host_binds &&
-                          ragged_tiles(mt_g, hbm_avail / c, aligned);
+    const int narrow128 =
+        o->bm == 0 && N <= 16 && !o->diag_b_nmajor && o->wave_align && aligned && ragged_tiles(mt_g, hbm_avail / c);
     p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32) || narrow128) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
     /* 256-row tiles: B read once per 256 rows, 1.5x A's bytes into the SMs at N = 128 instead of 2x;
      * needs four tile rows, wgmma (it is the only consumer of k_split_m256) and the host rows on the
