@@ -888,9 +888,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const uint32_t rowt = p.row0[tier] + mt * 64u * mh; /* C row of the tile's first row */
             const uint32_t rowb = rowt + (two ? kh * 64u : 0u);  /* ... of this warp's 64-row box */
             const uint32_t col0 = nt * 64u;
-            /* C through the idle ring on the CTA's last tile (store_staged: the wgmma layout only) */
+            /* C through the idle ring on the CTA's last tile (store_staged: the wgmma layout, which a narrow tile's
+             * mma.sync fragments share, acc viewed flat; their unused entries land in columns past N, not stored).
+             * Narrow tiles in the offsets kernels only (N 9..32: 4-8 KiB of C a tile, stored by 4-byte fragment
+             * stores otherwise); k_split (N <= 8) keeps the fragment stores */
             const uint32_t rs = 64u * mh + 4u; /* the staging tile's floats a column */
-            const bool stage_c = wg && g.last && !p.epi_global && S * (astage + bbytes) >= 64u * rs * 4u;
+            const bool stage_c =
+                (wg || (NNO && !wide)) && g.last && !p.epi_global && S * (astage + bbytes) >= 64u * rs * 4u;
             const uint32_t wr = two ? kh * 4u + q : q;
             const uint32_t nrow = two ? 64u * tile_boxes(&p, tier, mt) : 64u; /* the tile's rows */
             if (g.ncontrib == 1 || p.nofixup) {
