@@ -15,7 +15,7 @@
 /* The fields every CTA's prologue reads come first (212 B, four 64 B lines), then the rest (epilogue, fix-ups, dyn,
  * diagnostics).  The prologue stalls ~0.7 us a warp on its first parameter loads (Nsight Compute: imc_miss), and
  * under PDL the last CTA to start is on the sequence's critical path; this layout took only 0.03-0.1 us of it on
- * the H200 (NOTES-dak-kernels.md, "The prologue's parameters in the fewest constant-cache lines"). */
+ * the H200 (NOTES-dak-kernels-history.md, "The prologue's parameters in the fewest constant-cache lines"). */
 typedef struct {
     /* ---- the prologue's (all roles, the producer's first copies, the consumers' set-up) ---- */
     uint32_t host_ctas;

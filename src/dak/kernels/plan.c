@@ -523,7 +523,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * SMs' shares of HBM even out with fewer bytes queued (7168^2, N = 8: last-slot spread 5.3 -> 3.1 us; on the
      * H200 0.2-0.9 us a GEMM in graphs without PDL on 7168^2 and 11008 x 4096, 0.2-0.6 us more on 28672 x 7168;
      * mixed at N = 32); under PDL the next launch already fills the slow SMs' tail and the window only costs
-     * streaming rate, so the whole ring (NOTES-dak-kernels.md, twelfth session) */
+     * streaming rate, so the whole ring (NOTES-dak-kernels-history.md, twelfth session) */
     uint32_t hw = o->hbm_window;
     if (!hw && !o->pdl && !o->dyn && N <= 8) hw = HBM_WINDOW_AUTO;
     p->hbm.window = !p->hbm.ctas ? 0 : hw && hw < p->hbm_stages ? hw : p->hbm_stages;
