@@ -46,7 +46,23 @@ typedef struct {
     int n_given; /* --n was given: the fixed section times those N (else 1, 8, 64) */
     int r_given; /* --ratios was given: the fixed section times those ratios (else r = 0 only) */
     const char *json;
+    int plan_only;          /* --plan-only: print the split kernel's plans, run nothing */
+    uint32_t plan_sms;      /* --sms: the SM count the plans are made for (default 132, the H200's) */
+    uint64_t plan_smem;     /* --smem: opt-in shared memory per block for the plans (default 232448, the H200's) */
+    uint32_t plan_pdl;      /* --pdl: the plans as PDL launches (default 0) */
 } bench_cfg;
+
+#include "dak/gemm.h"
+/* The split kernel's options for one configuration: the defaults and the --bm / --bn / --panel
+ * asked for. */
+void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
+
+/* bench_opts and the host tier's CTAs and window as asked (--host-sms, --window). */
+void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c);
+
+/* --plan-only (bench_plan.c, CPU): the split kernel's plan for every shape x N x ratio, a table on stdout and the
+ * JSON array "plans"; 0, or 1 when a plan was refused (message printed), 2 when the JSON cannot be written. */
+int bench_plan_only(const bench_cfg *c);
 
 #ifdef DAK_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -153,12 +169,7 @@ double bench_time_reps(const bench_timed_op *op, uint32_t reps, double unit_per_
 int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
                   const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err);
 
-/* The split kernel's options for one configuration: the defaults and the --bm / --bn / --panel
- * asked for. */
-void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
 
-/* bench_opts and the host tier's CTAs and window as asked (--host-sms, --window). */
-void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c);
 
 /* One split GEMM timed (median ms, NaN on failure, message printed); its plan into plan_out and
  * its host bytes per run into host_bytes where given. */

@@ -162,33 +162,6 @@ int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, flo
     return dak_gemm_prepare(ctx, A, B, C, N, &o2, l, err);
 }
 
-void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
-{
-    dak_gemm_opts_default(o);
-    o->bm = c->bm;
-    o->bn = c->bn;
-    o->panel = c->panel;
-    o->kstep = c->kstep;
-    o->stages = c->stages;
-    o->hbm_ctas = c->hbm_sms;
-    o->tile_align = (int)c->tile_align;
-    o->l2_hints = (int)c->l2_hints;
-    o->fix_rs = (int)c->fix_rs;
-    o->diag_rotate = c->rotate;
-    o->diag_panel_fork = (int)c->panel_fork;
-    o->dyn_slots = c->dyn_slots;
-    o->hbm_window = c->hbm_window;
-    o->pdl_pre = c->pdl_pre;
-    o->stash = c->stash;
-    o->bn8 = (int)c->bn8;
-}
-
-void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)
-{
-    bench_opts(o, c);
-    o->host_ctas = c->host_sms, o->window = c->window;
-}
-
 double time_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
                   const dak_gemm_opts *go, uint32_t reps, dak_gemm_plan *plan_out, uint64_t *host_bytes)
 {

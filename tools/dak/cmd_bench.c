@@ -77,7 +77,12 @@ static void usage(FILE *o)
             "                   table alone, which fixed also runs unless --n is given; smrate: each SM's share\n"
             "                   of HBM, even and rate-weighted splits)\n"
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
-            "  --json FILE      JSON output (default dak-gemm.json)\n");
+            "  --json FILE      JSON output (default dak-gemm.json)\n"
+            "  --plan-only      print the split kernel's plan for every shape x N x ratio (tiles, CTAs, split, ring,\n"
+            "                   workspace) and write it as JSON; nothing runs, no GPU needed\n"
+            "  --sms N          with --plan-only: the GPU's SMs (default 132, the H200's)\n"
+            "  --smem BYTES     with --plan-only: its opt-in shared memory per block (default 232448, the H200's)\n"
+            "  --pdl N          with --plan-only: 1 plans PDL launches (default 0)\n");
 }
 
 /* comma list parsing with the shared argument checkers */
@@ -188,6 +193,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
+    c->plan_sms = 132, c->plan_smem = 232448;
     static const char *const secn[] = {"sweep", "congestion", "amp", "wave", "diag", "fixed", "wgmma", "smrate"};
     static const char *const basen[] = {"cublas", "prefetch", "overlap", "naive", "uvm"};
     for (int i = 2; i < argc; i++) {
@@ -265,6 +271,18 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--json")) {
             if (!VAL()) return -1;
             c->json = v;
+        } else if (!strcmp(a, "--plan-only")) {
+            c->plan_only = 1;
+        } else if (arg_is(a, "--sms")) {
+            if (!VAL() || arg_u32("dak bench", "--sms", v, 1, 1024, &c->plan_sms)) return -1;
+        } else if (arg_is(a, "--smem")) {
+            if (!VAL() || arg_bytes("dak bench", "--smem", v, &c->plan_smem)) return -1;
+            if (c->plan_smem == 0 || c->plan_smem > (1u << 20)) {
+                fprintf(stderr, "dak bench: --smem: expected 1 B to 1 MiB, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--pdl")) {
+            if (!VAL() || arg_u32("dak bench", "--pdl", v, 0, 1, &c->plan_pdl)) return -1;
         } else {
             fprintf(stderr, "dak bench gemm: unknown option '%s'\n", a);
             usage(stderr);
@@ -404,6 +422,7 @@ int cmd_bench(int argc, char **argv)
     }
     bench_cfg c;
     if (parse(argc, argv, &c)) return 2;
+    if (c.plan_only) return bench_plan_only(&c);
 #ifdef DAK_HAVE_CUDA
     return run(&c);
 #else

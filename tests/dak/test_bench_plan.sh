@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# CPU test of `dak bench gemm --plan-only`: the split kernel's plans printed and written as JSON without a GPU, and
+# its flags' bad values refused. The expected plans follow from plan.c's rules, worked out by hand: 11008x4096 has
+# 172 64-row tile rows, fewer than two a CTA on 132 SMs and no tile-aligned count (106..132 neither divides 172 nor is
+# divided by it), so at N <= 16 it takes 128-row tiles (86 tile rows); 7168^2 has 112, which 112 CTAs divide, so it
+# keeps 64-row tiles on 112 CTAs; at N = 64 every shape takes 128-row tiles, and 7168^2's 56 of them, two CTAs each,
+# are all summed by reduce-scatter.
+# $1: the dak program.
+set -u
+DAK=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+"$DAK" bench gemm --plan-only --shapes 11008x4096,7168x7168 --n 8,16,17,64 --ratios 0 --json "$tmp/p.json" \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "nothing runs" "$tmp/out"; then ok; else bad "plan-only exit $rc: $(cat "$tmp/err")"; fi
+if python3 - "$tmp/p.json" <<'PY'; then ok; else bad "plan JSON"; fi
+import json, sys
+d = json.load(open(sys.argv[1]))
+plans = {(p["M"], p["K"], p["N"]): p for p in d["plans"]}
+want = {  # (M, K, N): (bm, HBM tile rows, HBM CTAs or None)
+    (11008, 4096, 8): (128, 86, None), (11008, 4096, 16): (128, 86, None), (11008, 4096, 17): (64, 172, None),
+    (7168, 7168, 8): (64, 112, 112), (7168, 7168, 16): (64, 112, 112), (7168, 7168, 64): (128, 56, 112),
+}
+bad = []
+for k, (bm, mt, ctas) in want.items():
+    p = plans.get(k)
+    if p is None or p["bm"] != bm or p["hbm"]["mtiles"] != mt or (ctas and p["hbm"]["ctas"] != ctas):
+        bad.append((k, p and (p["bm"], p["hbm"]["mtiles"], p["hbm"]["ctas"])))
+if plans.get((7168, 7168, 64), {}).get("hbm", {}).get("rs_tiles") != 56:
+    bad.append("7168^2 N 64 rs_tiles")
+if d.get("sms") != 132 or len(d["plans"]) != 8:
+    bad.append(("sms / count", d.get("sms"), len(d["plans"])))
+if bad:
+    sys.exit(f"unexpected plans: {bad}")
+PY
+
+expect() { # expect STATUS PATTERN -- args...
+    local want=$1 pat=$2; shift 3
+    "$DAK" bench gemm "$@" --json "$tmp/x.json" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ $got -eq "$want" ] && grep -q -- "$pat" "$tmp/out" "$tmp/err"; then ok; else
+        bad "dak bench gemm $* -> $got (want $want), pattern '$pat': $(cat "$tmp/err")"; fi
+}
+expect 2 "--sms: expected" -- --plan-only --sms 0
+expect 2 "--smem: expected" -- --plan-only --smem 0
+expect 2 "--pdl: expected" -- --plan-only --pdl 2
+expect 1 "shared memory" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --smem 16KiB
+expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --pdl 1
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
