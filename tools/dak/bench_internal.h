@@ -60,6 +60,10 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
 /* bench_opts and the host tier's CTAs and window as asked (--host-sms, --window). */
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c);
 
+/* Opens the run's JSON document at `path`: the top-level object begun, its "bench" key written; NULL (message
+ * printed) when the file cannot be written. */
+FILE *bench_json_begin(const char *path, const char *name, json_w *w);
+
 /* --plan-only (bench_plan.c, CPU): the split kernel's plan for every shape x N x ratio, a table on stdout and the
  * JSON array "plans"; 0, or 1 when a plan was refused (message printed), 2 when the JSON cannot be written. */
 int bench_plan_only(const bench_cfg *c);

@@ -51,17 +51,24 @@ static void tier_json(json_w *w, const char *key, const dak_tier_plan *t)
     json_obj_end(w);
 }
 
+FILE *bench_json_begin(const char *path, const char *name, json_w *w)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "dak bench: cannot write %s\n", path);
+        return NULL;
+    }
+    json_init(w, f);
+    json_obj_begin(w);
+    json_kv_str(w, "bench", name);
+    return f;
+}
+
 int bench_plan_only(const bench_cfg *c)
 {
-    FILE *jf = fopen(c->json, "w");
-    if (!jf) {
-        fprintf(stderr, "dak bench: cannot write %s\n", c->json);
-        return 2;
-    }
     json_w w;
-    json_init(&w, jf);
-    json_obj_begin(&w);
-    json_kv_str(&w, "bench", "dak gemm --plan-only");
+    FILE *jf = bench_json_begin(c->json, "dak gemm --plan-only", &w);
+    if (!jf) return 2;
     json_kv_u64(&w, "sms", c->plan_sms);
     json_kv_u64(&w, "smem_optin", c->plan_smem);
     json_kv_bool(&w, "pdl", (int)c->plan_pdl);

@@ -362,16 +362,10 @@ static int run(const bench_cfg *c)
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     bench.smem_optin = prop.sharedMemPerBlockOptin;
-    FILE *jf = fopen(c->json, "w");
-    if (!jf) {
-        fprintf(stderr, "dak bench: cannot write %s\n", c->json);
-        return 1;
-    }
     json_w w;
-    json_init(&w, jf);
+    FILE *jf = bench_json_begin(c->json, "dak gemm", &w);
+    if (!jf) return 1;
     bench.w = &w;
-    json_obj_begin(&w);
-    json_kv_str(&w, "bench", "dak gemm");
     bench_json_machine(&w);
     json_kv_str(&w, "gpu", prop.name);
     json_kv_u64(&w, "sms", bench.sms);
