@@ -309,7 +309,8 @@ typedef struct dak_gemm_launch dak_gemm_launch;
 /* Plans C = A B for N columns (B and C as at the top of this file: K x N bf16 and M x N, fp32 or bf16 with
  * o->out_bf16) and encodes the tensor maps.  Refused with a message: bad options (dak_gemm_plan_make), and B, C or
  * A's tiers smaller than the GEMM reads or writes, measured from each pointer to the end of the allocation holding
- * it (the driver's cuMemGetAddressRange; where that call fails for a pointer, its size goes unchecked).  A write past C can land in the context's split-K counters and hang a later launch. */
+ * it (the driver's cuMemGetAddressRange; where that call fails for a pointer, its size goes unchecked).  A write
+ * past C can land in the context's split-K counters and hang a later launch. */
 int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C,
                      uint32_t N, const dak_gemm_opts *o, dak_gemm_launch **out, cm_err *err);
 const dak_gemm_plan *dak_gemm_launch_plan(const dak_gemm_launch *l);

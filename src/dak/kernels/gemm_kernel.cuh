@@ -45,7 +45,7 @@ typedef struct {
     unsigned long long *times; /* diagnostic: DAK_GEMM_NTIMES stamps per CTA, or NULL */
     uint32_t *hostq;           /* PDL host-link hand-over: tickets, host CTAs done issuing (host_gate); NULL: off */
     const uint16_t *a_ptr[2];  /* packed A of each tier (device addresses) */
-    uint32_t pre_hbm;          /* with pdl: copies of A an HBM-tier CTA issues before the wait (dak_gemm_plan.hbm_pre) */
+    uint32_t pre_hbm;          /* with pdl: HBM-tier copies of A before the wait (dak_gemm_plan.hbm_pre) */
     /* ---- the rest ---- */
     uint32_t M, K;
     uint32_t ntp[2];           /* tiles per group row of each tier */

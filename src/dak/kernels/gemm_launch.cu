@@ -201,8 +201,8 @@ static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, con
     if (!ctx->addr_range || !need || ctx->addr_range(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS) return 0;
     const size_t have = (size_t)(base + size - (CUdeviceptr)p);
     if (have < need)
-        return cm_fail(err, "gemm: %s at %p: its allocation holds %zu bytes from there, the GEMM needs %zu (%s)", what, p,
-                       have, need, shape);
+        return cm_fail(err, "gemm: %s at %p: its allocation holds %zu bytes from there, the GEMM needs %zu (%s)", what,
+                       p, have, need, shape);
     return 0;
 }
 
@@ -332,11 +332,12 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     char shape[96];
     snprintf(shape, sizeof shape, "M %u, N %u, K %u, %u host rows", A->M, N, A->K, A->rows_host);
     const size_t arow = (size_t)A->K * 2u;
+    const char *cname = o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)";
+    /* check_extent passes a size of 0 (a tier with no rows) */
     if (check_extent(ctx, B, (size_t)N * A->K * 2u, "B (K x N bf16)", shape, err) ||
-        check_extent(ctx, C, (size_t)A->M * N * (o->out_bf16 ? 2u : 4u), o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)",
-                     shape, err) ||
-        (A->rows_host < A->M && check_extent(ctx, A->dev, (size_t)(A->M - A->rows_host) * arow, "A's HBM rows", shape, err)) ||
-        (A->rows_host && check_extent(ctx, A->host_dev, (size_t)A->rows_host * arow, "A's host rows", shape, err)))
+        check_extent(ctx, C, (size_t)A->M * N * (o->out_bf16 ? 2u : 4u), cname, shape, err) ||
+        check_extent(ctx, A->dev, (size_t)(A->M - A->rows_host) * arow, "A's HBM rows", shape, err) ||
+        check_extent(ctx, A->host_dev, (size_t)A->rows_host * arow, "A's host rows", shape, err))
         return -1;
     if (p->dyn_units) {
         if (dak_ctx_grow(ctx, (void **)&ctx->accw, &ctx->accw_bytes, (size_t)(A->M / 64u) * 4096u * 4u, 1, err))

@@ -313,8 +313,8 @@ static __device__ __forceinline__ uint32_t stash_chunks(const seg_t *g0, uint32_
 
 /* The split kernel's body, instantiated seven times (k_split, k_split_nn, k_split_nn2, k_split_n128, k_split_n256,
  * k_split_m256 below, and k_split_dyn): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide
- * column tiles (16: bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2: 256-row
- * tiles, the 128 accumulators of bn 256, so also only the wide consumer), NNO the narrow tiles of 2-4 n8 groups on
+ * column tiles (16: bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2:
+ * 256-row tiles, the 128 accumulators of bn 256, so also only the wide consumer), NNO the narrow tiles of 2-4 n8 groups on
  * precomputed offsets (1: 64-row tiles, k_split_nn; 2: 128-row tiles, k_split_nn2; 0: neither).  Registers: 168 per
  * thread is the cap (10 warps, 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the
  * slot loops (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
@@ -803,29 +803,20 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * (consume_narrow_offs), in a loop of their own.  A 64-row tile's warp computes its K half kh; a
                  * 128-row tile's (NNO 2) both halves of its warpgroup's box.  NNO is a constant: k_split_nn's loop
                  * is the one call (the second, at run time, cost 64-row tiles 0.2-0.5 us a GEMM; sixteenth session) */
-                const uint32_t ab = NNO == 2u ? aoff : 0u;
+                const uint32_t ab = NNO == 2u ? aoff : 0u; /* 0 at 64 rows, known so at compile time */
                 const narrow_offs no0 = narrow_offs_of(arow, p.b_rn, NNO == 2u ? 0u : kh);
+                const narrow_offs no1 = narrow_offs_of(arow, p.b_rn, 1u); /* NNO 2 only */
                 const uint32_t rk128 = p.b_rk * 128u;
-                if (NNO == 2u) {
-                    const narrow_offs no1 = narrow_offs_of(arow, p.b_rn, 1u);
-                    for (uint32_t kc = kc0; kc < g.ke; kc++) {
-                        ptx_mbar_wait(bar_full + 8u * s, ph);
-                        if (ts && ctid == 0) stamp_slot(ts);
-                        if (math) {
-                            consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no0, nn);
+                for (uint32_t kc = kc0; kc < g.ke; kc++) {
+                    ptx_mbar_wait(bar_full + 8u * s, ph);
+                    if (ts && ctid == 0) stamp_slot(ts);
+                    if (math) {
+                        consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no0, nn);
+                        if (NNO == 2u)
                             consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no1, nn);
-                        }
-                        slot_release(bar_empty + 8u * s, c, lane);
-                        if (++s == S) s = 0, ph ^= 1u;
                     }
-                } else {
-                    for (uint32_t kc = kc0; kc < g.ke; kc++) {
-                        ptx_mbar_wait(bar_full + 8u * s, ph);
-                        if (ts && ctid == 0) stamp_slot(ts);
-                        if (math) consume_narrow_offs(acc, sA + s * astage, sB + s * bbytes, kstep, rk128, &no0, nn);
-                        slot_release(bar_empty + 8u * s, c, lane);
-                        if (++s == S) s = 0, ph ^= 1u;
-                    }
+                    slot_release(bar_empty + 8u * s, c, lane);
+                    if (++s == S) s = 0, ph ^= 1u;
                 }
             } else {
             for (uint32_t kc = kc0; kc < g.ke; kc++) {
