@@ -15,6 +15,7 @@
 #include "common/bench.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "dak/gemm.h"
 
 #define MAXL 16
 
@@ -52,7 +53,6 @@ typedef struct {
     uint32_t plan_pdl;      /* --pdl: the plans as PDL launches (default 0) */
 } bench_cfg;
 
-#include "dak/gemm.h"
 /* The split kernel's options for one configuration: the defaults and the --bm / --bn / --panel
  * asked for. */
 void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
@@ -72,7 +72,6 @@ int bench_plan_only(const bench_cfg *c);
 #include <cuda_runtime_api.h>
 
 #include "common/cuda_check.h"
-#include "dak/gemm.h"
 #include "dak/tiered.h"
 
 /* A failed CUDA call or dak call (its message in the caller's `err`) ends the benchmark. */
@@ -172,8 +171,6 @@ double bench_time_reps(const bench_timed_op *op, uint32_t reps, double unit_per_
  * tiled host tier) runs with bn and bm auto instead, noted once; the plan (JSON "bn") says which ran. */
 int bench_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, float *C, uint32_t N,
                   const dak_gemm_opts *go, dak_gemm_launch **l, cm_err *err);
-
-
 
 /* One split GEMM timed (median ms, NaN on failure, message printed); its plan into plan_out and
  * its host bytes per run into host_bytes where given. */
