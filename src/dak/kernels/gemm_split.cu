@@ -937,13 +937,15 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 }
                 fix_wait_others(ctr, ks_n);
                 if (ts && ctid == 0) ts[8] = ptx_globaltimer();
-                /* the CTA's last tile, wide: the partials through its idle ring (a warp's region is q x 256
-                 * float4 from hoff: the wgmma and mma.sync layouts alike, acc viewed flat).  Not narrow tiles:
-                 * there a warp holds a few of its 8 float4 (N = 1: the 16 KiB copies took 0.93 us against
-                 * 0.32 for the loads from L2) */
+                /* the CTA's last tile, wide or on the 64-row offsets consumer: the partials through its idle
+                 * ring (a warp's region is q x 256 float4 from hoff: the wgmma and mma.sync layouts alike, acc
+                 * viewed flat; the float4 a narrow contributor never wrote reach only columns past N).  Not
+                 * k_split's tiles: a warp holds one or two of its 8 float4 (N = 1: the 16 KiB copies took 0.93 us
+                 * against 0.32 for the loads from L2); not k_split_nn2's: +0.17 us at N = 16 on 11008x4096, where
+                 * k_split_nn's gain 0.3 us at N = 24-32 (NOTES-dak-kernels.md, "The owner's adds of narrow tiles") */
                 const uint32_t ring = S * (astage + bbytes);
                 uint32_t fph = 0;
-                if (wide && g.last && !p.epi_global && ring >= pt * 4u) {
+                if ((wide || NNO == 1u) && g.last && !p.epi_global && ring >= pt * 4u) {
                     add_wide_staged(&acc[0][0][0], slots, pt, 1u, ks_n, sA, ring, ptx_smem((const void *)flag) + 8u,
                                     &fph, hoff, 0u, 8u, 1u, own ? 1u : 0u, q);
                 } else if (own) {
