@@ -269,9 +269,28 @@ typedef struct {
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
     uint32_t wgmma;    /* 1: the wide column tiles of both kernels go through wgmma (asked or auto, and
                           N > 32: some tile has more than 32 valid columns), 0: all mma.sync */
+    uint32_t kernel;   /* dak_split_kernel: the tiled kernel's instantiation, named by dak_split_kernel_name.  A
+                          prepared launch's plan (dak_gemm_launch_plan) names the one it runs: DAK_SPLIT where the
+                          driver refused the [block][n][64] B map the offsets consumers need */
     dak_tier_plan host, hbm; /* host is empty (ctas 0) when the panel path takes the host rows */
     dak_panel_plan panel;
 } dak_gemm_plan;
+
+/* The tiled kernel's instantiations (gemm_split.cu), each a compile-time specialisation of one body for the HBM
+ * tier's tile shape and consumer; chosen in that order of precedence. */
+typedef enum {
+    DAK_SPLIT = 0,  /* k_split: the generic consumers (64-row tiles at any N; 128-row tiles at N <= 8 or > 32) */
+    DAK_SPLIT_NN,   /* k_split_nn: 64-row tiles at N 9..32, ldmatrix offsets worked out once a tile */
+    DAK_SPLIT_NN2,  /* k_split_nn2: as k_split_nn on 128-row tiles (N 9..16 where 64-row tiles split raggedly) */
+    DAK_SPLIT_DYN,  /* k_split_dyn: dynamic units (opts.dyn) */
+    DAK_SPLIT_N128, /* k_split_n128: 128 x 128 wgmma tiles */
+    DAK_SPLIT_N256, /* k_split_n256: 128 x 256 wgmma tiles */
+    DAK_SPLIT_M256, /* k_split_m256: 256 x 128 wgmma tiles */
+    DAK_SPLIT_KERNELS
+} dak_split_kernel;
+
+/* "k_split", "k_split_nn", ..: the kernel's name as profilers show it; "?" for a value out of range. */
+const char *dak_split_kernel_name(uint32_t kernel);
 
 /* Pure C (CPU-testable): the launch plan for a shape on a GPU with sm_count SMs and
  * smem_bytes of opt-in shared memory per block.  Fails on M or K not a multiple of

@@ -4,7 +4,8 @@
 # 172 64-row tile rows, fewer than two a CTA on 132 SMs and no tile-aligned count (106..132 neither divides 172 nor is
 # divided by it), so at N <= 16 it takes 128-row tiles (86 tile rows); 7168^2 has 112, which 112 CTAs divide, so it
 # keeps 64-row tiles on 112 CTAs; at N = 64 every shape takes 128-row tiles, and 7168^2's 56 of them, two CTAs each,
-# are all summed by reduce-scatter.
+# are all summed by reduce-scatter.  The kernel: k_split at N <= 8 and N > 32 (narrow tiles), the offsets consumers
+# at N 9..32, k_split_nn2 on 128-row tiles.
 # $1: the dak program.
 set -u
 DAK=$1
@@ -31,6 +32,11 @@ for k, (bm, mt, ctas) in want.items():
     p = plans.get(k)
     if p is None or p["bm"] != bm or p["hbm"]["mtiles"] != mt or (ctas and p["hbm"]["ctas"] != ctas):
         bad.append((k, p and (p["bm"], p["hbm"]["mtiles"], p["hbm"]["ctas"])))
+kernels = {(11008, 4096, 8): "k_split", (11008, 4096, 16): "k_split_nn2", (11008, 4096, 17): "k_split_nn",
+           (7168, 7168, 16): "k_split_nn", (7168, 7168, 64): "k_split"}  # N 9..32: the offsets consumers
+for k, name in kernels.items():
+    if plans.get(k, {}).get("kernel") != name:
+        bad.append((k, "kernel", plans.get(k, {}).get("kernel"), name))
 if plans.get((7168, 7168, 64), {}).get("hbm", {}).get("rs_tiles") != 56:
     bad.append("7168^2 N 64 rs_tiles")
 if d.get("sms") != 132 or len(d["plans"]) != 8:

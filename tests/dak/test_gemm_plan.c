@@ -987,6 +987,44 @@ static void test_plan_bm256(void)
     CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && !p.wgmma);
 }
 
+/* The plan names the tiled kernel's instantiation (dak_split_kernel), by the rules of gemm.h: the wide wgmma tiles
+ * first (256-row, then 256- and 128-column), then dynamic units, then the offsets consumers at N 9..32 (on 128-row
+ * tiles k_split_nn2, where 11008 x 4096 takes them at N <= 16), else k_split; and the names profilers show. */
+static void test_plan_kernel(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(7168, 9, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.kernel == DAK_SPLIT_NN);
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN);
+    CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 &&
+          p.kernel == DAK_SPLIT_NN2);
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN);
+    CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 &&
+          p.kernel == DAK_SPLIT_N256);
+    o.bn = 128;
+    CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 128 &&
+          p.kernel == DAK_SPLIT_N128);
+    o.bn = 0, o.bm = 256;
+    CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 256 &&
+          p.kernel == DAK_SPLIT_M256);
+    o.bm = 0, o.dyn = 1;
+    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.dyn_units > 0 &&
+          p.kernel == DAK_SPLIT_DYN);
+    o.dyn = 0, o.diag_b_nmajor = 1, o.wgmma = 0; /* the offsets consumers need B as [block][n][64] */
+    CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT), "k_split") == 0);
+    CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_NN2), "k_split_nn2") == 0);
+    CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_M256), "k_split_m256") == 0);
+    CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_KERNELS), "?") == 0);
+}
+
 int main(void)
 {
     test_ratio();
@@ -1002,6 +1040,7 @@ int main(void)
     test_ranges();
     test_plan_rs();
     test_plan_bm256();
+    test_plan_kernel();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

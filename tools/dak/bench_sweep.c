@@ -181,11 +181,13 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_u64(w, "seq_hbm_ctas", plan_seq.hbm.ctas);
     json_kv_u64(w, "seq_stash", plan_seq.hbm_stash);
     json_kv_u64(w, "seq_hbm_pre", plan_seq.hbm_pre);
+    json_kv_str(w, "seq_kernel", dak_split_kernel_name(plan_seq.kernel));
     json_kv_u64(w, "host_ksplit", plan.host.ksplit);
     json_kv_u64(w, "hbm_ksplit", plan.hbm.ksplit);
     json_kv_u64(w, "stages", plan.stages);
     json_kv_u64(w, "bm", plan.bm);
     json_kv_u64(w, "bn", plan.bn);
+    json_kv_str(w, "kernel", dak_split_kernel_name(plan.kernel));
     json_kv_u64(w, "panel", plan.panel.on);
     json_kv_u64(w, "hbm_stages", plan.hbm_stages);
     json_kv_u64(w, "kstep", plan.kstep);

@@ -79,7 +79,7 @@ static void usage(FILE *o)
             "  --baselines LIST cublas,prefetch,overlap,naive,uvm (default all)\n"
             "  --json FILE      JSON output (default dak-gemm.json)\n"
             "  --plan-only      print the split kernel's plan for every shape x N x ratio (tiles, CTAs, split, ring,\n"
-            "                   workspace) and write it as JSON; nothing runs, no GPU needed\n"
+            "                   workspace, kernel instantiation) and write it as JSON; nothing runs, no GPU needed\n"
             "  --sms N          with --plan-only: the GPU's SMs (default 132, the H200's)\n"
             "  --smem BYTES     with --plan-only: its opt-in shared memory per block (default 232448, the H200's)\n"
             "  --pdl N          with --plan-only: 1 plans PDL launches (default 0)\n");

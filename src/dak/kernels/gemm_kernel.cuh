@@ -81,7 +81,8 @@ typedef struct {
 
 /* Defined in gemm_split.cu: one split kernel per shape of the HBM tier's tiles (128 x 64, 128, 256;
  * 256 x 128), k_split_nn / k_split_nn2 for N 9..32 (the narrow consumer on precomputed offsets; 64- / 128-row
- * tiles), k_split with the HBM tier in dynamic units (opts.dyn), and the diagnostic empty kernel. */
+ * tiles), k_split_dyn with the HBM tier in dynamic units (opts.dyn), and the diagnostic empty kernel.  The plan
+ * names the one a launch runs (dak_split_kernel in dak/gemm.h). */
 K_SPLIT_SIG(k_split);
 K_SPLIT_SIG(k_split_nn);
 K_SPLIT_SIG(k_split_nn2);

@@ -21,6 +21,11 @@ struct dak_gemm_launch {
     dak_panel *panel; /* host rows through the panel kernel (gemm_panel.cu), or NULL */
 };
 
+/* The tiled kernel's instantiations, indexed by dak_split_kernel (a plan's `kernel`). */
+static const void *const split_kernels[DAK_SPLIT_KERNELS] = {
+    (const void *)k_split,      (const void *)k_split_nn,   (const void *)k_split_nn2, (const void *)k_split_dyn,
+    (const void *)k_split_n128, (const void *)k_split_n256, (const void *)k_split_m256};
+
 extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
 {
     *out = NULL;
@@ -61,20 +66,9 @@ extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
         DAK_CU(cudaEventCreateWithFlags(&c->ev_copy[i], cudaEventDisableTiming), err);
         DAK_CU(cudaEventCreateWithFlags(&c->ev_gemm[i], cudaEventDisableTiming), err);
     }
-    DAK_CU(cudaFuncSetAttribute(k_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
-    DAK_CU(cudaFuncSetAttribute(k_split_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
-    DAK_CU(cudaFuncSetAttribute(k_split_nn2, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
-    DAK_CU(cudaFuncSetAttribute(k_split_dyn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
-    DAK_CU(cudaFuncSetAttribute(k_split_n128, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
-    DAK_CU(cudaFuncSetAttribute(k_split_n256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
-    DAK_CU(cudaFuncSetAttribute(k_split_m256, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
-           err);
+    for (int k = 0; k < DAK_SPLIT_KERNELS; k++)
+        DAK_CU(cudaFuncSetAttribute(split_kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
+               err);
     DAK_CU(cudaFuncSetAttribute(k_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem_optin),
            err);
     *out = c;
@@ -245,6 +239,8 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
             b_perm = 0;
         }
     }
+    if (!b_perm && (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2))
+        p->kernel = DAK_SPLIT; /* the offsets consumers read B as [block][n][64] only */
     if ((p->bn == 256u || p->bm == 256u) && p->host.ctas) /* the planner's rule: those kernels have no host-tier consumers */
         return cm_fail(err, "gemm: internal: bn 256 or bm 256 planned beside a tiled host tier");
     if (p->bm == 256u && !b_perm)
@@ -436,15 +432,7 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
     cfg.attrs = at;
     cfg.numAttrs = na;
     void *args[5] = {&l->ta_h, &l->ta_g, &l->tb, &l->tbw, &l->kp};
-    /* the instantiation for the HBM tier's column tile width */
-    const void *kf = l->kp.mh[1] == 4u    ? (const void *)k_split_m256
-                     : l->kp.tn[1] == 256u ? (const void *)k_split_n256
-                     : l->kp.tn[1] == 128u ? (const void *)k_split_n128
-                     : l->kp.dyn           ? (const void *)k_split_dyn
-                     : l->kp.N > 8u && l->kp.N <= 32u && l->kp.b_perm
-                         ? (l->kp.mh[1] == 2u ? (const void *)k_split_nn2 : (const void *)k_split_nn)
-                         : (const void *)k_split;
-    DAK_CU(cudaLaunchKernelExC(&cfg, kf, args), err);
+    DAK_CU(cudaLaunchKernelExC(&cfg, split_kernels[l->plan.kernel], args), err); /* the one the plan names */
     return 0;
 }
 

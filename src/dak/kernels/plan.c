@@ -251,6 +251,19 @@ static int panel_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kblocks
     return 0;
 }
 
+/* The tiled kernel's instantiation for the HBM tier's tiles (gemm.h's dak_split_kernel, in its order of
+ * precedence).  The offsets consumers need B as [block][n][64]: not with diag_b_nmajor (nor where the driver
+ * refuses that map, which prepare finds out). */
+static uint32_t split_kernel_of(const dak_gemm_plan *p, uint32_t N, int b_nmajor)
+{
+    if (p->bm == 4u * TILE) return DAK_SPLIT_M256;
+    if (p->bn == 256u) return DAK_SPLIT_N256;
+    if (p->bn == 128u) return DAK_SPLIT_N128;
+    if (p->dyn_units) return DAK_SPLIT_DYN;
+    if (N > 8u && N <= 32u && !b_nmajor) return p->bm == 2u * TILE ? DAK_SPLIT_NN2 : DAK_SPLIT_NN;
+    return DAK_SPLIT;
+}
+
 int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
                        dak_gemm_plan *p, cm_err *err)
@@ -563,6 +576,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         }
     }
 
+    p->kernel = split_kernel_of(p, N, o->diag_b_nmajor);
+
     p->ws_bytes = 0;
     if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
     if (p->hbm.ksplit > 1) /* a 128-row x bn tile's partial is 2 x bn / 64 64 x 64 ones */
@@ -572,6 +587,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: split workspace of %llu bytes exceeds %llu (N %u too large for this split)",
                        (unsigned long long)p->ws_bytes, (unsigned long long)WS_CAP_BYTES, N);
     return 0;
+}
+
+const char *dak_split_kernel_name(uint32_t kernel)
+{
+    static const char *const names[DAK_SPLIT_KERNELS] = {"k_split",     "k_split_nn",   "k_split_nn2", "k_split_dyn",
+                                                         "k_split_n128", "k_split_n256", "k_split_m256"};
+    return kernel < DAK_SPLIT_KERNELS ? names[kernel] : "?";
 }
 
 uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p)
