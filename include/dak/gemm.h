@@ -120,6 +120,8 @@ typedef struct {
     int a_tma2d;        /* 1: A row-major, loaded by 2-D tensor copies; 0: packed A, 1-D bulk copies */
     uint32_t kstep;     /* 64-column blocks per ring slot: 0 auto (the largest dividing K/64 that leaves 3 slots), else 1, 2 or 4 */
     int diag_nomath;    /* diagnostic: consumers wait and release slots but skip the math (C is garbage) */
+    int diag_nob;       /* diagnostic: the tiled kernel's producer issues no B copies, A's alone (the slots' B is stale, C is
+                           garbage); single launches only: not with pdl or dyn */
     int diag_noload;    /* diagnostic: the tiled kernel's producer issues no copies and marks each slot full at
                            once, so that the consumers' math and epilogue run alone on stale shared memory (C is
                            garbage; the host byte count is of the copies it would have issued); not with pdl,

@@ -245,6 +245,14 @@ static void test_plan_errors(void)
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel 0"));
     o.panel = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
+    /* diag_nob (A's copies alone) in single launches only: with pdl the stash's barrier would wait for its B */
+    dak_gemm_opts_default(&o);
+    o.diag_nob = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    o.pdl = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_nob"));
+    o.pdl = 0, o.dyn = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_nob"));
 }
 
 /* Panel path (A-stationary host rows, issue #7): host bytes = A's host bytes for every N,

@@ -161,6 +161,8 @@ static void fx_set_no_l2hint(dak_gemm_opts *go) { go->l2_hints = 0; }
 static void fx_set_nofix(dak_gemm_opts *go) { go->diag_nofixup = 1; }
 /* nomath: the copies alone */
 static void fx_set_nomath(dak_gemm_opts *go) { go->diag_nomath = 1; }
+/* nomath-noB: A's copies alone (no math, no B) */
+static void fx_set_nomath_nob(dak_gemm_opts *go) { go->diag_nomath = 1, go->diag_nob = 1; }
 /* noload: the math and epilogue alone (no copies) */
 static void fx_set_noload(dak_gemm_opts *go) { go->diag_noload = 1, go->panel = 0; }
 /* dyn: the HBM tier in dynamic units */
@@ -263,6 +265,7 @@ static const fx_variant fx_variants[] = {
     {"no-hint", "split_no_l2hint_us", NULL, 0, 0, fx_set_no_l2hint, 0},
     {"nofix", "split_nofix_us", NULL, 1, 0, fx_set_nofix, 0},
     {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath, 0},
+    {"noB", "split_nomath_nob_us", NULL, 1, 0, fx_set_nomath_nob, 0},
     {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload, 0},
     {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn, 0},
     {"dyn-pdl", "split_dyn_pdl_us", "split_dyn_pdl_GBs", 0, 0, fx_set_dyn_pdl, 0},
@@ -592,8 +595,9 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
                "copies of A / a graph of %d); cuBLAS all-HBM\n",
                M, K, 100.0 * rows / M, rows, FX_L, FX_NCP, FX_L);
         printf("# pdl-hw: pdl without the host-link hand-over: host CTAs issue nothing before griddepcontrol.wait\n"
-               "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noload: the math and epilogue\n"
-               "# alone, on stale shared memory (diag_noload; host rows on the tiled kernel)\n");
+               "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noB: A's copies alone (no math,\n"
+               "# no B: diag_nob); noload: the math and epilogue alone, on stale shared memory (diag_noload; host rows\n"
+               "# on the tiled kernel)\n");
         fixed_cost_header();
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : FN_DEFAULT;

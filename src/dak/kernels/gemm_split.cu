@@ -498,7 +498,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                                           (size_t)rank * (pbytes / 2u);
                     for (uint32_t kc = g.kb; kc < g.ke && pre < npre; kc++, pre++, src += astep) {
                         const uint32_t fb = bar_full + 8u * pre;
-                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (pre < xs ? 0u : bbytes));
+                        ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (pre < xs || p.nob ? 0u : bbytes));
                         issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
                     }
                     if (pre < npre) more = seg_next(&p, tier, cid, ncl, &si, &g);
@@ -530,13 +530,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         if (p.noload) {
                             ptx_mbar_arrive(fb); /* diag_noload: no copies, the slot counts as full */
                         } else {
-                            ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + bbytes);
+                            ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (p.nob ? 0u : bbytes));
                             issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
                         }
                     }
                     /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles); a stash chunk's into the
                      * side area (its slot holds a later chunk by now) */
-                    if (!p.noload)
+                    if (!p.noload && !p.nob)
                         b_copy(it < xs ? stB + it * bbytes : sB + s * bbytes, tbt, bperm, (int)(ntb * p.tn[tier]),
                                (int)(kc * kstep), it < xs ? bar_stash : fb, pol_b);
                     hb += pbytes * nbox;
