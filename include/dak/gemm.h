@@ -413,6 +413,13 @@ int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host_bytes, uin
 int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
                   int contiguous, double *gbs, cm_err *err);
 
+/* The same contiguous read with the split kernel's ring hand-over and no math (diagnostic: what a ring slot costs
+ * beyond its bytes): cwarps (1..8) consumer warps wait for each slot's full barrier, on every lane or (lane0) on
+ * lane 0 then __syncwarp, and arrive on its empty barrier, which the one producer thread waits for before reusing
+ * the slot; cwarps 0 is dak_probe_hbm (the producer waits for the slot's copy itself).  192 KiB of slots a CTA. */
+int dak_probe_handover(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                       uint32_t cwarps, int lane0, double *gbs, cm_err *err);
+
 /* Per-SM HBM streaming (diagnostic: do the SMs get unequal, and stable, shares of HBM?): one
  * CTA per SM reads one contiguous range of `bytes` with 32 KiB bulk copies (192 KiB in flight).
  * weights NULL: even ranges, CTA j taking range (j + rotate) mod SMs; else ranges in proportion

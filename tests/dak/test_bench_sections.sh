@@ -3,7 +3,8 @@
 # narrower --n: B and C must be allocated for the sections' widest N.  Until the sixteenth session they were sized
 # by --n alone; the N = 64 launches wrote past C into the split-K counters and the next fix-up polled forever (the
 # "stall on small shapes").  Asserts: the run ends (timeout), status 0, no GEMM refused or failed on stderr, and
-# the wave table's JSON has every N of its list with finite, positive bandwidths.
+# the wave table's JSON has every N of its list with finite, positive bandwidths; the diag section's ring hand-over
+# probe has its 12 cells, each a rate HBM can reach.
 # $1: the dak program.
 set -u
 DAK=$1
@@ -35,6 +36,13 @@ bad = [r for r in rows if not all(isinstance(r.get(k), (int, float)) and math.is
                                   for k in ("aligned_GBs", "unaligned_GBs"))]
 if ns != [1, 8, 64] or bad:
     sys.exit(f"FAIL: wave rows: N {ns} (want [1, 8, 64]); rows without finite positive GB/s: {bad[:3]}")
+# the ring hand-over probe: 3 copy sizes x 4 waiter configurations, each a finite positive rate; the plain probe
+# (consumer_warps 0) within the HBM's reach (under 6 TB/s: the H200's peak is 4.8)
+ho = d.get("diag_handover", [])
+cells = {(r.get("chunk"), r.get("consumer_warps"), r.get("lane0")) for r in ho}
+hbad = [r for r in ho if not (isinstance(r.get("GBs"), (int, float)) and 0 < r["GBs"] < 6000)]
+if len(ho) != 12 or len(cells) != 12 or hbad:
+    sys.exit(f"FAIL: diag_handover: {len(ho)} rows, {len(cells)} distinct (want 12); out of range: {hbad[:3]}")
 PY
 if [ $fail -ne 0 ]; then
     tail -20 "$tmp/out" >&2

@@ -57,6 +57,49 @@ static double probe_read_median(const bench_run *bench, const void *src, size_t 
     return bench_median(v, 3);
 }
 
+/* What a ring slot costs beyond its bytes: the contiguous probe with the split kernel's hand-over (consumer warps on
+ * the full barriers, the producer on the empty ones; no math), by copy size.  The seventeenth session found the split
+ * kernel's copies alone at 8 KiB slots at half the probe's rate (NOTES-dak-kernels.md, "Why a 16 KiB slot costs"). */
+static void probe_handover(const bench_run *bench, const probe_bufs *p)
+{
+    static const uint32_t chs[] = {8192, 16384, 32768};
+    static const struct {
+        uint32_t cwarps;
+        int lane0;
+        const char *name;
+    } cf[] = {{0, 0, "probe"}, {1, 0, "1 warp"}, {8, 0, "8 warps"}, {8, 1, "8 warps, lane 0"}};
+    const uint32_t sms = bench->sms;
+    json_w *w = bench->w;
+    printf("\n# diag: HBM probe with the ring hand-over, %u SMs, contiguous, 192 KiB of slots each: GB/s by copy size "
+           "(rows) and who waits (columns: the producer on the copy; 1 or 8 consumer warps on every lane; 8 on lane 0)\n"
+           "%6s",
+           sms, "chunk");
+    for (size_t k = 0; k < sizeof cf / sizeof cf[0]; k++) printf(" %16s", cf[k].name);
+    printf("\n");
+    json_key(w, "diag_handover");
+    json_arr_begin(w);
+    for (size_t a = 0; a < sizeof chs / sizeof chs[0]; a++) {
+        printf("%6u", chs[a]);
+        for (size_t k = 0; k < sizeof cf / sizeof cf[0]; k++) {
+            cm_err err;
+            double v[3];
+            for (int i = 0; i < 3; i++)
+                DK(dak_probe_handover(bench->ctx, p->gbuf, p->gprobe, sms, chs[a], cf[k].cwarps, cf[k].lane0, &v[i],
+                                      &err));
+            const double m = bench_median(v, 3);
+            printf(" %16.1f", m);
+            json_obj_begin(w);
+            json_kv_u64(w, "chunk", chs[a]);
+            json_kv_u64(w, "consumer_warps", cf[k].cwarps);
+            json_kv_bool(w, "lane0", cf[k].lane0);
+            json_kv_f64(w, "GBs", m);
+            json_obj_end(w);
+        }
+        printf("\n");
+    }
+    json_arr_end(w);
+}
+
 static void probe_diag(const bench_run *bench, const probe_bufs *p)
 {
     const uint32_t sms = bench->sms;
@@ -210,6 +253,7 @@ int bench_probes(bench_run *bench)
     const probe_bufs p = {.hbuf = hbuf, .hbuf_dev = hbuf_dev, .gbuf = gbuf, .hprobe = hprobe, .gprobe = gprobe};
     if (c->sec_cong) probe_congestion(bench, &p);
     if (c->sec_diag) probe_diag(bench, &p);
+    if (c->sec_diag) probe_handover(bench, &p);
     if (c->sec_diag) probe_link(bench, &p);
     /* ---- per-SM HBM shares (the spread of the split GEMM's CTAs) ---- */
     static double sm_us[BENCH_SMRATE_MAXSM];

@@ -317,16 +317,27 @@ extern "C" int dak_probe_bw(dak_gemm_ctx *ctx, const void *host_dev, size_t host
 /* HBM-only probe with a chosen copy size and assignment (diagnostic for the split GEMM).
  * times: per CTA {t0, t1, %smid}.  Contiguous: CTA j takes range (j + rot) mod grid.  ranges (or
  * NULL): chunk range [ranges[2 s], ranges[2 s + 1]) of the CTA on SM s, instead of its even share
- * by blockIdx. */
-__global__ void __launch_bounds__(32, 1)
+ * by blockIdx.  cwarps 0: one thread issues the copies and waits for each slot's copy itself before reusing the slot;
+ * cwarps 1..PROBE_CWARPS: the split kernel's ring hand-over, without its math: cwarps consumer warps wait for each
+ * slot's full barrier (every lane, or lane 0 then __syncwarp with lane0) and arrive on its empty barrier, which the
+ * producer waits for before reusing the slot. */
+#define PROBE_CWARPS 8u
+__global__ void __launch_bounds__(32u * (1u + PROBE_CWARPS), 1)
     k_probe_hbm(const uint8_t *src, unsigned long long bytes, uint32_t chunk, uint32_t w, int contiguous,
-                uint32_t rot, const unsigned long long *ranges, uint32_t nranges, unsigned long long *times)
+                uint32_t rot, const unsigned long long *ranges, uint32_t nranges, uint32_t cwarps, int lane0,
+                unsigned long long *times)
 {
     extern __shared__ __align__(1024) uint8_t buf[];
-    __shared__ __align__(8) uint64_t bars[PROBE_SLOTS];
-    if (threadIdx.x != 0) return;
-    for (uint32_t s = 0; s < w; s++) ptx_mbar_init(ptx_smem(&bars[s]), 1);
-    ptx_fence_mbar_init();
+    __shared__ __align__(8) uint64_t bars[PROBE_SLOTS], empty[PROBE_SLOTS];
+    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < w; s++) {
+            ptx_mbar_init(ptx_smem(&bars[s]), 1);
+            ptx_mbar_init(ptx_smem(&empty[s]), cwarps ? cwarps : 1u);
+        }
+        ptx_fence_mbar_init();
+    }
+    __syncthreads();
     const unsigned long long total = bytes / chunk;
     const uint32_t sm = ptx_smid();
     unsigned long long first, step, end;
@@ -343,30 +354,45 @@ __global__ void __launch_bounds__(32, 1)
         end = total;
         step = gridDim.x;
     }
-    uint64_t t0 = ptx_globaltimer();
-    unsigned long long it = 0;
-    for (unsigned long long ch = first; ch < end; ch += step, it++) {
-        uint32_t s = (uint32_t)(it % w);
-        if (it >= w) {
-            unsigned long long j = it - w;
-            ptx_mbar_wait(ptx_smem(&bars[s]), (uint32_t)((j / w) & 1u));
+    if (warp == 0 && lane == 0) {
+        const uint64_t t0 = ptx_globaltimer();
+        unsigned long long it = 0;
+        for (unsigned long long ch = first; ch < end; ch += step, it++) {
+            uint32_t s = (uint32_t)(it % w);
+            if (it >= w) { /* the slot's previous chunk: landed (cwarps 0) or released by the consumers */
+                const unsigned long long j = it - w;
+                ptx_mbar_wait(ptx_smem(cwarps ? &empty[s] : &bars[s]), (uint32_t)((j / w) & 1u));
+            }
+            ptx_mbar_arrive_expect_tx(ptx_smem(&bars[s]), chunk);
+            ptx_bulk_g2s(ptx_smem(buf + (size_t)s * chunk), src + ch * chunk, chunk, ptx_smem(&bars[s]));
         }
-        ptx_mbar_arrive_expect_tx(ptx_smem(&bars[s]), chunk);
-        ptx_bulk_g2s(ptx_smem(buf + (size_t)s * chunk), src + ch * chunk, chunk, ptx_smem(&bars[s]));
+        times[3 * blockIdx.x] = t0;
+        if (cwarps) return;
+        for (unsigned long long j = it > w ? it - w : 0; j < it; j++)
+            ptx_mbar_wait(ptx_smem(&bars[j % w]), (uint32_t)((j / w) & 1u));
+        times[3 * blockIdx.x + 1] = ptx_globaltimer();
+        times[3 * blockIdx.x + 2] = sm;
+    } else if (warp >= 1u && warp <= cwarps) {
+        unsigned long long it = 0;
+        for (unsigned long long ch = first; ch < end; ch += step, it++) {
+            const uint32_t s = (uint32_t)(it % w), ph = (uint32_t)((it / w) & 1u);
+            if (!lane0 || lane == 0) ptx_mbar_wait(ptx_smem(&bars[s]), ph);
+            __syncwarp();
+            if (lane == 0) ptx_mbar_arrive(ptx_smem(&empty[s]));
+        }
+        if (warp == 1u && lane == 0) {
+            times[3 * blockIdx.x + 1] = ptx_globaltimer();
+            times[3 * blockIdx.x + 2] = sm;
+        }
     }
-    for (unsigned long long j = it > w ? it - w : 0; j < it; j++)
-        ptx_mbar_wait(ptx_smem(&bars[j % w]), (uint32_t)((j / w) & 1u));
-    uint64_t t1 = ptx_globaltimer();
-    times[3 * blockIdx.x] = t0;
-    times[3 * blockIdx.x + 1] = t1;
-    times[3 * blockIdx.x + 2] = sm;
 }
 
 /* Runs k_probe_hbm once; t: 3 words per CTA (host memory).  Returns the GB/s over the span. */
 static int probe_hbm_run(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
                          int contiguous, uint32_t rot, const unsigned long long *ranges_dev, uint32_t nranges,
-                         unsigned long long *t, double *gbs, cm_err *err)
+                         uint32_t cwarps, int lane0, unsigned long long *t, double *gbs, cm_err *err)
 {
+    if (cwarps > PROBE_CWARPS) return cm_fail(err, "probe: %u consumer warps outside 0..%u", cwarps, PROBE_CWARPS);
     if (chunk != 8192 && chunk != 16384 && chunk != 32768)
         return cm_fail(err, "probe: chunk %u must be 8192, 16384 or 32768", chunk);
     if (ctas == 0 || ctas > ctx->sms) return cm_fail(err, "probe: %u CTAs outside 1..%u", ctas, ctx->sms);
@@ -376,8 +402,8 @@ static int probe_hbm_run(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint3
     unsigned long long *times;
     DAK_CU(cudaMalloc((void **)&times, 24u * ctas), err);
     DAK_CU(cudaFuncSetAttribute(k_probe_hbm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem), err);
-    k_probe_hbm<<<ctas, 32, smem>>>((const uint8_t *)hbm, bytes, chunk, w, contiguous, rot, ranges_dev, nranges,
-                                    times);
+    k_probe_hbm<<<ctas, 32u * (1u + cwarps), smem>>>((const uint8_t *)hbm, bytes, chunk, w, contiguous, rot, ranges_dev,
+                                                     nranges, cwarps, lane0, times);
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         cudaFree(times);
@@ -400,7 +426,16 @@ extern "C" int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, u
                              int contiguous, double *gbs, cm_err *err)
 {
     unsigned long long *t = (unsigned long long *)cm_malloc(24u * (ctas ? ctas : 1u));
-    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, contiguous, 0, NULL, 0, t, gbs, err);
+    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, contiguous, 0, NULL, 0, 0, 0, t, gbs, err);
+    free(t);
+    return rc;
+}
+
+extern "C" int dak_probe_handover(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                                  uint32_t cwarps, int lane0, double *gbs, cm_err *err)
+{
+    unsigned long long *t = (unsigned long long *)cm_malloc(24u * (ctas ? ctas : 1u));
+    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, 1, 0, NULL, 0, cwarps, lane0, t, gbs, err);
     free(t);
     return rc;
 }
@@ -436,7 +471,7 @@ extern "C" int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t byte
         }
     }
     unsigned long long *t = (unsigned long long *)cm_malloc(24u * ctas);
-    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, 1, rotate, rd, weights ? nsm : 0, t, gbs, err);
+    int rc = probe_hbm_run(ctx, hbm, bytes, ctas, chunk, 1, rotate, rd, weights ? nsm : 0, 0, 0, t, gbs, err);
     if (!rc)
         for (uint32_t b = 0; b < ctas; b++) {
             smid[b] = (uint32_t)t[3 * b + 2];

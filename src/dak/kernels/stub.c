@@ -136,6 +136,13 @@ int dak_probe_hbm(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t cta
     *gbs = 0.0;
     return NB(err);
 }
+int dak_probe_handover(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, uint32_t ctas, uint32_t chunk,
+                       uint32_t cwarps, int lane0, double *gbs, cm_err *err)
+{
+    (void)ctx, (void)hbm, (void)bytes, (void)ctas, (void)chunk, (void)cwarps, (void)lane0;
+    *gbs = 0.0;
+    return NB(err);
+}
 int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t bytes, const double *weights, uint32_t nsm,
                       uint32_t rotate, uint32_t *smid, double *us, double *gbs, cm_err *err)
 {
