@@ -34,7 +34,8 @@
  * CTA's last tile goes through its idle ring by default (wgmma layouts); without (diag_epi_global) in
  * the bn 128 / 256 variants.
  * The PDL stash (opts.stash): PDL sequences at N <= 8 with stash 2, 1 and 0, a host tier beside it, bf16 C,
- * first segments shorter than the stash (test_stash).
+ * first segments shorter than the stash (test_stash).  Two producer threads (diag_prod2, test_prod2): kstep 1 and auto,
+ * N 1 / 24, r 0 / 10 %.
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
  * N 1 / 8 / 64, r 0 and 10 %; an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 /
  * 40); and launches prepared before a prepare that grew the context's workspace (test_ctx_grow, with --chain).
@@ -720,6 +721,46 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* Two producer threads (opts.diag_prod2: the fix-up warp's lane 0 issues every other ring slot; a diagnostic of
+ * the seventeenth session): C against the reference at kstep 1 (many small slots, an odd ring on 64-row tiles) and the
+ * default kstep, N 1 and 24, r 0 and 10 % (a windowed host tier beside it); refused with pdl. */
+static int test_prod2(dak_gemm_ctx *ctx, int full)
+{
+    static const uint32_t shp[2][2] = {{1024, 2048}, {7168, 7168}};
+    static const uint32_t ns[2] = {1, 24};
+    for (int si = 0; si < (full ? 2 : 1); si++) {
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 24, 0x9d2 + si)) return -1;
+        for (int ni = 0; ni < 2; ni++) {
+            if (pshape_ref(&s, ns[ni])) return -1;
+            for (int v = 0; v < 4; v++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.diag_prod2 = 1;
+                o.kstep = v & 1 ? 0u : 1u;
+                const double r = v & 2 ? 0.1 : 0.0;
+                char label[48];
+                snprintf(label, sizeof label, "prod2 kstep %s", o.kstep ? "1" : "auto");
+                uint32_t rows;
+                double e;
+                dak_gemm_launch *l = case_checked(ctx, &s, ns[ni], r, &o, 2, label, &rows, &e);
+                if (!l) continue;
+                const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+                printf("  %-18s %5ux%-5u N %2u r %5.1f%% kstep %u slots %u / %u: rel err %.2e\n", label, s.M, s.K,
+                       ns[ni], 100.0 * rows / s.M, p->kstep, p->stages, p->hbm_stages, e);
+                dak_gemm_launch_free(l);
+            }
+        }
+        pshape_free(&s);
+    }
+    dak_gemm_opts o;
+    dak_gemm_opts_default(&o);
+    o.diag_prod2 = 1, o.pdl = 1;
+    expect_refused(ctx, &o, "diag_prod2");
+    fprintf(stderr, "prod2 tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 /* PDL sequences with a true data dependence: a chain of PDL launches on a square A where each launch's B is the launch
  * before's bf16 C (X_{i+1} = A X_i), run twice; each X_{i+1} against the fp32 reference A X_i of the X_i the GPU left,
  * and every element written (the outputs are poisoned with NaN before each chain).  A launch that read its B, or
@@ -1005,6 +1046,7 @@ int main(int argc, char **argv)
     test_extents(ctx);
     if (test_panel(ctx, !quick)) return 1;
     if (!panel_only && test_stash(ctx, !quick)) return 1;
+    if (!panel_only && test_prod2(ctx, !quick)) return 1;
     if (!panel_only && test_chain(ctx, !quick)) return 1;
     if (!panel_only && test_ctx_grow()) return 1;
     if (test_wgmma(ctx, !quick)) return 1;

@@ -25,6 +25,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->dyn_slots = c->dyn_slots;
     o->hbm_window = c->hbm_window;
     o->pdl_pre = c->pdl_pre;
+    o->diag_prod2 = (int)c->prod2;
     o->stash = c->stash;
     o->bn8 = (int)c->bn8;
 }

@@ -63,6 +63,8 @@ static void usage(FILE *o)
             "                   (dak_gemm_opts.stash; N <= 8): 0 (off), 1 or 2 (default 2)\n"
             "  --pdl-pre N      with pdl, copies of A each HBM-tier CTA of the split kernel issues before\n"
             "                   griddepcontrol.wait (dak_gemm_opts.pdl_pre): 0 (auto) or 1..24 (at most the ring)\n"
+            "  --prod2 N        1: two producer threads issue alternate ring slots (diagnostic; single launches, the PDL\n"
+            "                   columns are refused; dak_gemm_opts.diag_prod2)\n"
             "  --dyn-slots N    ring slots per dynamic unit in the fixed section's dyn columns\n"
             "                   (dak_gemm_opts.dyn_slots): 0 (auto: 2 when N <= 32, else 4) or 1..16\n"
             "  --panel-fork N   diagnostic: 1: the panel kernel on a forked stream beside the tiled kernel\n"
@@ -240,6 +242,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {
             if (!VAL() || arg_u32("dak bench", "--stash", v, 0, DAK_STASH_MAX, &c->stash)) return -1;
+        } else if (arg_is(a, "--prod2")) {
+            if (!VAL() || arg_u32("dak bench", "--prod2", v, 0, 1, &c->prod2)) return -1;
         } else if (arg_is(a, "--pdl-pre")) {
             if (!VAL() || arg_u32("dak bench", "--pdl-pre", v, 0, 24, &c->pdl_pre)) return -1;
         } else if (arg_is(a, "--hbm-window")) {

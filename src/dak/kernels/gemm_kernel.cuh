@@ -70,6 +70,7 @@ typedef struct {
     uint32_t epi_global;       /* diagnostic: partials added from L2, not staged (opts.diag_epi_global) */
     uint32_t fix_rs;           /* reduce-scatter fix-up where every contributor ends in the tile (opts.fix_rs) */
     uint32_t nob;              /* diagnostic: no B copies (opts.diag_nob) */
+    uint32_t prod2;            /* diagnostic: two producer threads, alternate slots (opts.diag_prod2) */
 } kparams;
 
 /* The split kernel's signature, shared by its definitions (K_SPLIT in gemm_split.cu) and the

@@ -293,6 +293,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     k->nomath = o->diag_nomath;
     k->noload = o->diag_noload;
     k->nob = (uint32_t)(o->diag_nob != 0);
+    k->prod2 = (uint32_t)(o->diag_prod2 != 0);
     k->b_perm = (uint32_t)b_perm;
     k->b_rn = b_perm ? 1u : p->kstep;
     k->b_rk = b_perm ? p->bn_box : 1u;

@@ -388,8 +388,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     }
     dak_group_sync(c);
 
-    if (warp == NCW) {
-        /* ---- producer: one lane issues every copy ---- */
+    if (warp == NCW || (p.prod2 && warp == NCW + 1u)) {
+        /* ---- producer: one lane issues every copy (diag_prod2: the fix-up warp's lane 0 every other slot) ---- */
+        const uint32_t pid = warp - NCW;
         if (lane == 0) {
             if (ts) ts[10] = ptx_globaltimer(); /* the producer starts: barriers initialised */
             const CUtensorMap *ta = tier ? &ta_g : &ta_h;
@@ -521,6 +522,11 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 if (ts && it == 0) ts[11] = ptx_globaltimer(); /* the first segment computed */
                 for (uint32_t kc = g.kb; kc < g.ke; kc++, it++, src += astep) {
                     const uint32_t fb = bar_full + 8u * s;
+                    if (p.prod2 && (it & 1u) != pid) { /* the other producer's slot */
+                        if (windowed && it >= pre && it >= W && ++sw == S) sw = 0, phw ^= 1u;
+                        if (++s == S) s = 0, ph ^= 1u;
+                        continue;
+                    }
                     if (it >= pre) { /* else its A went out before griddepcontrol.wait */
                         ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                         if (windowed && it >= W) {
@@ -545,7 +551,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 }
             }
             }
-            if (hostq) ptx_red_release_gpu_add_u32(p.hostq + 1, 1u); /* every copy issued (host_gate) */
+            if (hostq && pid == 0) ptx_red_release_gpu_add_u32(p.hostq + 1, 1u); /* every copy issued (host_gate) */
             if (p.wait_end) ptx_griddep_wait(); /* the panel kernel done before this one is (stream order) */
             if (tier == 0 && hb) atomicAdd(p.host_bytes, hb);
         }

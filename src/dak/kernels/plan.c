@@ -73,6 +73,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_nomath = 0;
     o->diag_noload = 0;
     o->diag_nob = 0;
+    o->diag_prod2 = 0;
     o->diag_b_nmajor = 0;
     o->diag_plain_launch = 0;
     o->bn8 = 1;
@@ -330,6 +331,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: diag_noload runs the math alone in single launches; set pdl 0 and dyn 0");
     if (o->diag_nob && (o->pdl || o->dyn)) /* (with pdl the stash's barrier would wait for B rows never sent) */
         return cm_fail(err, "gemm: diag_nob runs A's copies alone in single launches; set pdl 0 and dyn 0");
+    if (o->diag_prod2 && (o->pdl || o->dyn)) /* (the copies before griddepcontrol.wait have one producer) */
+        return cm_fail(err, "gemm: diag_prod2 runs two producers in single launches; set pdl 0 and dyn 0");
     if (o->panel == 1 && o->pdl)
         return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
     if (o->panel == 1 && o->a_tma2d)
