@@ -253,6 +253,14 @@ static void test_plan_errors(void)
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_nob"));
     o.pdl = 0, o.dyn = 1;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_nob"));
+    /* diag_prod2 (two producer threads) likewise: the copies before griddepcontrol.wait have one producer */
+    dak_gemm_opts_default(&o);
+    o.diag_prod2 = 1;
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+    o.pdl = 1;
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_prod2"));
+    o.pdl = 0, o.dyn = 1;
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_prod2"));
 }
 
 /* Panel path (A-stationary host rows, issue #7): host bytes = A's host bytes for every N,
