@@ -1,7 +1,8 @@
 /* dak bench gemm's sections before any shape, over one pair of probe buffers (512 MiB mapped host
  * memory, 2 GiB HBM): the bandwidth probes B_g and B_h that the bound uses, the congestion sweep
- * (Fig. 7: host SMs x window beside 100 HBM SMs), the diag probes (HBM: copy size x assignment, and SMs; the host
- * link: copy size x SMs, and TMA, copy engine or both) and smrate (bench_smrate.c). */
+ * (Fig. 7: host SMs x window beside 100 HBM SMs), the diag probes (HBM: copy size x assignment, and SMs; copy size x
+ * who waits on the ring's barriers; the host link: copy size x SMs, and TMA, copy engine or both) and smrate
+ * (bench_smrate.c). */
 #include <string.h>
 
 #include "bench_sections.h"
