@@ -387,6 +387,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (host_avail > sm_count) host_avail = sm_count;
     if (mt_h && host_avail < ch) host_avail = ch;
     uint32_t hbm_avail = mt_g ? (o->hbm_ctas ? o->hbm_ctas : sm_count - host_avail) : 0;
+    /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or dyn units
+     * run, and where the HBM rows bind the launch (!host_binds): where the host link binds, in a PDL sequence at
+     * r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile alignment") */
+    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
     /* 128-row HBM tiles (bm): at N = 64 a 64-row slot carries as many bytes of B as of A, so
      * every SM pulls 2x A's bytes through L2 (the L2 -> SM limit, ~7.5 TB/s, not HBM, bound the
      * N = 64 streaming in run 10); 128 rows per copy of B make it 1.5x, and halve B's TMA writes
@@ -398,10 +402,6 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * PDL stash), beside 7168^2 (112 tiles, aligned: 6 % slower) and 28672 x 7168 (448: 6 % slower); at N 24 / 32
      * equal; where the link binds 0-1 % slower as graphs (sixteenth session, NOTES-dak-kernels.md "128-row tiles at
      * N <= 16"). */
-    /* the HBM tier's CTA count is tile-aligned (opts.tile_align) unless it was asked for (hbm_ctas) or dyn units
-     * run, and where the HBM rows bind the launch (!host_binds): where the host link binds, in a PDL sequence at
-     * r = 1.8 %, N <= 8 the aligned count was 6.5 % slower (dak-gemm.md "Tile alignment") */
-    const int aligned = o->tile_align && !o->hbm_ctas && !o->dyn && !host_binds;
     const int narrow128 =
         o->bm == 0 && N <= 16 && !o->diag_b_nmajor && o->wave_align && aligned && ragged_tiles(mt_g, hbm_avail / c);
     p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32) || narrow128) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
