@@ -245,22 +245,23 @@ static void test_plan_errors(void)
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel 0"));
     o.panel = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
-    /* diag_nob (A's copies alone) in single launches only: with pdl the stash's barrier would wait for its B */
-    dak_gemm_opts_default(&o);
-    o.diag_nob = 1;
-    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
-    o.pdl = 1;
-    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_nob"));
-    o.pdl = 0, o.dyn = 1;
-    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_nob"));
-    /* diag_prod2 (two producer threads) likewise: the copies before griddepcontrol.wait have one producer */
-    dak_gemm_opts_default(&o);
-    o.diag_prod2 = 1;
-    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
-    o.pdl = 1;
-    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_prod2"));
-    o.pdl = 0, o.dyn = 1;
-    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "diag_prod2"));
+    /* single launches only, refused with pdl or dyn: diag_nob (A's copies alone; with pdl the stash's barrier would
+     * wait for its B) at N = 8, diag_prod2 (two producer threads; the copies before griddepcontrol.wait have one) at
+     * N = 24 */
+    for (int d = 0; d < 2; d++) {
+        const char *name = d ? "diag_prod2" : "diag_nob";
+        const uint32_t N = d ? 24u : 8u;
+        dak_gemm_opts_default(&o);
+        if (d)
+            o.diag_prod2 = 1;
+        else
+            o.diag_nob = 1;
+        CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
+        o.pdl = 1;
+        CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, name));
+        o.pdl = 0, o.dyn = 1;
+        CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, name));
+    }
 }
 
 /* Panel path (A-stationary host rows, issue #7): host bytes = A's host bytes for every N,
