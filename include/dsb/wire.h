@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "dsb/core.h"
+#include "dsb/stream.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "dsb wire codec assumes a little-endian host"
@@ -69,7 +70,9 @@ typedef enum {
     DSB_MSG_LOAD = 1,
     DSB_MSG_LOAD_ACK = 2,
     DSB_MSG_SOLVE = 3,
-    DSB_MSG_RESULT = 4
+    DSB_MSG_RESULT = 4,
+    DSB_MSG_STREAM = 5,  /* streamed coupling frame (Sec. VIII), 4096 bytes */
+    DSB_MSG_PASS_END = 6 /* end of one queue's frames of a pass */
 } dsb_wire_type;
 
 /* Reply status (RESULT and LOAD_ACK). */
@@ -126,6 +129,14 @@ typedef enum {
     DSB_WR_LOAD_CONFLICT,     /* fragment disagrees with its generation (n, format, size, xi) */
     DSB_WR_STALE_GENERATION,
     DSB_WR_BAD_MODEL_IMAGE,   /* dsb_model_from_packed rejected the complete image */
+    /* streamed frames (dsb_wire_stream_check): */
+    DSB_WR_BAD_ROW,           /* row >= n */
+    DSB_WR_BAD_BLOCK,         /* column block >= ceil(n / 32256) */
+    DSB_WR_WRONG_PASS,        /* a frame of another pass than the one being consumed */
+    DSB_WR_BAD_PADDING,       /* coupling bits set in columns >= n */
+    DSB_WR_BAD_DIAGONAL,      /* u_ii = 0: the stream carries a +1 diagonal (Eq. (10)) */
+    DSB_WR_BAD_QUEUE,         /* PASS_END: no queues, or queue >= queue count */
+    DSB_WR_BAD_FRAME_COUNT,   /* PASS_END: more frames than a pass has */
     DSB_WR_COUNT
 } dsb_wire_reason;
 
@@ -198,6 +209,33 @@ typedef struct {
     uint32_t t_tx_ns;      /* 60: end of solve -> handed to the transport */
 } dsb_wire_result;
 
+/* STREAM (Sec. VIII-A): payload = DSB_STREAM_PAYLOAD bytes, the coupling bits
+ * of columns [32256 block, 32256 (block + 1)) of `row` (bit u_ij = 1 for
+ * J_ij = +1, u_ii = 1, zero beyond n).  model_id and generation are 0, format
+ * is PM1, request_id names the run (free for the sender).  Sent in
+ * column-block-major order; `seq` counts the frames of (pass, queue). */
+typedef struct {
+    DSB_WIRE_COMMON_FIELDS
+    uint32_t row;   /* 36 */
+    uint32_t block; /* 40 */
+    uint32_t pass;  /* 44 */
+    uint16_t queue; /* 48: the sender queue that carried the frame */
+    uint16_t rsv16; /* 50 */
+    uint32_t rsv;   /* 52 */
+    uint64_t seq;   /* 56 */
+} dsb_wire_stream;
+
+/* PASS_END: no payload; one per sender queue closes its frames of a pass. */
+typedef struct {
+    DSB_WIRE_COMMON_FIELDS
+    uint32_t pass;        /* 36 */
+    uint32_t rsv;         /* 40 */
+    uint16_t queue;       /* 44 */
+    uint16_t queue_count; /* 46 */
+    uint64_t frames;      /* 48: STREAM frames this queue sent in the pass */
+    uint64_t rsv2;        /* 56 */
+} dsb_wire_pass_end;
+
 #define DSB_WIRE_OFF(T, f, o) DSB_WIRE_STATIC_ASSERT(offsetof(T, f) == (o), #T "." #f " at " #o)
 DSB_WIRE_OFF(dsb_wire_hdr, ethertype_be, 12);
 DSB_WIRE_OFF(dsb_wire_hdr, type, 14);
@@ -236,7 +274,24 @@ DSB_WIRE_OFF(dsb_wire_result, worker_id, 48);
 DSB_WIRE_OFF(dsb_wire_result, t_queue_ns, 52);
 DSB_WIRE_OFF(dsb_wire_result, t_solve_ns, 56);
 DSB_WIRE_OFF(dsb_wire_result, t_tx_ns, 60);
+DSB_WIRE_OFF(dsb_wire_stream, row, 36);
+DSB_WIRE_OFF(dsb_wire_stream, block, 40);
+DSB_WIRE_OFF(dsb_wire_stream, pass, 44);
+DSB_WIRE_OFF(dsb_wire_stream, queue, 48);
+DSB_WIRE_OFF(dsb_wire_stream, rsv16, 50);
+DSB_WIRE_OFF(dsb_wire_stream, rsv, 52);
+DSB_WIRE_OFF(dsb_wire_stream, seq, 56);
+DSB_WIRE_OFF(dsb_wire_pass_end, pass, 36);
+DSB_WIRE_OFF(dsb_wire_pass_end, rsv, 40);
+DSB_WIRE_OFF(dsb_wire_pass_end, queue, 44);
+DSB_WIRE_OFF(dsb_wire_pass_end, queue_count, 46);
+DSB_WIRE_OFF(dsb_wire_pass_end, frames, 48);
+DSB_WIRE_OFF(dsb_wire_pass_end, rsv2, 56);
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_hdr) == 64, "header is 64 bytes");
+DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_stream) == 64, "STREAM header is 64 bytes");
+DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_pass_end) == 64, "PASS_END header is 64 bytes");
+DSB_WIRE_STATIC_ASSERT(DSB_WIRE_HDR_BYTES + DSB_STREAM_PAYLOAD == DSB_STREAM_FRAME,
+                       "STREAM frame is 4096 bytes");
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_load) == 64, "LOAD header is 64 bytes");
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_load_ack) == 64, "LOAD_ACK header is 64 bytes");
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_solve) == 64, "SOLVE header is 64 bytes");
@@ -488,6 +543,75 @@ DSB_HD static inline size_t dsb_wire_build_load_ack(uint8_t *out, size_t cap,
     a.current_generation = current_generation;
     memcpy(out, &a, sizeof a);
     return DSB_WIRE_HDR_BYTES;
+}
+
+/* The common part of a streamed frame (STREAM or PASS_END): length, Ethernet
+ * type, version, type, zero status/flags/model id/generation, n of the run. */
+DSB_HD static inline dsb_wire_reason dsb_wire_stream_common(const uint8_t *frame, size_t len,
+                                                            uint8_t type, uint32_t frame_len,
+                                                            uint32_t n, const dsb_wire_hdr *h)
+{
+    if (len < DSB_WIRE_HDR_BYTES) return DSB_WR_TRUNCATED;
+    if (len > frame_len) return DSB_WR_OVERSIZE;
+    if (frame[12] != (uint8_t)(DSB_WIRE_ETHERTYPE >> 8) ||
+        frame[13] != (uint8_t)(DSB_WIRE_ETHERTYPE & 0xFFu))
+        return DSB_WR_BAD_ETHERTYPE;
+    if (h->version != DSB_WIRE_VERSION) return DSB_WR_BAD_VERSION;
+    if (h->type != type) return DSB_WR_BAD_TYPE;
+    if (len != frame_len || (size_t)DSB_WIRE_HDR_BYTES + h->payload_len != len)
+        return DSB_WR_LENGTH_MISMATCH;
+    if (h->status != 0) return DSB_WR_BAD_STATUS;
+    if (h->flags != 0) return DSB_WR_BAD_FLAGS;
+    if (h->model_id != 0 || h->generation != 0) return DSB_WR_RESERVED_NONZERO;
+    if (h->n != n) return DSB_WR_WRONG_N;
+    return DSB_WR_NONE;
+}
+
+/* Checks a STREAM frame received while consuming `pass` of an n-variable run,
+ * payload included (zero padding, +1 diagonal); on success *v holds its
+ * header.  Reads nothing beyond frame[0 .. len). */
+DSB_HD static inline dsb_wire_reason dsb_wire_stream_check(const uint8_t *frame, size_t len,
+                                                           uint32_t n, uint32_t pass,
+                                                           dsb_wire_stream *v)
+{
+    if (len >= DSB_WIRE_HDR_BYTES) memcpy(v, frame, DSB_WIRE_HDR_BYTES);
+    dsb_wire_reason r = dsb_wire_stream_common(frame, len, DSB_MSG_STREAM, DSB_STREAM_FRAME, n,
+                                               (const dsb_wire_hdr *)v);
+    if (r != DSB_WR_NONE) return r;
+    if (v->format != 1u /* PM1 */) return DSB_WR_BAD_FORMAT;
+    if (v->rsv16 != 0 || v->rsv != 0) return DSB_WR_RESERVED_NONZERO;
+    if (v->pass != pass) return DSB_WR_WRONG_PASS;
+    if (v->row >= n) return DSB_WR_BAD_ROW;
+    if (v->block >= dsb_stream_blocks(n)) return DSB_WR_BAD_BLOCK;
+    const uint8_t *payload = frame + DSB_WIRE_HDR_BYTES;
+    uint64_t first = (uint64_t)v->block * DSB_STREAM_WORDS; /* global word of payload word 0 */
+    if ((uint64_t)(v->block + 1u) * DSB_STREAM_COLS > n) { /* the last block: padding */
+        for (uint32_t w = 0; w < DSB_STREAM_WORDS; w++) {
+            uint32_t word;
+            memcpy(&word, payload + 4u * w, 4);
+            if (word & ~dsb_stream_valid_mask(n, first + w)) return DSB_WR_BAD_PADDING;
+        }
+    }
+    uint64_t dcol = v->row; /* the diagonal's column */
+    if (dcol / DSB_STREAM_COLS == v->block) {
+        uint32_t in = (uint32_t)(dcol % DSB_STREAM_COLS);
+        if (!(payload[in / 8u] >> (in % 8u) & 1u)) return DSB_WR_BAD_DIAGONAL;
+    }
+    return DSB_WR_NONE;
+}
+
+/* Checks a PASS_END of an n-variable run. */
+DSB_HD static inline dsb_wire_reason dsb_wire_pass_end_check(const uint8_t *frame, size_t len,
+                                                             uint32_t n, dsb_wire_pass_end *v)
+{
+    if (len >= DSB_WIRE_HDR_BYTES) memcpy(v, frame, DSB_WIRE_HDR_BYTES);
+    dsb_wire_reason r = dsb_wire_stream_common(frame, len, DSB_MSG_PASS_END, DSB_WIRE_HDR_BYTES,
+                                               n, (const dsb_wire_hdr *)v);
+    if (r != DSB_WR_NONE) return r;
+    if (v->format != 0 || v->rsv != 0 || v->rsv2 != 0) return DSB_WR_RESERVED_NONZERO;
+    if (v->queue_count == 0 || v->queue >= v->queue_count) return DSB_WR_BAD_QUEUE;
+    if (v->frames > dsb_stream_frames(n)) return DSB_WR_BAD_FRAME_COUNT;
+    return DSB_WR_NONE;
 }
 
 /* Host functions (src/dsb/wire.c); declared for .cu host code too. */

@@ -26,7 +26,9 @@ const char *dsb_wire_reason_name(unsigned reason)
         "bad_dt",         "bad_k",            "bad_b",            "bad_field_len",
         "bad_field_value", "format_in_solve", "unknown_model",    "model_incomplete",
         "wrong_n",        "wrong_generation", "too_large",        "load_conflict",
-        "stale_generation", "bad_model_image"};
+        "stale_generation", "bad_model_image", "bad_row",        "bad_block",
+        "wrong_pass",     "bad_padding",      "bad_diagonal",
+        "bad_queue",      "bad_frame_count"};
     return reason < DSB_WR_COUNT ? names[reason] : "invalid_reason";
 }
 
@@ -37,6 +39,8 @@ const char *dsb_wire_type_name(unsigned type)
     case DSB_MSG_LOAD_ACK: return "LOAD_ACK";
     case DSB_MSG_SOLVE: return "SOLVE";
     case DSB_MSG_RESULT: return "RESULT";
+    case DSB_MSG_STREAM: return "STREAM";
+    case DSB_MSG_PASS_END: return "PASS_END";
     default: return "unknown";
     }
 }

@@ -1,0 +1,227 @@
+/* Streaming dense couplings (seed 000, Sec. VIII): a dSB solve whose n x n
+ * one-bit coupling matrix never rests anywhere.  Frames of one row's column
+ * block arrive in column-block-major order; the solver keeps only O(B n)
+ * state (positions, momenta, signs, int32 mismatch counters) and reuses each
+ * frame across the B replicas.  K updates take K + 1 passes over the matrix:
+ * pass p evaluates the couplings of the signs after p updates, records their
+ * energy, and (p < K) advances the state one dSB step; the last pass records
+ * the final energy only.
+ *
+ * The first part of this header is arithmetic shared by the CPU reference and
+ * the GPU kernels (DSB_HD, like dsb/core.h): frame geometry, the two instances'
+ * coupling bits, the coupling sum of Eq. (10), and the sign-bitmap checksum.
+ * The second part is the host API of the CPU reference (src/dsb/stream.c).
+ *
+ * Bits: u_ij = 1 for J_ij = +1.  The transmitted diagonal is u_ii = 1 and the
+ * padding bits (columns >= n of the last column block) are 0, in the frames
+ * and in the sign tiles alike, so the mismatch count c_i over the whole padded
+ * row gives  sum_{j != i} J_ij s_j = n - 2 c_i - s_i   (Eq. (10)). */
+#ifndef DSB_STREAM_H
+#define DSB_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "dsb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DSB_STREAM_PAYLOAD 4032u                        /* P_f: bytes of couplings a frame */
+#define DSB_STREAM_FRAME (64u + DSB_STREAM_PAYLOAD)     /* 4096: header + payload */
+#define DSB_STREAM_COLS (8u * DSB_STREAM_PAYLOAD)       /* C_b = 32,256 couplings */
+#define DSB_STREAM_WORDS (DSB_STREAM_PAYLOAD / 4u)      /* 1008 32-bit words */
+/* |a_i| <= n - 1 must stay below 2^24 for the exact FP32 conversion of
+ * Prop. 1(iii) (the paper measures up to 10^7). */
+#define DSB_STREAM_MAX_N (1u << 24)
+/* Replicas whose sign tiles of one column block (B x 4032 B) a GPU block
+ * keeps in shared memory: 32 x 4032 B = 126 KiB. */
+#define DSB_STREAM_MAX_REPLICAS 32u
+
+typedef enum { DSB_STREAM_MATTIS = 1, DSB_STREAM_RANDOM = 2 } dsb_stream_instance;
+
+/* ---- geometry (Eq. (9)) ----------------------------------------------------- */
+DSB_HD static inline uint32_t dsb_stream_blocks(uint32_t n)
+{
+    return (n + DSB_STREAM_COLS - 1u) / DSB_STREAM_COLS;
+}
+/* Sign words of one replica on the frame grid: blocks x 1008 (zero padded). */
+DSB_HD static inline uint64_t dsb_stream_grid_words(uint32_t n)
+{
+    return (uint64_t)dsb_stream_blocks(n) * DSB_STREAM_WORDS;
+}
+DSB_HD static inline uint64_t dsb_stream_frames(uint32_t n)
+{
+    return (uint64_t)n * dsb_stream_blocks(n);
+}
+/* V(n) = n ceil(n / C_b) P_f: the payload bytes of one pass, padding included. */
+DSB_HD static inline uint64_t dsb_stream_pass_bytes(uint32_t n)
+{
+    return dsb_stream_frames(n) * DSB_STREAM_PAYLOAD;
+}
+/* Frame f of a pass in column-block-major order: block f / n, row f % n. */
+DSB_HD static inline void dsb_stream_frame_coords(uint64_t f, uint32_t n, uint32_t *row,
+                                                  uint32_t *block)
+{
+    *block = (uint32_t)(f / n);
+    *row = (uint32_t)(f % n);
+}
+/* Mask of the columns < n in global sign word gw (32 columns each). */
+DSB_HD static inline uint32_t dsb_stream_valid_mask(uint32_t n, uint64_t gw)
+{
+    uint64_t first = gw * 32u;
+    if (first >= n) return 0u;
+    uint64_t left = n - first;
+    return left >= 32u ? 0xFFFFFFFFu : ((1u << left) - 1u);
+}
+
+/* ---- the instances' coupling bits (Sec. VIII-B) -----------------------------
+ * Keys separate the domains of one seed: the random couplings' pair hash and
+ * the Mattis sign vector eta. */
+DSB_HD static inline uint64_t dsb_stream_key(uint64_t seed, dsb_stream_instance kind)
+{
+    return dsb_mix64(seed ^ (kind == DSB_STREAM_MATTIS ? 0x4D41545449535EE7ull
+                                                       : 0x52414E444F4D4A4Aull));
+}
+/* eta_j = +1 when the bit is 1. */
+DSB_HD static inline uint32_t dsb_stream_eta_bit(uint64_t key, uint32_t j)
+{
+    return (uint32_t)(dsb_mix64(key ^ (uint64_t)j) >> 63);
+}
+/* Random instance: J_ij = J_ji = +1 when the hash of (seed, {i, j}) has its top
+ * bit set, for i != j; the transmitted diagonal is +1. */
+DSB_HD static inline uint32_t dsb_stream_random_bit(uint64_t key, uint32_t i, uint32_t j)
+{
+    if (i == j) return 1u;
+    uint32_t lo = i < j ? i : j, hi = i < j ? j : i;
+    return (uint32_t)(dsb_mix64(key ^ (((uint64_t)lo << 32) | hi)) >> 63);
+}
+/* Word gw (columns 32 gw .. 32 gw + 31) of eta, zero beyond n. */
+DSB_HD static inline uint32_t dsb_stream_eta_word(uint64_t key, uint32_t n, uint64_t gw)
+{
+    uint32_t mask = dsb_stream_valid_mask(n, gw), w = 0;
+    for (uint32_t b = 0; b < 32u; b++)
+        if (mask >> b & 1u) w |= dsb_stream_eta_bit(key, (uint32_t)(gw * 32u + b)) << b;
+    return w;
+}
+/* Mattis row i, word gw: J_ij = eta_i eta_j is +1 where eta_j equals eta_i
+ * (the diagonal included), given eta's word gw. */
+DSB_HD static inline uint32_t dsb_stream_mattis_word(uint32_t eta_i, uint32_t eta_word,
+                                                     uint32_t n, uint64_t gw)
+{
+    return (eta_i ? eta_word : ~eta_word) & dsb_stream_valid_mask(n, gw);
+}
+DSB_HD static inline uint32_t dsb_stream_random_word(uint64_t key, uint32_t i, uint32_t n,
+                                                     uint64_t gw)
+{
+    uint32_t mask = dsb_stream_valid_mask(n, gw), w = 0;
+    for (uint32_t b = 0; b < 32u; b++)
+        if (mask >> b & 1u) w |= dsb_stream_random_bit(key, i, (uint32_t)(gw * 32u + b)) << b;
+    return w;
+}
+
+/* ---- Eq. (10) and the records -------------------------------------------------
+ * Coupling sum of row i from its mismatch count c_i over the padded row; the
+ * diagonal correction -s_i has the opposite sign of Prop. 1(i) because the
+ * stream carries u_ii = 1. */
+DSB_HD static inline int32_t dsb_stream_coupling_sum(uint32_t n, int32_t mismatches, int32_t s_i)
+{
+    return (int32_t)n - 2 * mismatches - s_i;
+}
+/* The 64-bit spin-bitmap checksum is the sum (mod 2^64) over the bitmap's
+ * 64-bit words k (sign words 2k and 2k+1, the last one zero-extended) of
+ * this term; a sum, so GPU blocks can add their words in any order. */
+DSB_HD static inline uint64_t dsb_stream_checksum_term(uint64_t k, uint64_t word64)
+{
+    return dsb_mix64(word64 ^ (k * 0xD6E8FEB86659FD93ull));
+}
+/* Default coupling gain of the streamed runs: xi = 0.5 / sqrt(n) (Sec. VIII-B). */
+#define DSB_STREAM_DEFAULT_DT 1.1f
+#define DSB_STREAM_DEFAULT_SEED 42u
+
+/* ---- host API: the CPU reference (src/dsb/stream.c) ------------------------- */
+
+typedef struct {
+    uint32_t n;
+    uint32_t replicas;          /* B, 1 .. DSB_STREAM_MAX_REPLICAS */
+    uint32_t updates;           /* K >= 1 dSB steps; K + 1 passes */
+    float dt;                   /* 1.1 in the paper's runs */
+    float xi;                   /* 0 = 0.5 / sqrt(n) */
+    uint64_t seed;              /* instance and initial states (42 in the paper) */
+    dsb_stream_instance instance;
+} dsb_stream_params;
+
+/* One pass: the energies of the signs the pass evaluated (before its update)
+ * and the checksums of the signs after it (equal to the incoming ones on the
+ * final pass). */
+typedef struct {
+    uint32_t pass;
+    int updated;                /* 1 on passes 0 .. K-1 */
+    uint32_t best_replica;      /* lowest 2E, lowest index on ties */
+    int64_t best_energy2;
+    int64_t *energy2;           /* B entries */
+    uint64_t *checksum;         /* B entries */
+    uint64_t frames;            /* frames consumed (== dsb_stream_frames(n)) */
+    uint64_t bad_frames;        /* rejected by the frame check, counted */
+    double seconds;             /* the pass's frame consumption */
+} dsb_stream_record;
+
+/* The resident state: x, y (B x n), signs on the frame grid (B x blocks x
+ * 1008 words), mismatch counters (B x n). */
+typedef struct dsb_stream_state dsb_stream_state;
+
+void dsb_stream_params_default(dsb_stream_params *p);
+int dsb_stream_params_check(const dsb_stream_params *p, cm_err *err);
+float dsb_stream_xi(const dsb_stream_params *p);
+const char *dsb_stream_instance_name(dsb_stream_instance k);
+/* "mattis" or "random"; -1 if neither. */
+int dsb_stream_instance_parse(const char *s, dsb_stream_instance *out);
+/* Mattis: 2E of the ground state s = +-eta, -n(n-1); the random instance has
+ * no known ground state (returns 0). */
+int dsb_stream_known_ground(const dsb_stream_params *p, int64_t *energy2);
+
+/* Builds frame (row, block) of `pass` into out (DSB_STREAM_FRAME bytes): the
+ * wire header of dsb/wire.h and the row's coupling bits.  eta is the Mattis
+ * sign bitmap on the frame grid (dsb_stream_eta_bitmap), NULL for random. */
+void dsb_stream_build_frame(uint8_t *out, const dsb_stream_params *p, const uint32_t *eta,
+                            uint32_t pass, uint32_t row, uint32_t block, uint16_t queue,
+                            uint64_t seq);
+/* eta on the frame grid (dsb_stream_grid_words(n) words, zero padding); free(). */
+uint32_t *dsb_stream_eta_bitmap(const dsb_stream_params *p);
+
+/* Allocates the state at the initial positions dsb_initial_state(seed, b, i). */
+int dsb_stream_state_create(const dsb_stream_params *p, dsb_stream_state **out, cm_err *err);
+void dsb_stream_state_free(dsb_stream_state *s);
+/* Checks a received frame against the run (dsb_wire_stream_check) and, if it
+ * is good, adds its mismatches for every replica to the row's counters.
+ * Returns DSB_WR_NONE or the reason it was rejected (the caller counts it).
+ * Frames of distinct rows may be consumed concurrently. */
+int dsb_stream_consume(dsb_stream_state *s, uint32_t pass, const uint8_t *frame, size_t len);
+/* Ends a pass: coupling sums (Eq. (10)), energies, the dSB step when
+ * `update`, checksums, counters cleared.  Fills rec (its arrays allocated by
+ * dsb_stream_record_init). */
+void dsb_stream_end_pass(dsb_stream_state *s, uint32_t pass, int update, uint32_t threads,
+                         dsb_stream_record *rec);
+/* Spin bits of replica b on the frame grid (read-only view). */
+const uint32_t *dsb_stream_signs(const dsb_stream_state *s, uint32_t b);
+
+void dsb_stream_record_init(dsb_stream_record *r, uint32_t replicas);
+void dsb_stream_record_free(dsb_stream_record *r);
+/* The checksum of a sign bitmap of n bits (words as in dsb_stream_signs). */
+uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n);
+
+/* A whole run on the CPU with frames generated in process (source `gen`):
+ * `threads` workers (0 = online cores) each build and consume the frames of
+ * their rows.  on_pass (may be NULL) is called after every pass; a non-zero
+ * return stops the run.  progress: a line with rate and ETA on stderr. */
+typedef int (*dsb_stream_pass_fn)(const dsb_stream_record *rec, void *ctx);
+int dsb_stream_run_cpu(const dsb_stream_params *p, uint32_t threads, int progress,
+                       dsb_stream_pass_fn on_pass, void *ctx, cm_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DSB_STREAM_H */

@@ -1,0 +1,423 @@
+/* The streaming solver's CPU reference (seed 000, Sec. VIII): geometry against
+ * the paper's figures, the instances' coupling bits, the STREAM / PASS_END
+ * frame checks, and the solver against independent computations: the
+ * resident CPU solver on the same matrix (bit-exact trajectories), direct
+ * coupling sums, the Mattis closed-form energy and its known ground state. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "dsb/instances.h"
+#include "dsb/model.h"
+#include "dsb/solve.h"
+#include "dsb/stream.h"
+#include "dsb/wire.h"
+
+/* ---- geometry: the paper's numbers (Sec. VIII-A) ---------------------------- */
+static void test_geometry(void)
+{
+    CHECK(DSB_STREAM_COLS == 32256u && DSB_STREAM_FRAME == 4096u, "C_b 32,256, 4096-byte frames");
+    CHECK(dsb_stream_pass_bytes(10000) == 40320000ull, "n = 1e4: 40.32 MB a pass");
+    CHECK(dsb_stream_pass_bytes(10000000) == 12539520000000ull, "n = 1e7: 12.53952 TB");
+    CHECK(dsb_stream_frames(10000000) == 3110000000ull, "n = 1e7: 3.11e9 frames");
+    CHECK(dsb_stream_blocks(32256) == 1 && dsb_stream_blocks(32257) == 2, "block boundary");
+    CHECK(dsb_stream_valid_mask(40, 0) == 0xFFFFFFFFu && dsb_stream_valid_mask(40, 1) == 0xFFu &&
+              dsb_stream_valid_mask(40, 2) == 0u,
+          "valid mask");
+    uint32_t row, blk;
+    dsb_stream_frame_coords(3ull * 1000 + 7, 1000, &row, &blk);
+    CHECK(row == 7 && blk == 3, "column-block-major order: row %u block %u", row, blk);
+}
+
+/* ---- coupling bits ------------------------------------------------------------ */
+static void test_bits(void)
+{
+    uint64_t key = dsb_stream_key(42, DSB_STREAM_RANDOM);
+    uint32_t n = 300, sym = 1, diag = 1, ones = 0, words_ok = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        diag &= dsb_stream_random_bit(key, i, i);
+        for (uint32_t j = 0; j < n; j++) {
+            sym &= dsb_stream_random_bit(key, i, j) == dsb_stream_random_bit(key, j, i);
+            if (i != j) ones += dsb_stream_random_bit(key, i, j);
+        }
+        for (uint64_t gw = 0; gw < dsb_words(n) + 2; gw++) {
+            uint32_t w = dsb_stream_random_word(key, i, n, gw), ref = 0;
+            for (uint32_t b = 0; b < 32; b++)
+                if (gw * 32 + b < n) ref |= dsb_stream_random_bit(key, i, (uint32_t)(gw * 32 + b)) << b;
+            words_ok &= w == ref;
+        }
+    }
+    CHECK(sym, "random couplings symmetric");
+    CHECK(diag, "transmitted diagonal +1");
+    double frac = (double)ones / ((double)n * (n - 1));
+    CHECK(frac > 0.48 && frac < 0.52, "random couplings half +1: %.4f", frac);
+    CHECK(words_ok, "random words = their bits, zero beyond n");
+    CHECK(dsb_stream_key(42, DSB_STREAM_RANDOM) != dsb_stream_key(43, DSB_STREAM_RANDOM) &&
+              dsb_stream_key(42, DSB_STREAM_RANDOM) != dsb_stream_key(42, DSB_STREAM_MATTIS),
+          "keys differ by seed and instance");
+
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.n = 77;
+    uint32_t *eta = dsb_stream_eta_bitmap(&p);
+    uint64_t ekey = dsb_stream_key(p.seed, DSB_STREAM_MATTIS);
+    int mattis_ok = 1, pad_ok = 1;
+    for (uint32_t i = 0; i < p.n; i++) {
+        uint32_t ei = dsb_stream_eta_bit(ekey, i);
+        for (uint64_t gw = 0; gw < 3; gw++) {
+            uint32_t w = dsb_stream_mattis_word(ei, eta[gw], p.n, gw);
+            for (uint32_t b = 0; b < 32; b++) {
+                uint64_t j = gw * 32 + b;
+                uint32_t bit = w >> b & 1u;
+                if (j >= p.n) pad_ok &= bit == 0;
+                else mattis_ok &= bit == (ei == dsb_stream_eta_bit(ekey, (uint32_t)j));
+            }
+        }
+    }
+    for (uint64_t gw = 3; gw < dsb_stream_grid_words(p.n); gw++) pad_ok &= eta[gw] == 0;
+    CHECK(mattis_ok, "Mattis bits: J_ij = eta_i eta_j, +1 diagonal");
+    CHECK(pad_ok, "Mattis padding zero");
+    free(eta);
+}
+
+/* ---- the frame checks ---------------------------------------------------------- */
+static uint8_t good[DSB_STREAM_FRAME], bad[DSB_STREAM_FRAME + 8];
+
+static dsb_wire_reason check_frame(const uint8_t *f, size_t len, uint32_t n, uint32_t pass)
+{
+    dsb_wire_stream v;
+    return dsb_wire_stream_check(f, len, n, pass, &v);
+}
+
+static void test_frames(void)
+{
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.n = 40000; /* two column blocks; the second holds 7,744 columns */
+    p.instance = DSB_STREAM_RANDOM;
+    dsb_stream_build_frame(good, &p, NULL, 3, 33000, 1, 2, 99);
+    dsb_wire_stream v;
+    CHECK(dsb_wire_stream_check(good, sizeof good, p.n, 3, &v) == DSB_WR_NONE, "good frame");
+    CHECK(v.row == 33000 && v.block == 1 && v.pass == 3 && v.queue == 2 && v.seq == 99,
+          "header fields");
+    uint32_t w0;
+    memcpy(&w0, good + 64, 4);
+    uint64_t key = dsb_stream_key(p.seed, DSB_STREAM_RANDOM);
+    CHECK(w0 == dsb_stream_random_word(key, 33000, p.n, DSB_STREAM_WORDS), "payload word 0");
+
+#define BAD(reason, len, mutate)                                                               \
+    do {                                                                                       \
+        memcpy(bad, good, sizeof good);                                                        \
+        mutate;                                                                                \
+        dsb_wire_reason r_ = check_frame(bad, (len), p.n, 3);                                  \
+        CHECK(r_ == (reason), "%s: got %s", #reason, dsb_wire_reason_name(r_));              \
+    } while (0)
+    BAD(DSB_WR_TRUNCATED, 63, (void)0);
+    BAD(DSB_WR_OVERSIZE, sizeof good + 1, (void)0);
+    BAD(DSB_WR_LENGTH_MISMATCH, sizeof good - 1, (void)0);
+    BAD(DSB_WR_BAD_ETHERTYPE, sizeof good, bad[12] = 0x08);
+    BAD(DSB_WR_BAD_VERSION, sizeof good, bad[15] = 9);
+    BAD(DSB_WR_BAD_TYPE, sizeof good, bad[14] = DSB_MSG_SOLVE);
+    BAD(DSB_WR_LENGTH_MISMATCH, sizeof good, bad[32] ^= 1);
+    BAD(DSB_WR_BAD_STATUS, sizeof good, bad[16] = 1);
+    BAD(DSB_WR_BAD_FLAGS, sizeof good, bad[35] = 1);
+    BAD(DSB_WR_RESERVED_NONZERO, sizeof good, bad[18] = 1);     /* model id */
+    BAD(DSB_WR_RESERVED_NONZERO, sizeof good, bad[28] = 1);     /* generation */
+    BAD(DSB_WR_RESERVED_NONZERO, sizeof good, bad[50] = 1);
+    BAD(DSB_WR_RESERVED_NONZERO, sizeof good, bad[53] = 1);
+    BAD(DSB_WR_WRONG_N, sizeof good, bad[24] ^= 1);
+    BAD(DSB_WR_BAD_FORMAT, sizeof good, bad[34] = 3);
+    BAD(DSB_WR_WRONG_PASS, sizeof good, bad[44] = 4);
+    BAD(DSB_WR_BAD_ROW, sizeof good, (bad[36] = 0x40, bad[37] = 0x9C, bad[38] = 0)); /* 40000 */
+    BAD(DSB_WR_BAD_BLOCK, sizeof good, bad[40] = 2);
+    /* column 40000 is the second block's bit 7744: padding */
+    BAD(DSB_WR_BAD_PADDING, sizeof good, bad[64 + 7744 / 8] |= 1u << (7744 % 8));
+    BAD(DSB_WR_BAD_PADDING, sizeof good, bad[sizeof good - 1] = 0x80);
+    /* row 33000's diagonal: column 33000 = bit 744 of block 1 */
+    BAD(DSB_WR_BAD_DIAGONAL, sizeof good, bad[64 + 744 / 8] &= (uint8_t)~(1u << (744 % 8)));
+    int prefix_ok = 1;
+    for (size_t l = 0; l < sizeof good; l++)
+        if (check_frame(good, l, p.n, 3) == DSB_WR_NONE) prefix_ok = 0;
+    CHECK(prefix_ok, "every prefix of a good frame rejected");
+    /* the request server's decoder refuses streamed frames */
+    dsb_wire_msg m;
+    CHECK(dsb_wire_decode(good, sizeof good, 1, &m) != DSB_WR_NONE, "STREAM not a request");
+    CHECK(!strcmp(dsb_wire_type_name(DSB_MSG_STREAM), "STREAM") &&
+              !strcmp(dsb_wire_type_name(DSB_MSG_PASS_END), "PASS_END"),
+          "type names");
+
+    /* PASS_END */
+    uint8_t pe[64];
+    dsb_wire_pass_end e;
+    dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);
+    e.n = p.n;
+    e.pass = 3;
+    e.queue = 1;
+    e.queue_count = 4;
+    e.frames = 20000;
+    memcpy(pe, &e, 64);
+    dsb_wire_pass_end ev;
+    CHECK(dsb_wire_pass_end_check(pe, 64, p.n, &ev) == DSB_WR_NONE && ev.frames == 20000,
+          "good PASS_END");
+    uint8_t pb[65];
+#define BAD_END(reason, len, mutate)                                                           \
+    do {                                                                                       \
+        memcpy(pb, pe, 64);                                                                    \
+        mutate;                                                                                \
+        dsb_wire_reason r_ = dsb_wire_pass_end_check(pb, (len), p.n, &ev);                     \
+        CHECK(r_ == (reason), "PASS_END %s: got %s", #reason, dsb_wire_reason_name(r_));     \
+    } while (0)
+    BAD_END(DSB_WR_OVERSIZE, 65, (void)0);
+    BAD_END(DSB_WR_TRUNCATED, 40, (void)0);
+    BAD_END(DSB_WR_BAD_TYPE, 64, pb[14] = DSB_MSG_STREAM);
+    BAD_END(DSB_WR_LENGTH_MISMATCH, 64, pb[32] = 8);
+    BAD_END(DSB_WR_BAD_QUEUE, 64, pb[44] = 4);
+    BAD_END(DSB_WR_BAD_QUEUE, 64, (pb[46] = 0, pb[44] = 0));
+    BAD_END(DSB_WR_BAD_FRAME_COUNT, 64, pb[55] = 1);
+    BAD_END(DSB_WR_RESERVED_NONZERO, 64, pb[60] = 1);
+    BAD_END(DSB_WR_WRONG_N, 64, pb[25] ^= 1);
+}
+
+/* ---- the solver ------------------------------------------------------------------ */
+typedef struct {
+    uint32_t passes, B;
+    int64_t energy2[64][8];
+    uint64_t checksum[64][8];
+    int64_t best[64];
+    uint64_t frames[64];
+} records;
+
+static int keep(const dsb_stream_record *r, void *arg)
+{
+    records *k = arg;
+    if (r->pass < 64) {
+        for (uint32_t b = 0; b < k->B && b < 8; b++) {
+            k->energy2[r->pass][b] = r->energy2[b];
+            k->checksum[r->pass][b] = r->checksum[b];
+        }
+        k->best[r->pass] = r->best_energy2;
+        k->frames[r->pass] = r->frames;
+    }
+    k->passes++;
+    return 0;
+}
+
+/* The streamed solve against the resident CPU solver on the same couplings
+ * (PM1 model with zero diagonal, h = 0, same seed, xi, dt, K): the final
+ * energies, spins and checksums of every replica must agree bit for bit. */
+static void test_against_resident(dsb_stream_instance kind, uint32_t n, uint32_t B, uint32_t K)
+{
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.n = n;
+    p.replicas = B;
+    p.updates = K;
+    p.instance = kind;
+    p.seed = 7;
+    records rec = {0, B, {{0}}, {{0}}, {0}, {0}};
+    cm_err err = {{0}};
+    CHECK(dsb_stream_run_cpu(&p, 2, 0, keep, &rec, &err) == 0, "run: %s", err.msg);
+    CHECK(rec.passes == K + 1, "K + 1 passes: %u", rec.passes);
+    for (uint32_t q = 0; q < rec.passes && q < 64; q++)
+        CHECK(rec.frames[q] == n, "pass %u consumed %llu frames", q,
+              (unsigned long long)rec.frames[q]);
+
+    /* the same matrix as a dense int8 J with zero diagonal */
+    int8_t *J = malloc((size_t)n * n);
+    uint64_t key = dsb_stream_key(p.seed, kind);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t bit = kind == DSB_STREAM_RANDOM
+                               ? dsb_stream_random_bit(key, i, j)
+                               : dsb_stream_eta_bit(key, i) == dsb_stream_eta_bit(key, j);
+            J[(size_t)i * n + j] = i == j ? 0 : bit ? 1 : -1;
+        }
+    dsb_model m;
+    CHECK(dsb_model_pack(J, n, DSB_FMT_PM1, &m, &err) == 0, "pack: %s", err.msg);
+    dsb_params rp;
+    dsb_params_default(&rp);
+    rp.replicas = B;
+    rp.steps = K;
+    rp.dt = p.dt;
+    rp.xi = dsb_stream_xi(&p);
+    rp.seed = p.seed;
+    dsb_result r;
+    dsb_result_init(&r, n, B, 0);
+    CHECK(dsb_solve_cpu(&m, NULL, &rp, 2, &r, &err) == 0, "resident solve: %s", err.msg);
+    int same_e = 1, same_c = 1;
+    for (uint32_t b = 0; b < B; b++) {
+        same_e &= rec.energy2[K][b] == r.energy2[b];
+        same_c &= rec.checksum[K][b] == dsb_stream_checksum(r.spins + (size_t)b * m.words, n);
+    }
+    CHECK(same_e, "%s n=%u B=%u K=%u: final energies equal the resident solver's (%lld vs %lld)",
+          dsb_stream_instance_name(kind), n, B, K, (long long)rec.energy2[K][0],
+          (long long)r.energy2[0]);
+    CHECK(same_c, "%s n=%u: final spins (checksums) equal the resident solver's",
+          dsb_stream_instance_name(kind), n);
+    /* the trajectory moved: not every pass has the same energy */
+    int moved = 0;
+    for (uint32_t q = 1; q <= K; q++) moved |= rec.energy2[q][0] != rec.energy2[0][0];
+    CHECK(moved, "the energies change over the passes");
+    dsb_result_free(&r);
+    dsb_model_free(&m);
+    free(J);
+}
+
+/* Pass 0 evaluates the initial signs: its energies against a direct sum over
+ * the coupling function (random) or the closed form 2E = n - (eta . s)^2
+ * (Mattis), independent of frames, counters and Eq. (10). */
+static void test_pass0_energy(dsb_stream_instance kind, uint32_t n, uint32_t B)
+{
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.n = n;
+    p.replicas = B;
+    p.updates = 1;
+    p.instance = kind;
+    records rec = {0, B, {{0}}, {{0}}, {0}, {0}};
+    cm_err err = {{0}};
+    CHECK(dsb_stream_run_cpu(&p, 2, 0, keep, &rec, &err) == 0, "run: %s", err.msg);
+    uint64_t key = dsb_stream_key(p.seed, kind);
+    int32_t *s = malloc(n * sizeof *s);
+    for (uint32_t b = 0; b < B; b++) {
+        for (uint32_t i = 0; i < n; i++) {
+            float x, y;
+            dsb_initial_state(p.seed, b, i, &x, &y);
+            s[i] = dsb_sign(x);
+        }
+        int64_t e2 = 0;
+        if (kind == DSB_STREAM_MATTIS) {
+            int64_t mag = 0;
+            for (uint32_t i = 0; i < n; i++) mag += dsb_stream_eta_bit(key, i) ? s[i] : -s[i];
+            e2 = (int64_t)n - mag * mag;
+        } else {
+            for (uint32_t i = 0; i < n; i++)
+                for (uint32_t j = i + 1; j < n; j++)
+                    e2 -= 2 * (dsb_stream_random_bit(key, i, j) ? 1 : -1) * s[i] * s[j];
+        }
+        CHECK(rec.energy2[0][b] == e2, "%s n=%u replica %u: pass-0 2E %lld, direct %lld",
+              dsb_stream_instance_name(kind), n, b, (long long)rec.energy2[0][b], (long long)e2);
+    }
+    free(s);
+}
+
+/* Mattis: the known ground state 2E = -n(n-1) is reached (Sec. VIII-C), here
+ * with two column blocks. */
+static void test_mattis_ground(uint32_t n, uint32_t B, uint32_t K)
+{
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.n = n;
+    p.replicas = B;
+    p.updates = K;
+    records rec = {0, B, {{0}}, {{0}}, {0}, {0}};
+    cm_err err = {{0}};
+    CHECK(dsb_stream_run_cpu(&p, 2, 0, keep, &rec, &err) == 0, "run: %s", err.msg);
+    int64_t ground;
+    CHECK(dsb_stream_known_ground(&p, &ground) && ground == -(int64_t)n * (n - 1), "ground");
+    CHECK(rec.best[K] == ground, "Mattis n=%u: final best 2E %lld, ground %lld", n,
+          (long long)rec.best[K], (long long)ground);
+    for (uint32_t q = 0; q <= K; q++)
+        CHECK(rec.best[q] >= ground, "pass %u below the ground state", q);
+    CHECK(rec.frames[0] == 2ull * n, "two column blocks: %llu frames",
+          (unsigned long long)rec.frames[0]);
+}
+
+/* A rejected frame is counted and changes nothing; a good one is consumed. */
+static void test_consume_rejects(void)
+{
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.n = 100;
+    p.replicas = 2;
+    p.updates = 1;
+    cm_err err = {{0}};
+    dsb_stream_state *a, *b;
+    CHECK(dsb_stream_state_create(&p, &a, &err) == 0 && dsb_stream_state_create(&p, &b, &err) == 0,
+          "states");
+    uint32_t *eta = dsb_stream_eta_bitmap(&p);
+    uint8_t f[DSB_STREAM_FRAME];
+    int all_ok = 1;
+    for (uint32_t i = 0; i < p.n; i++) {
+        dsb_stream_build_frame(f, &p, eta, 0, i, 0, 0, i);
+        all_ok &= dsb_stream_consume(a, 0, f, sizeof f) == DSB_WR_NONE;
+        all_ok &= dsb_stream_consume(b, 0, f, sizeof f) == DSB_WR_NONE;
+    }
+    CHECK(all_ok, "good frames consumed");
+    dsb_stream_build_frame(f, &p, eta, 1, 5, 0, 0, 0); /* the next pass's frame */
+    CHECK(dsb_stream_consume(b, 0, f, sizeof f) == DSB_WR_WRONG_PASS, "wrong pass rejected");
+    CHECK(dsb_stream_consume(b, 1, f, 100) == DSB_WR_LENGTH_MISMATCH, "short frame rejected");
+    dsb_stream_record ra, rb;
+    dsb_stream_record_init(&ra, 2);
+    dsb_stream_record_init(&rb, 2);
+    dsb_stream_end_pass(a, 0, 0, 1, &ra);
+    dsb_stream_end_pass(b, 0, 0, 1, &rb);
+    CHECK(ra.energy2[0] == rb.energy2[0] && ra.energy2[1] == rb.energy2[1],
+          "rejected frames left the counters alone");
+    /* one frame consumed twice does change them */
+    dsb_stream_build_frame(f, &p, eta, 0, 5, 0, 0, 5);
+    for (uint32_t i = 0; i < p.n; i++) {
+        uint8_t g[DSB_STREAM_FRAME];
+        dsb_stream_build_frame(g, &p, eta, 0, i, 0, 0, i);
+        dsb_stream_consume(a, 0, g, sizeof g);
+        dsb_stream_consume(b, 0, g, sizeof g);
+    }
+    dsb_stream_consume(b, 0, f, sizeof f);
+    dsb_stream_end_pass(a, 0, 0, 1, &ra);
+    dsb_stream_end_pass(b, 0, 0, 1, &rb);
+    CHECK(ra.energy2[0] != rb.energy2[0] || ra.energy2[1] != rb.energy2[1],
+          "a duplicated frame is visible in the energy");
+    dsb_stream_record_free(&ra);
+    dsb_stream_record_free(&rb);
+    free(eta);
+    dsb_stream_state_free(a);
+    dsb_stream_state_free(b);
+}
+
+static void test_params(void)
+{
+    dsb_stream_params p;
+    cm_err err = {{0}};
+    dsb_stream_params_default(&p);
+    CHECK(dsb_stream_params_check(&p, &err) == 0, "defaults valid");
+    CHECK(p.dt == 1.1f && p.seed == 42 && p.xi == 0.0f, "paper defaults (dt 1.1, seed 42)");
+    p.n = 1;
+    CHECK(dsb_stream_params_check(&p, &err) != 0 && strstr(err.msg, "n = 1"), "n = 1: %s", err.msg);
+    p.n = DSB_STREAM_MAX_N + 1;
+    CHECK(dsb_stream_params_check(&p, &err) != 0, "n over 2^24");
+    dsb_stream_params_default(&p);
+    p.replicas = DSB_STREAM_MAX_REPLICAS + 1;
+    CHECK(dsb_stream_params_check(&p, &err) != 0 && strstr(err.msg, "replicas"), "B > 32");
+    dsb_stream_params_default(&p);
+    p.updates = 0;
+    CHECK(dsb_stream_params_check(&p, &err) != 0, "K = 0");
+    dsb_stream_params_default(&p);
+    p.n = 10000;
+    CHECK(dsb_stream_xi(&p) == 0.005f, "xi = 0.5/sqrt(n)");
+    dsb_stream_instance k;
+    CHECK(dsb_stream_instance_parse("Mattis", &k) == 0 && k == DSB_STREAM_MATTIS &&
+              dsb_stream_instance_parse("random", &k) == 0 && k == DSB_STREAM_RANDOM &&
+              dsb_stream_instance_parse("sk", &k) == -1,
+          "instance names");
+    uint64_t a[2] = {0x123456789ull, 0}, b[2] = {0x123456788ull, 0};
+    CHECK(dsb_stream_checksum((uint32_t *)a, 64) != dsb_stream_checksum((uint32_t *)b, 64),
+          "checksum sees one bit");
+    uint32_t w3[3] = {1, 2, 3}, w3b[3] = {1, 2, 4};
+    CHECK(dsb_stream_checksum(w3, 80) != dsb_stream_checksum(w3b, 80), "checksum: last word");
+}
+
+int main(void)
+{
+    test_geometry();
+    test_bits();
+    test_frames();
+    test_params();
+    test_consume_rejects();
+    test_pass0_energy(DSB_STREAM_RANDOM, 700, 3);
+    test_pass0_energy(DSB_STREAM_MATTIS, 33000, 2); /* two column blocks */
+    test_against_resident(DSB_STREAM_RANDOM, 500, 4, 20);
+    test_against_resident(DSB_STREAM_RANDOM, 97, 8, 7);
+    test_against_resident(DSB_STREAM_MATTIS, 333, 3, 12);
+    test_mattis_ground(40000, 2, 3);
+    return check_done();
+}
