@@ -586,7 +586,8 @@ DSB_HD static inline dsb_wire_reason dsb_wire_stream_check(const uint8_t *frame,
     const uint8_t *payload = frame + DSB_WIRE_HDR_BYTES;
     uint64_t first = (uint64_t)v->block * DSB_STREAM_WORDS; /* global word of payload word 0 */
     if ((uint64_t)(v->block + 1u) * DSB_STREAM_COLS > n) { /* the last block: padding */
-        for (uint32_t w = 0; w < DSB_STREAM_WORDS; w++) {
+        /* words before the one holding column n are all columns < n */
+        for (uint32_t w = (n - v->block * DSB_STREAM_COLS) / 32u; w < DSB_STREAM_WORDS; w++) {
             uint32_t word;
             memcpy(&word, payload + 4u * w, 4);
             if (word & ~dsb_stream_valid_mask(n, first + w)) return DSB_WR_BAD_PADDING;
