@@ -7,18 +7,7 @@ pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-expect() { # expect STATUS PATTERN -- command...
-    local want=$1 pat=$2; shift 3
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local got=$?
-    if [ "$got" -eq "$want" ] && grep -q -- "$pat" "$tmp/out" "$tmp/err"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $* -> status $got (want $want), pattern '$pat'" >&2
-        cat "$tmp/out" "$tmp/err" >&2
-    fi
-}
+. "$(dirname "$0")/../cli_expect.sh"
 
 expect 2 "usage" -- "$DSB"
 expect 2 "unknown command" -- "$DSB" frobnicate

@@ -10,18 +10,8 @@ tmp=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-expect() { # expect STATUS PATTERN -- command...
-    local want=$1 pat=$2; shift 3
-    timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-    local got=$?
-    if [ "$got" -eq "$want" ] && grep -q -- "$pat" "$tmp/out" "$tmp/err"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $* -> status $got (want $want), pattern '$pat'" >&2
-        cat "$tmp/out" "$tmp/err" >&2
-    fi
-}
+EXPECT_TIMEOUT=60
+. "$(dirname "$0")/../cli_expect.sh"
 
 expect 0 "usage: dsb serve" -- "$DSB" serve --help
 expect 0 "usage: dsb client" -- "$DSB" client --help
