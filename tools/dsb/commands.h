@@ -7,6 +7,7 @@ int cmd_solve(int argc, char **argv);
 int cmd_bench(int argc, char **argv);  /* dispatches: bench cpu | solve | pipeline */
 int cmd_serve(int argc, char **argv);
 int cmd_client(int argc, char **argv);
+int cmd_stream(int argc, char **argv); /* Sec. VIII */
 
 /* bench subcommands, each in its own file */
 int cmd_bench_cpu(int argc, char **argv);

@@ -7,6 +7,7 @@ static const arg_command commands[] = {
     {"bench", cmd_bench, "benchmarks: cpu | solve (Table III) | pipeline (Table IV)"},
     {"serve", cmd_serve, "serve SOLVE requests over UDP or raw frames"},
     {"client", cmd_client, "load-generating client: upload a model, closed or open loop"},
+    {"stream", cmd_stream, "streaming solver: dense one-bit couplings as frames, n up to 1.6e7"},
 };
 
 int main(int argc, char **argv)

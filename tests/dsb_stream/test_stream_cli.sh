@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# CLI behaviour of `dsb stream` (seed 000, Sec. VIII): bad flags and values exit with status 2
+# and say what was expected; a run prints one row a pass and writes its records as JSON; a
+# Mattis run reports its known ground state.
+set -u
+DSB=$1
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+. "$(dirname "$0")/../cli_expect.sh"
+
+S=("$DSB" stream --quiet)
+expect 0 "usage: dsb stream" -- "$DSB" stream --help
+expect 2 "--n: expected an integer" -- "${S[@]}" --n 1
+expect 2 "--n: expected an integer" -- "${S[@]}" --n 2e7
+expect 2 "--n: expected an integer" -- "${S[@]}" --n ten
+expect 2 "--instance: expected mattis or random, got 'sk'" -- "${S[@]}" --instance sk
+expect 2 "--replicas: expected an integer" -- "${S[@]}" --replicas 0
+expect 2 "--replicas: expected an integer" -- "${S[@]}" --replicas 33
+expect 2 "--updates: expected an integer" -- "${S[@]}" --updates 0
+expect 2 "--dt: expected a number" -- "${S[@]}" --dt -1
+expect 2 "--xi: expected a number" -- "${S[@]}" --xi inf
+expect 2 "--backend: expected cpu or gpu" -- "${S[@]}" --backend tpu
+expect 2 "--source: expected gen or host, got 'tape'" -- "${S[@]}" --source tape
+expect 2 "--source host: applies to --backend gpu only" -- "${S[@]}" --source host
+expect 2 "--blocks: applies to --backend gpu only" -- "${S[@]}" --blocks 64
+expect 2 "--threads: applies to --backend cpu only" -- "${S[@]}" --backend gpu --threads 2
+expect 2 "--host-bytes, --host-threads: apply to --backend gpu --source host only" -- \
+    "${S[@]}" --host-bytes 1GiB
+expect 2 "--host-bytes, --host-threads: apply to --backend gpu --source host only" -- \
+    "${S[@]}" --backend gpu --source gen --host-threads 4
+expect 2 "--host-bytes: expected" -- "${S[@]}" --backend gpu --source host --host-bytes lots
+expect 2 "--check-cpu: applies to --backend gpu only" -- "${S[@]}" --check-cpu
+expect 2 "unknown option '--bogus'" -- "${S[@]}" --bogus 1
+expect 2 "unexpected argument 'extra'" -- "${S[@]}" extra
+expect 2 "expected a value" -- "${S[@]}" --n
+expect 1 "--json: cannot open" -- "${S[@]}" --n 100 --updates 1 --json "$tmp/no/such/dir/r.json"
+
+# a Mattis run: 4 updates = 5 passes, the ground state -n(n-1) = -8997000 reported
+expect 0 "Mattis ground state 2E = -8997000: reached" -- "${S[@]}" --n 3000 --replicas 4 \
+    --updates 4 --threads 2 --json "$tmp/m.json"
+check "five table rows" [ "$(grep -cE '^ +[0-9]+ +(yes|no) ' "$tmp/out")" -eq 5 ]
+check "the last pass does not update" grep -qE '^ +4 +no ' "$tmp/out"
+check "five JSON records" [ "$(grep -o '"pass":' "$tmp/m.json" | wc -l)" -eq 5 ]
+check "JSON: frames of a pass" grep -q '"frames_per_pass":3000' "$tmp/m.json"
+check "JSON: the ground state" grep -q '"ground_energy2":-8997000' "$tmp/m.json"
+check "JSON: no rejected frames" bash -c "! grep -qE '\"bad_frames\":[1-9]' '$tmp/m.json'"
+# a random run: no ground state line, same answer with one or two threads
+expect 0 "random n=200 B=2 K=3" -- "${S[@]}" --instance random --n 200 --replicas 2 \
+    --updates 3 --threads 1 --json "$tmp/r1.json"
+check "random: no ground-state line" bash -c "! grep -q 'Mattis' '$tmp/out'"
+"${S[@]}" --instance random --n 200 --replicas 2 --updates 3 --threads 2 --json "$tmp/r2.json" \
+    >/dev/null 2>&1
+check "random: records independent of the thread count" \
+    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r1.json") \
+    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r2.json")
+# --backend gpu without a usable GPU (or without the CUDA build) fails with a message, status 1
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    expect 1 "dsb stream: " -- "${S[@]}" --backend gpu --n 100 --updates 1
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

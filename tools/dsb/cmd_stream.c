@@ -1,0 +1,359 @@
+/* `dsb stream`: the streaming dSB solver (seed 000, Sec. VIII).  Runs K
+ * updates over a dense one-bit coupling matrix that is never stored: K + 1
+ * passes of frames, one record a pass (energy of the evaluated signs, the
+ * checksum after the update), a table on stdout and the records as JSON. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common/args.h"
+#include "common/bench.h"
+#include "common/json.h"
+#include "dsb/stream.h"
+#include "dsb/stream_gpu.h"
+
+static const char *P = "dsb stream";
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+            "usage: dsb stream [options]\n"
+            "  --n N                variables, 2 .. 16777216; 1e7 style accepted (default 10000)\n"
+            "  --instance I         mattis (planted, 2E = -n(n-1)) | random (default mattis)\n"
+            "  --replicas B         replicas, 1 .. 32, each frame reused by all (default 8)\n"
+            "  --updates K          dSB steps; K + 1 passes over the matrix (default 20)\n"
+            "  --dt DT              time step (default 1.1)\n"
+            "  --xi XI              coupling gain (default 0.5/sqrt(n))\n"
+            "  --seed S             instance and initial states (default 42)\n"
+            "  --backend cpu|gpu    (default cpu)\n"
+            "  --source gen|host    gen: frames synthesized where they are consumed (cpu,\n"
+            "                       gpu); host: frames in pinned host memory, pulled by the\n"
+            "                       GPU with bulk copies (gpu only)  (default gen)\n"
+            "  --threads N          cpu threads (default: all cores)\n"
+            "  --blocks N           gpu worker blocks (default: 2 an SM, or what fits)\n"
+            "  --host-bytes SIZE    gpu, host source: pinned frame buffer; a pass that fits is\n"
+            "                       built once, else a ring refilled by CPU threads (64MiB)\n"
+            "  --host-threads N     gpu, host source: CPU threads building frames (cores - 1)\n"
+            "  --check-cpu          gpu: run the CPU reference too and compare every record\n"
+            "                       (exit 1 on a difference; slow beyond n ~ 1e5)\n"
+            "  --json FILE          write the run and its records as one JSON object (a line)\n"
+            "  --quiet              no progress line\n"
+            "The exit status is 1 when a pass does not consume every frame.  Mattis runs\n"
+            "report whether and after how many updates the known ground state was reached.\n");
+}
+
+typedef struct {
+    const dsb_stream_params *p;
+    int64_t ground;
+    int has_ground;
+    int32_t ground_pass; /* first pass whose best energy is the ground state, -1 */
+    double seconds;
+    uint64_t frames, bad;
+    json_w *json;
+    int64_t final_energy2;
+    double *rates;       /* payload Gb/s of each pass */
+    uint32_t nrates;
+    int keep;            /* --check-cpu: the records are kept, then compared */
+    int64_t *energy2;    /* pass x B */
+    uint64_t *checksum;  /* pass x B */
+    uint32_t mismatches;
+} run_ctx;
+
+static double gbps(uint64_t frames, double s)
+{
+    return s > 0 ? 8.0 * (double)frames * DSB_STREAM_PAYLOAD / s / 1e9 : 0.0;
+}
+
+static int on_pass(const dsb_stream_record *r, void *arg)
+{
+    run_ctx *c = arg;
+    printf("%5u %4s %22" PRId64 " %6u  %016" PRIx64 " %12" PRIu64 " %9.4f %9.2f\n", r->pass,
+           r->updated ? "yes" : "no", r->best_energy2, r->best_replica,
+           r->checksum[r->best_replica], r->frames, r->seconds, gbps(r->frames, r->seconds));
+    fflush(stdout);
+    if (c->has_ground && c->ground_pass < 0 && r->best_energy2 == c->ground)
+        c->ground_pass = (int32_t)r->pass;
+    c->seconds += r->seconds;
+    c->frames += r->frames;
+    c->bad += r->bad_frames;
+    c->final_energy2 = r->best_energy2;
+    c->rates = realloc(c->rates, (c->nrates + 1u) * sizeof *c->rates);
+    c->rates[c->nrates++] = gbps(r->frames, r->seconds);
+    if (c->keep) {
+        size_t B = c->p->replicas, at = (size_t)r->pass * B;
+        c->energy2 = realloc(c->energy2, (at + B) * sizeof *c->energy2);
+        c->checksum = realloc(c->checksum, (at + B) * sizeof *c->checksum);
+        memcpy(c->energy2 + at, r->energy2, B * sizeof *r->energy2);
+        memcpy(c->checksum + at, r->checksum, B * sizeof *r->checksum);
+    }
+    if (c->json) {
+        json_w *w = c->json;
+        json_obj_begin(w);
+        json_kv_u64(w, "pass", r->pass);
+        json_kv_bool(w, "updated", r->updated);
+        json_kv_i64(w, "best_energy2", r->best_energy2);
+        json_kv_u64(w, "best_replica", r->best_replica);
+        json_key(w, "energy2");
+        json_arr_begin(w);
+        for (uint32_t b = 0; b < c->p->replicas; b++) json_i64(w, r->energy2[b]);
+        json_arr_end(w);
+        json_key(w, "checksum");
+        json_arr_begin(w);
+        for (uint32_t b = 0; b < c->p->replicas; b++) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016" PRIx64, r->checksum[b]);
+            json_str(w, hex);
+        }
+        json_arr_end(w);
+        json_kv_u64(w, "frames", r->frames);
+        json_kv_u64(w, "bad_frames", r->bad_frames);
+        json_kv_f64(w, "seconds", r->seconds);
+        json_kv_f64(w, "payload_gbps", gbps(r->frames, r->seconds));
+        json_obj_end(w);
+    }
+    return 0;
+}
+
+/* --check-cpu: the CPU reference's record of each pass against the kept one. */
+static int compare_pass(const dsb_stream_record *r, void *arg)
+{
+    run_ctx *c = arg;
+    size_t B = c->p->replicas, at = (size_t)r->pass * B;
+    if (r->pass >= c->nrates || memcmp(c->energy2 + at, r->energy2, B * sizeof *r->energy2) ||
+        memcmp(c->checksum + at, r->checksum, B * sizeof *r->checksum)) {
+        fprintf(stderr, "%s: --check-cpu: pass %u differs from the CPU reference\n", P, r->pass);
+        c->mismatches++;
+    }
+    return 0;
+}
+
+int cmd_stream(int argc, char **argv)
+{
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    dsb_stream_gpu_opts go;
+    dsb_stream_gpu_opts_default(&go);
+    int gpu = 0, quiet = 0, source_set = 0, blocks_set = 0, threads_set = 0, check_cpu = 0;
+    int host_opt = 0;
+    uint32_t threads = 0;
+    const char *json_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        double d;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
+            continue;
+        } else if (!strcmp(a, "--check-cpu")) {
+            check_cpu = 1;
+            continue;
+        }
+        if (!(a[0] == '-' && a[1] == '-')) {
+            fprintf(stderr, "%s: unexpected argument '%s' (see dsb stream --help)\n", P, a);
+            return 2;
+        }
+        if (!(v = arg_value(P, argc, argv, &i))) return 2;
+        if (arg_is(a, "--n")) {
+            if (arg_u32(P, "--n", v, 2, DSB_STREAM_MAX_N, &p.n)) return 2;
+        } else if (arg_is(a, "--instance")) {
+            if (dsb_stream_instance_parse(v, &p.instance)) {
+                fprintf(stderr, "%s: --instance: expected mattis or random, got '%s'\n", P, v);
+                return 2;
+            }
+        } else if (arg_is(a, "--replicas")) {
+            if (arg_u32(P, "--replicas", v, 1, DSB_STREAM_MAX_REPLICAS, &p.replicas)) return 2;
+        } else if (arg_is(a, "--updates")) {
+            if (arg_u32(P, "--updates", v, 1, 1000000u, &p.updates)) return 2;
+        } else if (arg_is(a, "--dt")) {
+            if (arg_f64(P, "--dt", v, 1e-6, 100.0, &d)) return 2;
+            p.dt = (float)d;
+        } else if (arg_is(a, "--xi")) {
+            if (arg_f64(P, "--xi", v, 1e-12, 1e6, &d)) return 2;
+            p.xi = (float)d;
+        } else if (arg_is(a, "--seed")) {
+            if (arg_u64(P, "--seed", v, 0, UINT64_MAX, &p.seed)) return 2;
+        } else if (arg_is(a, "--threads")) {
+            if (arg_u32(P, "--threads", v, 1, 4096, &threads)) return 2;
+            threads_set = 1;
+        } else if (arg_is(a, "--blocks")) {
+            if (arg_u32(P, "--blocks", v, 1, 65536, &go.blocks)) return 2;
+            blocks_set = 1;
+        } else if (arg_is(a, "--host-bytes")) {
+            if (arg_bytes(P, "--host-bytes", v, &go.host_bytes)) return 2;
+            host_opt = 1;
+        } else if (arg_is(a, "--host-threads")) {
+            if (arg_u32(P, "--host-threads", v, 1, 4096, &go.host_threads)) return 2;
+            host_opt = 1;
+        } else if (arg_is(a, "--backend")) {
+            if (!strcmp(v, "cpu")) gpu = 0;
+            else if (!strcmp(v, "gpu")) gpu = 1;
+            else {
+                fprintf(stderr, "%s: --backend: expected cpu or gpu, got '%s'\n", P, v);
+                return 2;
+            }
+        } else if (arg_is(a, "--source")) {
+            if (dsb_stream_source_parse(v, &go.source)) {
+                fprintf(stderr, "%s: --source: expected gen or host, got '%s'\n", P, v);
+                return 2;
+            }
+            source_set = 1;
+        } else if (arg_is(a, "--json")) {
+            json_path = v;
+        } else {
+            fprintf(stderr, "%s: unknown option '%s' (see dsb stream --help)\n", P, a);
+            return 2;
+        }
+    }
+    if (!gpu && source_set && go.source != DSB_STREAM_SRC_GEN) {
+        fprintf(stderr, "%s: --source %s: applies to --backend gpu only\n", P,
+                dsb_stream_source_name(go.source));
+        return 2;
+    }
+    if (!gpu && blocks_set) {
+        fprintf(stderr, "%s: --blocks: applies to --backend gpu only\n", P);
+        return 2;
+    }
+    if (host_opt && !(gpu && go.source == DSB_STREAM_SRC_HOST)) {
+        fprintf(stderr, "%s: --host-bytes, --host-threads: apply to --backend gpu --source host "
+                        "only\n", P);
+        return 2;
+    }
+    if (check_cpu && !gpu) {
+        fprintf(stderr, "%s: --check-cpu: applies to --backend gpu only (it compares the GPU's "
+                        "records with the CPU reference)\n", P);
+        return 2;
+    }
+    if (gpu && threads_set) {
+        fprintf(stderr, "%s: --threads: applies to --backend cpu only\n", P);
+        return 2;
+    }
+    go.progress = !quiet;
+
+    FILE *jf = NULL;
+    json_w jw;
+    if (json_path && !(jf = fopen(json_path, "w"))) {
+        fprintf(stderr, "%s: --json: cannot open '%s' for writing\n", P, json_path);
+        return 1;
+    }
+    run_ctx c = {&p, 0, 0, -1, 0, 0, 0, jf ? &jw : NULL, 0, NULL, 0, check_cpu, NULL, NULL, 0};
+    dsb_stream_gpu_info info;
+    memset(&info, 0, sizeof info);
+    go.info = &info;
+    c.has_ground = dsb_stream_known_ground(&p, &c.ground);
+    uint64_t frames = dsb_stream_frames(p.n);
+    const char *src = gpu ? dsb_stream_source_name(go.source) : "gen";
+    printf("# dsb stream: %s n=%u B=%u K=%u dt=%g xi=%g seed=%" PRIu64 " backend=%s source=%s\n",
+           dsb_stream_instance_name(p.instance), p.n, p.replicas, p.updates, (double)p.dt,
+           (double)dsb_stream_xi(&p), p.seed, gpu ? "gpu" : "cpu", src);
+    printf("# a pass: %" PRIu64 " frames of %u B, %.6g GB of payload (V(n), Eq. (9))\n", frames,
+           DSB_STREAM_FRAME, (double)dsb_stream_pass_bytes(p.n) / 1e9);
+    printf("%5s %4s %22s %6s  %16s %12s %9s %9s\n", "pass", "upd", "best 2E", "best", "checksum",
+           "frames", "s", "Gb/s");
+    if (jf) {
+        json_init(&jw, jf);
+        json_obj_begin(&jw);
+        json_kv_str(&jw, "tool", "dsb stream");
+        bench_json_machine(&jw);
+        json_kv_str(&jw, "instance", dsb_stream_instance_name(p.instance));
+        json_kv_u64(&jw, "n", p.n);
+        json_kv_u64(&jw, "replicas", p.replicas);
+        json_kv_u64(&jw, "updates", p.updates);
+        json_kv_f64(&jw, "dt", p.dt);
+        json_kv_f64(&jw, "xi", dsb_stream_xi(&p));
+        json_kv_u64(&jw, "seed", p.seed);
+        json_kv_str(&jw, "backend", gpu ? "gpu" : "cpu");
+        json_kv_str(&jw, "source", src);
+        json_kv_u64(&jw, "frames_per_pass", frames);
+        json_kv_u64(&jw, "pass_payload_bytes", dsb_stream_pass_bytes(p.n));
+        json_key(&jw, "records");
+        json_arr_begin(&jw);
+    }
+    cm_err err = {{0}};
+    int rc = gpu ? dsb_stream_run_gpu(&p, &go, on_pass, &c, &err)
+                 : dsb_stream_run_cpu(&p, threads, !quiet, on_pass, &c, &err);
+    if (rc) fprintf(stderr, "%s: %s\n", P, err.msg);
+    if (rc && c.nrates == 0) { /* nothing ran: no summary to give */
+        if (jf) {
+            json_arr_end(&jw);
+            json_kv_bool(&jw, "ok", 0);
+            json_kv_str(&jw, "error", err.msg);
+            json_obj_end(&jw);
+            fputc('\n', jf);
+            fclose(jf);
+        }
+        return 1;
+    }
+    /* pass 0 carries the start-up (first touch of the state and the frames) */
+    double median = c.nrates > 1 ? bench_median(c.rates + 1, c.nrates - 1u)
+                                 : c.nrates ? c.rates[0] : 0.0;
+    printf("# %" PRIu64 " frames, %" PRIu64 " rejected, %.3f s consuming, %.2f Gb/s of payload; "
+           "median of passes >= 1: %.2f Gb/s (%.2f GB/s of 4096-byte frames)\n",
+           c.frames, c.bad, c.seconds, gbps(c.frames, c.seconds), median,
+           median / 8.0 * DSB_STREAM_FRAME / DSB_STREAM_PAYLOAD);
+    if (gpu && rc == 0)
+        printf("# gpu: %s, %u blocks (%u an SM) of %u threads, %u B shared, %d registers, %d B "
+               "local; unit %u frames; host: %s, %u threads, %.3g MB pinned; update kernel "
+               "%.3f ms a pass; setup %.3f s\n",
+               info.device, info.blocks, info.blocks_per_sm, info.threads, info.smem_bytes,
+               info.regs, info.local_bytes, info.unit_frames,
+               info.host_mode == 1 ? "the pass resident" : info.host_mode == 2 ? "ring" : "none",
+               info.host_threads, (double)info.host_buffer_bytes / 1e6,
+               c.nrates ? info.update_seconds / c.nrates * 1e3 : 0.0, info.setup_seconds);
+    if (check_cpu && rc == 0) {
+        cm_err cerr = {{0}};
+        if (dsb_stream_run_cpu(&p, 0, 0, compare_pass, &c, &cerr)) {
+            fprintf(stderr, "%s: --check-cpu: %s\n", P, cerr.msg);
+            rc = -1;
+        } else {
+            printf("# CPU reference: %s\n", c.mismatches ? "MISMATCH" : "every record identical");
+            if (c.mismatches) rc = -1;
+        }
+    }
+    if (c.has_ground)
+        printf("# Mattis ground state 2E = %" PRId64 ": %s\n", c.ground,
+               c.ground_pass >= 0 ? "reached" : "NOT reached");
+    if (c.ground_pass >= 0)
+        printf("# first reached by the signs after %d update%s\n", c.ground_pass,
+               c.ground_pass == 1 ? "" : "s");
+    if (jf) {
+        json_arr_end(&jw);
+        json_kv_bool(&jw, "ok", rc == 0);
+        if (rc) json_kv_str(&jw, "error", err.msg);
+        json_kv_i64(&jw, "final_best_energy2", c.final_energy2);
+        if (c.has_ground) {
+            json_kv_i64(&jw, "ground_energy2", c.ground);
+            json_kv_i64(&jw, "ground_reached_after_updates", c.ground_pass);
+        }
+        json_kv_f64(&jw, "seconds", c.seconds);
+        json_kv_f64(&jw, "payload_gbps", gbps(c.frames, c.seconds));
+        json_kv_f64(&jw, "median_payload_gbps_after_pass0", median);
+        if (check_cpu) json_kv_bool(&jw, "cpu_identical", rc == 0 && c.mismatches == 0);
+        if (gpu) {
+            json_kv_str(&jw, "device", info.device);
+            json_kv_u64(&jw, "blocks", info.blocks);
+            json_kv_u64(&jw, "blocks_per_sm", info.blocks_per_sm);
+            json_kv_u64(&jw, "smem_bytes", info.smem_bytes);
+            json_kv_i64(&jw, "regs", info.regs);
+            json_kv_i64(&jw, "local_bytes", info.local_bytes);
+            json_kv_u64(&jw, "unit_frames", info.unit_frames);
+            json_kv_i64(&jw, "host_mode", info.host_mode);
+            json_kv_u64(&jw, "ring_slots", info.ring_slots);
+            json_kv_u64(&jw, "ring_frames", info.ring_frames);
+            json_kv_u64(&jw, "host_threads", info.host_threads);
+            json_kv_u64(&jw, "host_buffer_bytes", info.host_buffer_bytes);
+            json_kv_f64(&jw, "setup_seconds", info.setup_seconds);
+            json_kv_f64(&jw, "update_seconds_total", info.update_seconds);
+        }
+        json_obj_end(&jw);
+        fputc('\n', jf);
+        fclose(jf);
+    }
+    free(c.rates);
+    free(c.energy2);
+    free(c.checksum);
+    return rc ? 1 : 0;
+}
