@@ -137,6 +137,12 @@ DSB_HD static inline uint64_t dsb_stream_checksum_term(uint64_t k, uint64_t word
 {
     return dsb_mix64(word64 ^ (k * 0xD6E8FEB86659FD93ull));
 }
+/* The run id carried in every streamed frame's request id: the instance and
+ * seed, so that a receiver refuses frames of another matrix. */
+DSB_HD static inline uint32_t dsb_stream_run_id(uint64_t seed, dsb_stream_instance kind)
+{
+    return (uint32_t)(dsb_stream_key(seed, kind) >> 32);
+}
 /* Default coupling gain of the streamed runs: xi = 0.5 / sqrt(n) (Sec. VIII-B). */
 #define DSB_STREAM_DEFAULT_DT 1.1f
 #define DSB_STREAM_DEFAULT_SEED 42u
@@ -194,11 +200,19 @@ uint32_t *dsb_stream_eta_bitmap(const dsb_stream_params *p);
 /* Allocates the state at the initial positions dsb_initial_state(seed, b, i). */
 int dsb_stream_state_create(const dsb_stream_params *p, dsb_stream_state **out, cm_err *err);
 void dsb_stream_state_free(dsb_stream_state *s);
-/* Checks a received frame against the run (dsb_wire_stream_check) and, if it
- * is good, adds its mismatches for every replica to the row's counters.
- * Returns DSB_WR_NONE or the reason it was rejected (the caller counts it).
- * Frames of distinct rows may be consumed concurrently. */
+/* Checks a received frame against the run (dsb_wire_stream_check, and the run
+ * id) and, if it is good, adds its mismatches for every replica to the row's
+ * counters (dsb_stream_accumulate).  Returns DSB_WR_NONE or the reason it was
+ * rejected (the caller counts it).  Frames of distinct rows may be consumed
+ * concurrently. */
 int dsb_stream_consume(dsb_stream_state *s, uint32_t pass, const uint8_t *frame, size_t len);
+/* The accumulation alone, for a frame already checked: payload = its 4032
+ * bytes (any alignment). */
+void dsb_stream_accumulate(dsb_stream_state *s, uint32_t row, uint32_t block,
+                           const uint8_t *payload);
+/* Forgets the pass's accumulation so far (a receiver that must have the pass
+ * sent again). */
+void dsb_stream_discard_pass(dsb_stream_state *s);
 /* Ends a pass: coupling sums (Eq. (10)), energies, the dSB step when
  * `update`, checksums, counters cleared.  Fills rec (its arrays allocated by
  * dsb_stream_record_init). */

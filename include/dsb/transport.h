@@ -80,8 +80,10 @@ int dsb_transport_wait_readable(int fd, int64_t timeout_ns);
 /* Parses "aa:bb:cc:dd:ee:ff"; -1 if malformed. */
 int dsb_parse_mac(const char *s, uint8_t mac[6]);
 
-/* Frame buffers for receiving: n frames of DSB_FRAME_BUF bytes each. */
+/* Frame buffers for receiving: n frames of DSB_FRAME_BUF bytes each (the
+ * streaming solver's 4096-byte frames: _cap with a larger cap). */
 dsb_frame *dsb_frames_alloc(int n);
+dsb_frame *dsb_frames_alloc_cap(int n, uint32_t cap);
 void dsb_frames_free(dsb_frame *f, int n);
 
 #endif

@@ -72,7 +72,8 @@ typedef enum {
     DSB_MSG_SOLVE = 3,
     DSB_MSG_RESULT = 4,
     DSB_MSG_STREAM = 5,  /* streamed coupling frame (Sec. VIII), 4096 bytes */
-    DSB_MSG_PASS_END = 6 /* end of one queue's frames of a pass */
+    DSB_MSG_PASS_END = 6, /* end of one queue's frames of a pass */
+    DSB_MSG_STREAM_ACK = 7 /* the receiver's answer to a pass: next, resend, done */
 } dsb_wire_type;
 
 /* Reply status (RESULT and LOAD_ACK). */
@@ -137,6 +138,8 @@ typedef enum {
     DSB_WR_BAD_DIAGONAL,      /* u_ii = 0: the stream carries a +1 diagonal (Eq. (10)) */
     DSB_WR_BAD_QUEUE,         /* PASS_END: no queues, or queue >= queue count */
     DSB_WR_BAD_FRAME_COUNT,   /* PASS_END: more frames than a pass has */
+    DSB_WR_WRONG_RUN,         /* request id of another run (instance or seed differ) */
+    DSB_WR_BAD_ACTION,        /* STREAM_ACK: action not next, resend or done */
     DSB_WR_COUNT
 } dsb_wire_reason;
 
@@ -236,6 +239,25 @@ typedef struct {
     uint64_t rsv2;        /* 56 */
 } dsb_wire_pass_end;
 
+/* STREAM_ACK: no payload; the receiver's answer to a pass's PASS_ENDs (sent
+ * to the address of the PASS_END that completed it, and again for every
+ * PASS_END of an answered pass that arrives later). */
+typedef enum {
+    DSB_STREAM_NEXT = 1,   /* every frame of the pass consumed: send pass + 1 */
+    DSB_STREAM_RESEND = 2, /* frames missing: the counters were reset, send the pass again */
+    DSB_STREAM_DONE = 3    /* the final pass consumed: the run is over */
+} dsb_stream_action;
+
+typedef struct {
+    DSB_WIRE_COMMON_FIELDS
+    uint32_t pass;    /* 36 */
+    uint16_t action;  /* 40: dsb_stream_action */
+    uint16_t rsv16;   /* 42 */
+    uint32_t attempt; /* 44: the receiver's count of earlier attempts of the pass */
+    uint64_t frames;  /* 48: distinct good frames the receiver consumed in the attempt */
+    uint64_t rsv2;    /* 56 */
+} dsb_wire_stream_ack;
+
 #define DSB_WIRE_OFF(T, f, o) DSB_WIRE_STATIC_ASSERT(offsetof(T, f) == (o), #T "." #f " at " #o)
 DSB_WIRE_OFF(dsb_wire_hdr, ethertype_be, 12);
 DSB_WIRE_OFF(dsb_wire_hdr, type, 14);
@@ -287,6 +309,13 @@ DSB_WIRE_OFF(dsb_wire_pass_end, queue, 44);
 DSB_WIRE_OFF(dsb_wire_pass_end, queue_count, 46);
 DSB_WIRE_OFF(dsb_wire_pass_end, frames, 48);
 DSB_WIRE_OFF(dsb_wire_pass_end, rsv2, 56);
+DSB_WIRE_OFF(dsb_wire_stream_ack, pass, 36);
+DSB_WIRE_OFF(dsb_wire_stream_ack, action, 40);
+DSB_WIRE_OFF(dsb_wire_stream_ack, rsv16, 42);
+DSB_WIRE_OFF(dsb_wire_stream_ack, attempt, 44);
+DSB_WIRE_OFF(dsb_wire_stream_ack, frames, 48);
+DSB_WIRE_OFF(dsb_wire_stream_ack, rsv2, 56);
+DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_stream_ack) == 64, "STREAM_ACK header is 64 bytes");
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_hdr) == 64, "header is 64 bytes");
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_stream) == 64, "STREAM header is 64 bytes");
 DSB_WIRE_STATIC_ASSERT(sizeof(dsb_wire_pass_end) == 64, "PASS_END header is 64 bytes");
@@ -611,6 +640,21 @@ DSB_HD static inline dsb_wire_reason dsb_wire_pass_end_check(const uint8_t *fram
     if (r != DSB_WR_NONE) return r;
     if (v->format != 0 || v->rsv != 0 || v->rsv2 != 0) return DSB_WR_RESERVED_NONZERO;
     if (v->queue_count == 0 || v->queue >= v->queue_count) return DSB_WR_BAD_QUEUE;
+    if (v->frames > dsb_stream_frames(n)) return DSB_WR_BAD_FRAME_COUNT;
+    return DSB_WR_NONE;
+}
+
+/* Checks a STREAM_ACK of an n-variable run. */
+DSB_HD static inline dsb_wire_reason dsb_wire_stream_ack_check(const uint8_t *frame, size_t len,
+                                                               uint32_t n,
+                                                               dsb_wire_stream_ack *v)
+{
+    if (len >= DSB_WIRE_HDR_BYTES) memcpy(v, frame, DSB_WIRE_HDR_BYTES);
+    dsb_wire_reason r = dsb_wire_stream_common(frame, len, DSB_MSG_STREAM_ACK,
+                                               DSB_WIRE_HDR_BYTES, n, (const dsb_wire_hdr *)v);
+    if (r != DSB_WR_NONE) return r;
+    if (v->format != 0 || v->rsv16 != 0 || v->rsv2 != 0) return DSB_WR_RESERVED_NONZERO;
+    if (v->action < DSB_STREAM_NEXT || v->action > DSB_STREAM_DONE) return DSB_WR_BAD_ACTION;
     if (v->frames > dsb_stream_frames(n)) return DSB_WR_BAD_FRAME_COUNT;
     return DSB_WR_NONE;
 }

@@ -102,6 +102,7 @@ void dsb_stream_build_frame(uint8_t *out, const dsb_stream_params *p, const uint
     dsb_wire_stream h;
     dsb_wire_init(&h, DSB_MSG_STREAM, NULL, NULL);
     h.n = p->n;
+    h.request_id = dsb_stream_run_id(p->seed, p->instance);
     h.payload_len = DSB_STREAM_PAYLOAD;
     h.format = DSB_FMT_PM1;
     h.row = row;
@@ -175,25 +176,37 @@ const uint32_t *dsb_stream_signs(const dsb_stream_state *s, uint32_t b)
     return s->signs + b * s->grid;
 }
 
+void dsb_stream_accumulate(dsb_stream_state *s, uint32_t row, uint32_t block,
+                           const uint8_t *payload)
+{
+    /* 504 64-bit words; memcpy keeps an unaligned frame legal */
+    uint64_t pw[DSB_STREAM_WORDS / 2u];
+    memcpy(pw, payload, sizeof pw);
+    for (uint32_t b = 0; b < s->p.replicas; b++) {
+        const uint32_t *tile = s->signs + b * s->grid + (uint64_t)block * DSB_STREAM_WORDS;
+        int32_t c = 0;
+        for (uint32_t w = 0; w < DSB_STREAM_WORDS / 2u; w++) {
+            uint64_t t;
+            memcpy(&t, tile + 2u * w, 8);
+            c += __builtin_popcountll(pw[w] ^ t);
+        }
+        s->mismatch[(size_t)b * s->p.n + row] += c;
+    }
+}
+
 int dsb_stream_consume(dsb_stream_state *s, uint32_t pass, const uint8_t *frame, size_t len)
 {
     dsb_wire_stream h;
     dsb_wire_reason r = dsb_wire_stream_check(frame, len, s->p.n, pass, &h);
     if (r != DSB_WR_NONE) return (int)r;
-    /* 504 64-bit words; memcpy keeps an unaligned frame legal */
-    uint64_t payload[DSB_STREAM_WORDS / 2u];
-    memcpy(payload, frame + DSB_WIRE_HDR_BYTES, sizeof payload);
-    for (uint32_t b = 0; b < s->p.replicas; b++) {
-        const uint32_t *tile = s->signs + b * s->grid + (uint64_t)h.block * DSB_STREAM_WORDS;
-        int32_t c = 0;
-        for (uint32_t w = 0; w < DSB_STREAM_WORDS / 2u; w++) {
-            uint64_t t;
-            memcpy(&t, tile + 2u * w, 8);
-            c += __builtin_popcountll(payload[w] ^ t);
-        }
-        s->mismatch[(size_t)b * s->p.n + h.row] += c;
-    }
+    if (h.request_id != dsb_stream_run_id(s->p.seed, s->p.instance)) return DSB_WR_WRONG_RUN;
+    dsb_stream_accumulate(s, h.row, h.block, frame + DSB_WIRE_HDR_BYTES);
     return DSB_WR_NONE;
+}
+
+void dsb_stream_discard_pass(dsb_stream_state *s)
+{
+    memset(s->mismatch, 0, (size_t)s->p.replicas * s->p.n * sizeof *s->mismatch);
 }
 
 uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n)

@@ -28,7 +28,7 @@ const char *dsb_wire_reason_name(unsigned reason)
         "wrong_n",        "wrong_generation", "too_large",        "load_conflict",
         "stale_generation", "bad_model_image", "bad_row",        "bad_block",
         "wrong_pass",     "bad_padding",      "bad_diagonal",
-        "bad_queue",      "bad_frame_count"};
+        "bad_queue",      "bad_frame_count",  "wrong_run",        "bad_action"};
     return reason < DSB_WR_COUNT ? names[reason] : "invalid_reason";
 }
 
@@ -41,6 +41,7 @@ const char *dsb_wire_type_name(unsigned type)
     case DSB_MSG_RESULT: return "RESULT";
     case DSB_MSG_STREAM: return "STREAM";
     case DSB_MSG_PASS_END: return "PASS_END";
+    case DSB_MSG_STREAM_ACK: return "STREAM_ACK";
     default: return "unknown";
     }
 }

@@ -176,6 +176,49 @@ static void test_frames(void)
     BAD_END(DSB_WR_BAD_FRAME_COUNT, 64, pb[55] = 1);
     BAD_END(DSB_WR_RESERVED_NONZERO, 64, pb[60] = 1);
     BAD_END(DSB_WR_WRONG_N, 64, pb[25] ^= 1);
+
+    /* STREAM_ACK */
+    dsb_wire_stream_ack k;
+    dsb_wire_init(&k, DSB_MSG_STREAM_ACK, NULL, NULL);
+    k.n = p.n;
+    k.pass = 2;
+    k.action = DSB_STREAM_RESEND;
+    k.frames = 79999;
+    uint8_t ka[64];
+    memcpy(ka, &k, 64);
+    dsb_wire_stream_ack kv;
+    CHECK(dsb_wire_stream_ack_check(ka, 64, p.n, &kv) == DSB_WR_NONE &&
+              kv.action == DSB_STREAM_RESEND && kv.frames == 79999,
+          "good STREAM_ACK");
+#define BAD_ACK(reason, len, mutate)                                                           \
+    do {                                                                                       \
+        memcpy(pb, ka, 64);                                                                    \
+        mutate;                                                                                \
+        dsb_wire_reason r_ = dsb_wire_stream_ack_check(pb, (len), p.n, &kv);                   \
+        CHECK(r_ == (reason), "STREAM_ACK %s: got %s", #reason, dsb_wire_reason_name(r_));   \
+    } while (0)
+    BAD_ACK(DSB_WR_BAD_ACTION, 64, pb[40] = 0);
+    BAD_ACK(DSB_WR_BAD_ACTION, 64, pb[40] = 4);
+    BAD_ACK(DSB_WR_RESERVED_NONZERO, 64, pb[42] = 1);
+    BAD_ACK(DSB_WR_BAD_FRAME_COUNT, 64, pb[53] = 1);
+    BAD_ACK(DSB_WR_BAD_TYPE, 64, pb[14] = DSB_MSG_PASS_END);
+    BAD_ACK(DSB_WR_OVERSIZE, 65, (void)0);
+    CHECK(!strcmp(dsb_wire_type_name(DSB_MSG_STREAM_ACK), "STREAM_ACK"), "STREAM_ACK name");
+
+    /* the run id: a frame of another seed or instance is refused by the consumer */
+    CHECK(dsb_stream_run_id(42, DSB_STREAM_RANDOM) != dsb_stream_run_id(43, DSB_STREAM_RANDOM) &&
+              dsb_stream_run_id(42, DSB_STREAM_RANDOM) != dsb_stream_run_id(42, DSB_STREAM_MATTIS),
+          "run ids differ");
+    dsb_stream_state *st;
+    cm_err err = {{0}};
+    CHECK(dsb_stream_state_create(&p, &st, &err) == 0, "state: %s", err.msg);
+    CHECK(dsb_stream_consume(st, 3, good, sizeof good) == DSB_WR_NONE, "own run consumed");
+    dsb_stream_params other = p;
+    other.seed = 43;
+    dsb_stream_build_frame(bad, &other, NULL, 3, 33000, 1, 0, 0);
+    CHECK(dsb_stream_consume(st, 3, bad, DSB_STREAM_FRAME) == DSB_WR_WRONG_RUN,
+          "another seed's frame refused");
+    dsb_stream_state_free(st);
 }
 
 /* ---- the solver ------------------------------------------------------------------ */

@@ -22,7 +22,20 @@ expect 2 "--updates: expected an integer" -- "${S[@]}" --updates 0
 expect 2 "--dt: expected a number" -- "${S[@]}" --dt -1
 expect 2 "--xi: expected a number" -- "${S[@]}" --xi inf
 expect 2 "--backend: expected cpu or gpu" -- "${S[@]}" --backend tpu
-expect 2 "--source: expected gen or host, got 'tape'" -- "${S[@]}" --source tape
+expect 2 "--source: expected gen, host, udp or packet, got 'tape'" -- "${S[@]}" --source tape
+expect 2 "--source udp: applies to --backend cpu only" -- "${S[@]}" --backend gpu --source udp
+expect 2 "apply to --source udp or packet only" -- "${S[@]}" --port 5000
+expect 2 "apply to --source udp or packet only" -- "${S[@]}" --timeout 5
+expect 2 "--port: expected an integer" -- "${S[@]}" --source udp --port 70000
+expect 2 "unknown option '--transport'" -- "${S[@]}" --source udp --transport packet
+expect 1 "not a numeric IPv4 or IPv6 address" -- "${S[@]}" --source udp --bind 1.2.3 --port 0
+# the generator's flags
+expect 0 "usage: dsb stream-send" -- "$DSB" stream-send --help
+expect 2 "--queues: expected an integer" -- "$DSB" stream-send --queues 65
+expect 2 "--rate: expected a number" -- "$DSB" stream-send --rate 0
+expect 2 "--transport: expected udp or packet" -- "$DSB" stream-send --transport tcp
+expect 2 "unknown option '--replicas'" -- "$DSB" stream-send --replicas 4
+expect 1 "not a numeric IPv4 or IPv6 address" -- "$DSB" stream-send --server localhost --quiet
 expect 2 "--source host: applies to --backend gpu only" -- "${S[@]}" --source host
 expect 2 "--blocks: applies to --backend gpu only" -- "${S[@]}" --blocks 64
 expect 2 "--threads: applies to --backend cpu only" -- "${S[@]}" --backend gpu --threads 2
@@ -55,6 +68,28 @@ check "random: no ground-state line" bash -c "! grep -q 'Mattis' '$tmp/out'"
 check "random: records independent of the thread count" \
     diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r1.json") \
     <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r2.json")
+# over UDP loopback: a receiver on a port the kernel picks, a generator with two queues; the
+# received run reaches the Mattis ground state and its records equal the in-process run's
+"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --json "$tmp/net.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
+rpid=$!
+port=
+for _ in $(seq 100); do
+    port=$(sed -n 's/.*receiving on port \([0-9]*\).*/\1/p' "$tmp/recv.err")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+check "the receiver says its port" [ -n "$port" ]
+expect 0 "sent 8000 frames" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet
+wait "$rpid"
+check "the receiver exits 0" [ $? -eq 0 ]
+check "received: the ground state" grep -q "Mattis ground state 2E = -3998000: reached" "$tmp/recv.out"
+check "received: nothing rejected or sent again" grep -q "0 rejected, 0 passes sent again" "$tmp/recv.out"
+"${S[@]}" --n 2000 --replicas 2 --updates 3 --json "$tmp/gen.json" >/dev/null 2>&1
+check "received records = in-process records" \
+    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/net.json") \
+    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+
 # --backend gpu without a usable GPU (or without the CUDA build) fails with a message, status 1
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
     expect 1 "dsb stream: " -- "${S[@]}" --backend gpu --n 100 --updates 1

@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "dsb/stream.h"
 #include "dsb/stream_gpu.h"
+#include "dsb/stream_net.h"
 
 static const char *P = "dsb stream";
 
@@ -28,9 +29,17 @@ static void usage(FILE *o)
             "  --xi XI              coupling gain (default 0.5/sqrt(n))\n"
             "  --seed S             instance and initial states (default 42)\n"
             "  --backend cpu|gpu    (default cpu)\n"
-            "  --source gen|host    gen: frames synthesized where they are consumed (cpu,\n"
+            "  --source gen|host|udp|packet\n"
+            "                       gen: frames synthesized where they are consumed (cpu,\n"
             "                       gpu); host: frames in pinned host memory, pulled by the\n"
-            "                       GPU with bulk copies (gpu only)  (default gen)\n"
+            "                       GPU with bulk copies (gpu only); udp, packet: frames\n"
+            "                       received from `dsb stream-send` (cpu only)  (default gen)\n"
+            "  --bind ADDR --port P udp: where to receive (127.0.0.1, 9401; port 0: any, the\n"
+            "                       port chosen is printed on stderr)\n"
+            "  --iface IF --mac M   packet: the interface (lo) and this end's MAC\n"
+            "  --idle S             udp/packet: after the final pass, answer late PASS_ENDs\n"
+            "                       this long (1)\n"
+            "  --timeout S          udp/packet: give up after S s without a datagram (30)\n"
             "  --threads N          cpu threads (default: all cores)\n"
             "  --blocks N           gpu worker blocks (default: 2 an SM, or what fits)\n"
             "  --host-bytes SIZE    gpu, host source: pinned frame buffer; a pass that fits is\n"
@@ -116,6 +125,30 @@ static int on_pass(const dsb_stream_record *r, void *arg)
     return 0;
 }
 
+int stream_matrix_flag(const char *prog, const char *a, const char *v, dsb_stream_params *p)
+{
+    if (arg_is(a, "--n")) {
+        if (arg_u32(prog, "--n", v, 2, DSB_STREAM_MAX_N, &p->n)) return -1;
+    } else if (arg_is(a, "--instance")) {
+        if (dsb_stream_instance_parse(v, &p->instance)) {
+            fprintf(stderr, "%s: --instance: expected mattis or random, got '%s'\n", prog, v);
+            return -1;
+        }
+    } else if (arg_is(a, "--seed")) {
+        if (arg_u64(prog, "--seed", v, 0, UINT64_MAX, &p->seed)) return -1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* The receiver is bound: say where (scripts start the generator after this line). */
+static void announce(const dsb_stream_net_stats *st, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "%s: receiving on port %u\n", P, st->port);
+}
+
 /* --check-cpu: the CPU reference's record of each pass against the kept one. */
 static int compare_pass(const dsb_stream_record *r, void *arg)
 {
@@ -136,12 +169,16 @@ int cmd_stream(int argc, char **argv)
     dsb_stream_gpu_opts go;
     dsb_stream_gpu_opts_default(&go);
     int gpu = 0, quiet = 0, source_set = 0, blocks_set = 0, threads_set = 0, check_cpu = 0;
-    int host_opt = 0;
+    int host_opt = 0, net = 0, net_opt = 0;
+    dsb_stream_net_opts no;
+    dsb_stream_net_opts_default(&no);
+    no.tc.bind_port = DSB_STREAM_DEFAULT_PORT;
     uint32_t threads = 0;
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         double d;
+        int tf;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -157,13 +194,8 @@ int cmd_stream(int argc, char **argv)
             return 2;
         }
         if (!(v = arg_value(P, argc, argv, &i))) return 2;
-        if (arg_is(a, "--n")) {
-            if (arg_u32(P, "--n", v, 2, DSB_STREAM_MAX_N, &p.n)) return 2;
-        } else if (arg_is(a, "--instance")) {
-            if (dsb_stream_instance_parse(v, &p.instance)) {
-                fprintf(stderr, "%s: --instance: expected mattis or random, got '%s'\n", P, v);
-                return 2;
-            }
+        if ((tf = stream_matrix_flag(P, a, v, &p)) != 0) {
+            if (tf < 0) return 2;
         } else if (arg_is(a, "--replicas")) {
             if (arg_u32(P, "--replicas", v, 1, DSB_STREAM_MAX_REPLICAS, &p.replicas)) return 2;
         } else if (arg_is(a, "--updates")) {
@@ -174,8 +206,6 @@ int cmd_stream(int argc, char **argv)
         } else if (arg_is(a, "--xi")) {
             if (arg_f64(P, "--xi", v, 1e-12, 1e6, &d)) return 2;
             p.xi = (float)d;
-        } else if (arg_is(a, "--seed")) {
-            if (arg_u64(P, "--seed", v, 0, UINT64_MAX, &p.seed)) return 2;
         } else if (arg_is(a, "--threads")) {
             if (arg_u32(P, "--threads", v, 1, 4096, &threads)) return 2;
             threads_set = 1;
@@ -196,11 +226,24 @@ int cmd_stream(int argc, char **argv)
                 return 2;
             }
         } else if (arg_is(a, "--source")) {
-            if (dsb_stream_source_parse(v, &go.source)) {
-                fprintf(stderr, "%s: --source: expected gen or host, got '%s'\n", P, v);
+            if (!strcmp(v, "udp") || !strcmp(v, "packet")) {
+                net = 1;
+                no.tc.kind = v;
+            } else if (dsb_stream_source_parse(v, &go.source)) {
+                fprintf(stderr, "%s: --source: expected gen, host, udp or packet, got '%s'\n", P,
+                        v);
                 return 2;
             }
             source_set = 1;
+        } else if (arg_is(a, "--idle")) {
+            if (arg_f64(P, "--idle", v, 0.0, 3600.0, &no.idle_s)) return 2;
+            net_opt = 1;
+        } else if (arg_is(a, "--timeout")) {
+            if (arg_f64(P, "--timeout", v, 0.1, 86400.0, &no.timeout_s)) return 2;
+            net_opt = 1;
+        } else if (!arg_is(a, "--transport") && (tf = transport_flag(P, a, v, &no.tc, 0)) != 0) {
+            if (tf < 0) return 2;
+            net_opt = 1;
         } else if (arg_is(a, "--json")) {
             json_path = v;
         } else {
@@ -208,7 +251,17 @@ int cmd_stream(int argc, char **argv)
             return 2;
         }
     }
-    if (!gpu && source_set && go.source != DSB_STREAM_SRC_GEN) {
+    if (net && gpu) {
+        fprintf(stderr, "%s: --source %s: applies to --backend cpu only (the GPU takes frames "
+                        "from host memory: --source host)\n", P, no.tc.kind);
+        return 2;
+    }
+    if (net_opt && !net) {
+        fprintf(stderr, "%s: --bind, --port, --iface, --mac, --idle, --timeout: apply to --source "
+                        "udp or packet only\n", P);
+        return 2;
+    }
+    if (!gpu && source_set && !net && go.source != DSB_STREAM_SRC_GEN) {
         fprintf(stderr, "%s: --source %s: applies to --backend gpu only\n", P,
                 dsb_stream_source_name(go.source));
         return 2;
@@ -245,7 +298,7 @@ int cmd_stream(int argc, char **argv)
     go.info = &info;
     c.has_ground = dsb_stream_known_ground(&p, &c.ground);
     uint64_t frames = dsb_stream_frames(p.n);
-    const char *src = gpu ? dsb_stream_source_name(go.source) : "gen";
+    const char *src = net ? no.tc.kind : gpu ? dsb_stream_source_name(go.source) : "gen";
     printf("# dsb stream: %s n=%u B=%u K=%u dt=%g xi=%g seed=%" PRIu64 " backend=%s source=%s\n",
            dsb_stream_instance_name(p.instance), p.n, p.replicas, p.updates, (double)p.dt,
            (double)dsb_stream_xi(&p), p.seed, gpu ? "gpu" : "cpu", src);
@@ -273,8 +326,21 @@ int cmd_stream(int argc, char **argv)
         json_arr_begin(&jw);
     }
     cm_err err = {{0}};
-    int rc = gpu ? dsb_stream_run_gpu(&p, &go, on_pass, &c, &err)
-                 : dsb_stream_run_cpu(&p, threads, !quiet, on_pass, &c, &err);
+    dsb_stream_net_stats ns;
+    int rc = net   ? dsb_stream_recv(&p, &no, !quiet, on_pass, &c, announce, &ns, &err)
+             : gpu ? dsb_stream_run_gpu(&p, &go, on_pass, &c, &err)
+                   : dsb_stream_run_cpu(&p, threads, !quiet, on_pass, &c, &err);
+    if (net) {
+        printf("# received %" PRIu64 " datagrams: %" PRIu64 " frames consumed, %" PRIu64
+               " duplicates, %" PRIu64 " stale, %" PRIu64 " rejected, %" PRIu64
+               " passes sent again, %" PRIu64 " answers, %" PRIu64 " dropped by the socket\n",
+               ns.datagrams, ns.frames, ns.duplicates, ns.stale, ns.bad, ns.resends, ns.acks,
+               ns.kernel_drops);
+        for (int r = 1; r < DSB_WR_COUNT; r++)
+            if (ns.bad_reason[r])
+                printf("#   rejected %s: %" PRIu64 "\n", dsb_wire_reason_name((unsigned)r),
+                       ns.bad_reason[r]);
+    }
     if (rc) fprintf(stderr, "%s: %s\n", P, err.msg);
     if (rc && c.nrates == 0) { /* nothing ran: no summary to give */
         if (jf) {
@@ -332,6 +398,14 @@ int cmd_stream(int argc, char **argv)
         json_kv_f64(&jw, "payload_gbps", gbps(c.frames, c.seconds));
         json_kv_f64(&jw, "median_payload_gbps_after_pass0", median);
         if (check_cpu) json_kv_bool(&jw, "cpu_identical", rc == 0 && c.mismatches == 0);
+        if (net) {
+            json_kv_u64(&jw, "datagrams", ns.datagrams);
+            json_kv_u64(&jw, "duplicates", ns.duplicates);
+            json_kv_u64(&jw, "stale", ns.stale);
+            json_kv_u64(&jw, "rejected", ns.bad);
+            json_kv_u64(&jw, "resends", ns.resends);
+            json_kv_u64(&jw, "kernel_drops", ns.kernel_drops);
+        }
         if (gpu) {
             json_kv_str(&jw, "device", info.device);
             json_kv_u64(&jw, "blocks", info.blocks);

@@ -7,7 +7,12 @@ int cmd_solve(int argc, char **argv);
 int cmd_bench(int argc, char **argv);  /* dispatches: bench cpu | solve | pipeline */
 int cmd_serve(int argc, char **argv);
 int cmd_client(int argc, char **argv);
-int cmd_stream(int argc, char **argv); /* Sec. VIII */
+int cmd_stream(int argc, char **argv);      /* Sec. VIII */
+int cmd_stream_send(int argc, char **argv); /* its generator */
+/* The flags naming the streamed matrix, shared by both (--n, --instance,
+ * --seed): 1 handled, 0 not one of them, -1 bad value (message printed). */
+#include "dsb/stream.h"
+int stream_matrix_flag(const char *prog, const char *a, const char *v, dsb_stream_params *p);
 
 /* bench subcommands, each in its own file */
 int cmd_bench_cpu(int argc, char **argv);

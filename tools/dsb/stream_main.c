@@ -1,6 +1,14 @@
-/* Stand-alone `dsb-stream`: the same program as `dsb stream` (cmd_stream.c),
- * linked only against the solver libraries so scripts/gpu-check-stream can
- * build it without the rest of the dsb tool. */
-int cmd_stream(int argc, char **argv);
+/* Stand-alone `dsb-stream`: `dsb stream` (cmd_stream.c), or `dsb stream-send`
+ * when called as `dsb-stream send ...`, linked only against the solver and
+ * transport libraries so scripts/gpu-check-stream builds it without the rest of
+ * the dsb tool. */
+#include <string.h>
 
-int main(int argc, char **argv) { return cmd_stream(argc, argv); }
+int cmd_stream(int argc, char **argv);
+int cmd_stream_send(int argc, char **argv);
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "send")) return cmd_stream_send(argc - 1, argv + 1);
+    return cmd_stream(argc, argv);
+}

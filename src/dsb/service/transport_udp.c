@@ -29,17 +29,19 @@ typedef struct {
 
 /* n frames plus a hidden last entry that remembers the block (transports may
  * swap the data pointers of frames among themselves). */
-dsb_frame *dsb_frames_alloc(int n)
+dsb_frame *dsb_frames_alloc_cap(int n, uint32_t cap)
 {
     dsb_frame *f = cm_calloc((size_t)n + 1, sizeof *f);
-    uint8_t *mem = cm_malloc((size_t)n * DSB_FRAME_BUF);
+    uint8_t *mem = cm_malloc((size_t)n * cap);
     for (int i = 0; i < n; i++) {
-        f[i].data = mem + (size_t)i * DSB_FRAME_BUF;
-        f[i].cap = DSB_FRAME_BUF;
+        f[i].data = mem + (size_t)i * cap;
+        f[i].cap = cap;
     }
     f[n].data = mem;
     return f;
 }
+
+dsb_frame *dsb_frames_alloc(int n) { return dsb_frames_alloc_cap(n, DSB_FRAME_BUF); }
 
 void dsb_frames_free(dsb_frame *f, int n)
 {

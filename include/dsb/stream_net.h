@@ -1,0 +1,79 @@
+/* The streaming solver's network source (seed 000, Sec. VIII-B): a generator
+ * sends the STREAM frames of each pass over one or more queues (sockets of a
+ * dsb transport: UDP, or raw Ethernet frames), each queue closes the pass
+ * with a PASS_END, and the receiver answers the pass with a STREAM_ACK
+ * (include/dsb/wire.h): NEXT when it consumed every frame, DONE after the
+ * final pass, RESEND when frames are missing.  The paper's receiver had no
+ * retransmission (its runs lost no bursts); here a pass with a lost frame is
+ * discarded and sent again, so a lossy path costs time, never a wrong answer.
+ * The generator learns nothing but the acknowledgements: the receiver decides
+ * how many passes the run has (K + 1).
+ *
+ * Receiver: one thread takes datagrams in batches, checks each frame (wire
+ * check, run id, a bitmap of the frames already consumed in this attempt, so
+ * a duplicate never counts twice) and consumes it for every replica
+ * (dsb_stream_accumulate).  Generator: `queues` threads, queue q sending the
+ * frames f = q, q + Q, ... of the pass in column-block-major order, at an
+ * optional payload rate cap, halved after every RESEND (and the first cap,
+ * when none was given, half the rate of the attempt that lost frames). */
+#ifndef DSB_STREAM_NET_H
+#define DSB_STREAM_NET_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "dsb/stream.h"
+#include "dsb/transport.h"
+#include "dsb/wire.h"
+
+#define DSB_STREAM_MAX_QUEUES 64u
+#define DSB_STREAM_DEFAULT_PORT 9401u /* the request service uses 9400 */
+
+typedef struct {
+    dsb_transport_config tc; /* receiver: bind address and port (or interface);
+                                generator: the receiver's address and port */
+    double idle_s;           /* receiver: after the final answer, answers late PASS_ENDs for
+                                this long (default 1) */
+    double timeout_s;        /* give up after this long without a datagram (receiver) or an
+                                answer (generator) (default 30) */
+    uint32_t queues;         /* generator: sockets and threads, 1 .. 64 (1) */
+    double rate_gbps;        /* generator: payload rate cap over all queues, 0 = none */
+    /* generator test hooks (1-based, 0 = off), on the first attempt of pass hook_pass: */
+    uint32_t hook_pass;
+    uint64_t drop_frame;     /* frame f + 1 of the pass is not sent */
+    uint64_t corrupt_frame;  /* frame f + 1 is sent with a non-zero reserved header byte */
+} dsb_stream_net_opts;
+
+typedef struct {
+    uint64_t datagrams;      /* receiver: taken from the transport */
+    uint64_t frames;         /* receiver: distinct good frames consumed (all attempts);
+                                generator: STREAM frames sent */
+    uint64_t duplicates;     /* receiver: good frames already consumed in the attempt */
+    uint64_t stale;          /* receiver: frames and ends of an earlier pass */
+    uint64_t bad;            /* receiver: rejected frames, all reasons */
+    uint64_t bad_reason[DSB_WR_COUNT];
+    uint64_t resends;        /* attempts that were discarded and sent again */
+    uint64_t acks;           /* receiver: STREAM_ACKs sent; generator: received */
+    uint64_t kernel_drops;   /* receiver: datagrams the socket queue dropped */
+    double final_rate_gbps;  /* generator: the rate cap at the end (0 = none) */
+    uint16_t port;           /* receiver: the bound port (useful with port 0) */
+} dsb_stream_net_stats;
+
+void dsb_stream_net_opts_default(dsb_stream_net_opts *o);
+
+/* Receives a whole run (K + 1 passes) over the transport, calling on_pass
+ * after each pass like dsb_stream_run_cpu; the record's seconds run from the
+ * first datagram of the pass's successful attempt to its last.  `ready`
+ * (may be NULL) is called once the socket is bound, with the stats (port).
+ * Returns 0, or -1 with a message (transport error, timeout). */
+int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, int progress,
+                    dsb_stream_pass_fn on_pass, void *ctx,
+                    void (*ready)(const dsb_stream_net_stats *st, void *ctx),
+                    dsb_stream_net_stats *st, cm_err *err);
+
+/* Sends passes (n, instance, seed of p; p->updates is not used) until the
+ * receiver answers DONE.  Returns 0, or -1 with a message. */
+int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, int progress,
+                    dsb_stream_net_stats *st, cm_err *err);
+
+#endif

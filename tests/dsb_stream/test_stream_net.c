@@ -1,0 +1,218 @@
+/* The streaming solver's network source over UDP loopback (seed 000,
+ * Sec. VIII-B; include/dsb/stream_net.h): a receiver thread and the generator
+ * in one process.  The received run's records must equal the CPU reference's
+ * with frames made in process (dsb_stream_run_cpu), also when a frame is lost
+ * or corrupted on the way (the pass is sent again), with several queues, and
+ * with junk datagrams in between; a generator of another matrix is refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "dsb/stream_net.h"
+
+#define MAXP 16u
+#define MAXB 8u
+
+typedef struct {
+    uint32_t count, B;
+    int64_t e[MAXP][MAXB];
+    uint64_t c[MAXP][MAXB];
+    uint64_t frames[MAXP], bad[MAXP];
+} recs;
+
+static int keep(const dsb_stream_record *r, void *ctx)
+{
+    recs *k = ctx;
+    if (k->count >= MAXP) return 1;
+    uint32_t i = k->count++;
+    for (uint32_t b = 0; b < k->B && b < MAXB; b++) {
+        k->e[i][b] = r->energy2[b];
+        k->c[i][b] = r->checksum[b];
+    }
+    k->frames[i] = r->frames;
+    k->bad[i] = r->bad_frames;
+    return 0;
+}
+
+typedef struct {
+    dsb_stream_params p;
+    dsb_stream_net_opts o;
+    recs got;
+    dsb_stream_net_stats st;
+    cm_err err;
+    int rc;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready;
+    uint16_t port;
+} receiver;
+
+static int recv_keep(const dsb_stream_record *rec, void *ctx)
+{
+    return keep(rec, &((receiver *)ctx)->got);
+}
+
+static void on_ready(const dsb_stream_net_stats *st, void *ctx)
+{
+    receiver *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    r->port = st->port;
+    r->ready = 1;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void *recv_main(void *arg)
+{
+    receiver *r = arg;
+    r->rc = dsb_stream_recv(&r->p, &r->o, 0, recv_keep, r, on_ready, &r->st, &r->err);
+    if (r->rc) { /* unblock a waiting test if the socket never opened */
+        pthread_mutex_lock(&r->mu);
+        r->ready = 1;
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+    return NULL;
+}
+
+/* Sends a few datagrams that are no stream frames to the receiver. */
+static void send_junk(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    uint8_t junk[100] = {1, 2, 3};
+    sendto(fd, junk, 10, 0, (struct sockaddr *)&a, sizeof a);  /* shorter than a header */
+    sendto(fd, junk, 100, 0, (struct sockaddr *)&a, sizeof a); /* no dsb frame */
+    close(fd);
+}
+
+typedef struct {
+    dsb_stream_instance inst;
+    uint32_t n, B, K, queues;
+    uint32_t hook_pass;
+    uint64_t drop, corrupt;
+    int junk;
+    uint64_t sender_seed_delta; /* != 0: the generator's matrix is another one */
+} net_case;
+
+static void run_case(const net_case *c)
+{
+    static receiver r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    dsb_stream_params_default(&r.p);
+    r.p.instance = c->inst;
+    r.p.n = c->n;
+    r.p.replicas = c->B;
+    r.p.updates = c->K;
+    r.got.B = c->B;
+    dsb_stream_net_opts_default(&r.o);
+    r.o.tc.bind_addr = "127.0.0.1";
+    r.o.tc.bind_port = 0;
+    r.o.idle_s = 0.2;
+    r.o.timeout_s = c->sender_seed_delta ? 1.5 : 20.0;
+    char what[128];
+    snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u drop=%llu corrupt=%llu",
+             dsb_stream_instance_name(c->inst), c->n, c->B, c->K, c->queues,
+             (unsigned long long)c->drop, (unsigned long long)c->corrupt);
+
+    pthread_t tid;
+    pthread_create(&tid, NULL, recv_main, &r);
+    pthread_mutex_lock(&r.mu);
+    while (!r.ready) pthread_cond_wait(&r.cv, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+    CHECK(r.port != 0, "%s: receiver bound (%s)", what, r.rc ? r.err.msg : "");
+    if (c->junk) send_junk(r.port);
+
+    dsb_stream_params sp = r.p;
+    sp.seed += c->sender_seed_delta;
+    dsb_stream_net_opts so;
+    dsb_stream_net_opts_default(&so);
+    so.tc.peer_addr = "127.0.0.1";
+    so.tc.peer_port = r.port;
+    so.queues = c->queues;
+    so.timeout_s = c->sender_seed_delta ? 1.0 : 20.0;
+    so.hook_pass = c->hook_pass;
+    so.drop_frame = c->drop;
+    so.corrupt_frame = c->corrupt;
+    dsb_stream_net_stats ss;
+    cm_err serr = {{0}};
+    int src = dsb_stream_send(&sp, &so, 0, &ss, &serr);
+    pthread_join(tid, NULL);
+
+    if (c->sender_seed_delta) { /* another matrix: refused, nothing consumed, both give up */
+        CHECK(src != 0 && strstr(serr.msg, "no answer"), "%s: generator of another seed: %s",
+              what, serr.msg);
+        CHECK(r.rc != 0 && strstr(r.err.msg, "no datagram"), "%s: receiver: %s", what,
+              r.err.msg);
+        CHECK(r.st.bad_reason[DSB_WR_WRONG_RUN] > 0 && r.st.frames == 0,
+              "%s: %llu frames of another run refused, %llu consumed", what,
+              (unsigned long long)r.st.bad_reason[DSB_WR_WRONG_RUN],
+              (unsigned long long)r.st.frames);
+        return;
+    }
+    CHECK(src == 0, "%s: generator: %s", what, serr.msg);
+    CHECK(r.rc == 0, "%s: receiver: %s", what, r.err.msg);
+
+    static recs ref;
+    memset(&ref, 0, sizeof ref);
+    ref.B = c->B;
+    cm_err err = {{0}};
+    CHECK(dsb_stream_run_cpu(&r.p, 2, 0, keep, &ref, &err) == 0, "reference: %s", err.msg);
+    CHECK(r.got.count == c->K + 1 && ref.count == c->K + 1, "%s: %u passes received", what,
+          r.got.count);
+    int same = 1;
+    for (uint32_t i = 0; i < ref.count && i < r.got.count; i++)
+        for (uint32_t b = 0; b < c->B && b < MAXB; b++)
+            same &= r.got.e[i][b] == ref.e[i][b] && r.got.c[i][b] == ref.c[i][b];
+    CHECK(same, "%s: received records equal the in-process reference's", what);
+    uint64_t T = dsb_stream_frames(c->n);
+    int full = 1;
+    for (uint32_t i = 0; i < r.got.count; i++) full &= r.got.frames[i] == T;
+    CHECK(full, "%s: every pass consumed all %llu frames", what, (unsigned long long)T);
+    uint64_t want_resends = (c->drop || c->corrupt) ? 1u : 0u;
+    CHECK(r.st.resends == want_resends && ss.resends == want_resends,
+          "%s: passes sent again: receiver %llu, generator %llu, expected %llu", what,
+          (unsigned long long)r.st.resends, (unsigned long long)ss.resends,
+          (unsigned long long)want_resends);
+    if (c->corrupt)
+        CHECK(r.st.bad_reason[DSB_WR_RESERVED_NONZERO] == 1,
+              "%s: the corrupted frame counted once (%llu)", what,
+              (unsigned long long)r.st.bad_reason[DSB_WR_RESERVED_NONZERO]);
+    if (c->junk)
+        CHECK(r.st.bad_reason[DSB_WR_TRUNCATED] == 1 && r.st.bad_reason[DSB_WR_BAD_TYPE] == 1,
+              "%s: the junk datagrams counted (truncated %llu, bad type %llu)", what,
+              (unsigned long long)r.st.bad_reason[DSB_WR_TRUNCATED],
+              (unsigned long long)r.st.bad_reason[DSB_WR_BAD_TYPE]);
+    CHECK(r.st.duplicates == 0, "%s: no duplicates on loopback", what);
+    /* every frame the generator sent was received (loopback loses only to a full socket) */
+    CHECK(r.st.frames + r.st.bad + r.st.kernel_drops >= ss.frames - (c->drop ? 1 : 0),
+          "%s: sent %llu, consumed %llu, rejected %llu, dropped %llu", what,
+          (unsigned long long)ss.frames, (unsigned long long)r.st.frames,
+          (unsigned long long)r.st.bad, (unsigned long long)r.st.kernel_drops);
+}
+
+int main(void)
+{
+    static const net_case cases[] = {
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0},
+        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0},   /* frame 76 of pass 2 lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0},  /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0}, /* two column blocks, a loss */
+        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1},    /* another seed: refused */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    return check_done();
+}
