@@ -53,6 +53,9 @@ typedef struct {
     uint64_t bad;            /* receiver: rejected frames, all reasons */
     uint64_t bad_reason[DSB_WR_COUNT];
     uint64_t resends;        /* attempts that were discarded and sent again */
+    uint64_t missing;        /* receiver: frames those attempts lacked, in all */
+    uint64_t not_sent;       /* receiver: of those, frames the generator's PASS_ENDs did not
+                                count (the rest were lost on the way) */
     uint64_t acks;           /* receiver: STREAM_ACKs sent; generator: received */
     uint64_t kernel_drops;   /* receiver: datagrams the socket queue dropped */
     double final_rate_gbps;  /* generator: the rate cap at the end (0 = none) */

@@ -186,6 +186,9 @@ static void run_case(const net_case *c)
           "%s: passes sent again: receiver %llu, generator %llu, expected %llu", what,
           (unsigned long long)r.st.resends, (unsigned long long)ss.resends,
           (unsigned long long)want_resends);
+    CHECK(r.st.missing == want_resends && r.st.not_sent == (c->drop ? 1u : 0u),
+          "%s: frames missing %llu (not sent %llu)", what, (unsigned long long)r.st.missing,
+          (unsigned long long)r.st.not_sent);
     if (c->corrupt)
         CHECK(r.st.bad_reason[DSB_WR_RESERVED_NONZERO] == 1,
               "%s: the corrupted frame counted once (%llu)", what,

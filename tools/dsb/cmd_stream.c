@@ -333,9 +333,10 @@ int cmd_stream(int argc, char **argv)
     if (net) {
         printf("# received %" PRIu64 " datagrams: %" PRIu64 " frames consumed, %" PRIu64
                " duplicates, %" PRIu64 " stale, %" PRIu64 " rejected, %" PRIu64
-               " passes sent again, %" PRIu64 " answers, %" PRIu64 " dropped by the socket\n",
-               ns.datagrams, ns.frames, ns.duplicates, ns.stale, ns.bad, ns.resends, ns.acks,
-               ns.kernel_drops);
+               " passes sent again (%" PRIu64 " frames missing, %" PRIu64 " of them not sent), %"
+               PRIu64 " answers, %" PRIu64 " dropped by the socket\n",
+               ns.datagrams, ns.frames, ns.duplicates, ns.stale, ns.bad, ns.resends, ns.missing,
+               ns.not_sent, ns.acks, ns.kernel_drops);
         for (int r = 1; r < DSB_WR_COUNT; r++)
             if (ns.bad_reason[r])
                 printf("#   rejected %s: %" PRIu64 "\n", dsb_wire_reason_name((unsigned)r),
@@ -404,6 +405,8 @@ int cmd_stream(int argc, char **argv)
             json_kv_u64(&jw, "stale", ns.stale);
             json_kv_u64(&jw, "rejected", ns.bad);
             json_kv_u64(&jw, "resends", ns.resends);
+            json_kv_u64(&jw, "missing", ns.missing);
+            json_kv_u64(&jw, "not_sent", ns.not_sent);
             json_kv_u64(&jw, "kernel_drops", ns.kernel_drops);
         }
         if (gpu) {

@@ -54,7 +54,7 @@ typedef struct {
     uint32_t pass, attempt;
     uint16_t queue_count;   /* of this attempt's PASS_ENDs, 0 before the first */
     uint64_t ends_mask;     /* queues whose PASS_END arrived */
-    uint64_t sent;          /* frames the queues say they sent */
+    uint64_t sent;          /* frames the queues say they sent (PASS_END) */
     double t_first, t_last; /* first and last datagram of the attempt (0: none yet) */
     int done;               /* the final pass answered */
     uint8_t last_ack[DSB_WIRE_HDR_BYTES]; /* the latest answer, for late PASS_ENDs */
@@ -162,6 +162,8 @@ static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
     /* every queue has closed the pass */
     if (r->unique != r->T) {
         r->st->resends++;
+        r->st->missing += r->T - r->unique;
+        r->st->not_sent += r->sent < r->T ? r->T - r->sent : 0u;
         send_ack(r, f, r->pass, DSB_STREAM_RESEND);
         dsb_stream_discard_pass(r->s);
         r->attempt++;
