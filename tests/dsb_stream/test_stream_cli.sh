@@ -28,6 +28,7 @@ expect 2 "apply to --source udp or packet only" -- "${S[@]}" --port 5000
 expect 2 "apply to --source udp or packet only" -- "${S[@]}" --timeout 5
 expect 2 "--port: expected an integer" -- "${S[@]}" --source udp --port 70000
 expect 2 "unknown option '--transport'" -- "${S[@]}" --source udp --transport packet
+expect 2 "--threads: applies to --source gen" -- "${S[@]}" --source udp --threads 2
 expect 1 "not a numeric IPv4 or IPv6 address" -- "${S[@]}" --source udp --bind 1.2.3 --port 0
 # the generator's flags
 expect 0 "usage: dsb stream-send" -- "$DSB" stream-send --help

@@ -40,7 +40,7 @@ static void usage(FILE *o)
             "  --idle S             udp/packet: after the final pass, answer late PASS_ENDs\n"
             "                       this long (1)\n"
             "  --timeout S          udp/packet: give up after S s without a datagram (30)\n"
-            "  --threads N          cpu threads (default: all cores)\n"
+            "  --threads N          cpu, source gen: threads (default: all cores)\n"
             "  --blocks N           gpu worker blocks (default: 2 an SM, or what fits)\n"
             "  --host-bytes SIZE    gpu, host source: pinned frame buffer; a pass that fits is\n"
             "                       built once, else a ring refilled by CPU threads (64MiB)\n"
@@ -278,6 +278,11 @@ int cmd_stream(int argc, char **argv)
     if (check_cpu && !gpu) {
         fprintf(stderr, "%s: --check-cpu: applies to --backend gpu only (it compares the GPU's "
                         "records with the CPU reference)\n", P);
+        return 2;
+    }
+    if (net && threads_set) {
+        fprintf(stderr, "%s: --threads: applies to --source gen (the network receiver is one "
+                        "thread)\n", P);
         return 2;
     }
     if (gpu && threads_set) {
