@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the decoder and store fuzz targets with libFuzzer, ASan and UBSan
+# Builds the decoder, store and stream fuzz targets with libFuzzer, ASan and UBSan
 # (clang) and runs each for SECONDS (default 60), starting from a seed corpus
 # written by the standalone driver.  Usage: fuzz/run_libfuzzer.sh [SECONDS] [OUTDIR]
 set -eu
@@ -8,12 +8,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${2:-$root/build-fuzz}
 mkdir -p "$out"
 CC=${CC:-clang}
+# src/dsb/*.c holds the codec (wire.c) and the streaming reference (stream.c)
 srcs=("$root"/src/common/*.c "$root"/src/dsb/*.c "$root"/src/dsb/gpu/stub.c
-      "$root"/src/dsb/wire.c "$root"/src/dsb/service/store.c)
+      "$root"/src/dsb/service/store.c)
 [ -f "$root/src/dsb/gpu/common.c" ] && srcs+=("$root/src/dsb/gpu/common.c")
 flags=(-std=c11 -D_GNU_SOURCE -O1 -g -ffp-contract=off -mpopcnt -I"$root/include"
        -fno-sanitize-recover=undefined)
-for t in decoder store; do
+for t in decoder store stream; do
     "$CC" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$root/fuzz/fuzz_$t.c" "${srcs[@]}" \
         -lpthread -lm -o "$out/libfuzzer_$t"
     "$CC" "${flags[@]}" -fsanitize=address,undefined "$root/fuzz/fuzz_$t.c" "$root/fuzz/fuzz_main.c" \
