@@ -40,7 +40,14 @@ extern "C" {
  * keeps in shared memory: 32 x 4032 B = 126 KiB. */
 #define DSB_STREAM_MAX_REPLICAS 32u
 
-typedef enum { DSB_STREAM_MATTIS = 1, DSB_STREAM_RANDOM = 2 } dsb_stream_instance;
+/* The matrix: one of the two generated instances (Sec. VIII-B), or a stream
+ * file (one pass's frames, written by `dsb stream-write` or any tool that
+ * follows docs/formats.md). */
+typedef enum {
+    DSB_STREAM_MATTIS = 1,
+    DSB_STREAM_RANDOM = 2,
+    DSB_STREAM_FILE = 3
+} dsb_stream_instance;
 
 /* ---- geometry (Eq. (9)) ----------------------------------------------------- */
 DSB_HD static inline uint32_t dsb_stream_blocks(uint32_t n)
@@ -157,6 +164,8 @@ typedef struct {
     float xi;                   /* 0 = 0.5 / sqrt(n) */
     uint64_t seed;              /* instance and initial states (42 in the paper) */
     dsb_stream_instance instance;
+    const char *file;           /* DSB_STREAM_FILE: its path (dsb_stream_params_from_file) */
+    uint32_t file_run_id;       /* DSB_STREAM_FILE: the run id its frames carry */
 } dsb_stream_params;
 
 /* One pass: the energies of the signs the pass evaluated (before its update)
@@ -184,9 +193,40 @@ float dsb_stream_xi(const dsb_stream_params *p);
 const char *dsb_stream_instance_name(dsb_stream_instance k);
 /* "mattis" or "random"; -1 if neither. */
 int dsb_stream_instance_parse(const char *s, dsb_stream_instance *out);
-/* Mattis: 2E of the ground state s = +-eta, -n(n-1); the random instance has
- * no known ground state (returns 0). */
+/* Mattis: 2E of the ground state s = +-eta, -n(n-1); the random instance and
+ * files have no known ground state (returns 0). */
 int dsb_stream_known_ground(const dsb_stream_params *p, int64_t *energy2);
+/* The run id the run's frames carry: the file's, or the instance and seed's. */
+uint32_t dsb_stream_params_run_id(const dsb_stream_params *p);
+
+/* ---- stream files ----------------------------------------------------------------
+ * A stream file is one pass of the matrix: T = n ceil(n/32256) STREAM frames of
+ * 4096 bytes, frame f (row f mod n, column block f div n) at offset 4096 f,
+ * the pass field 0, the same request id (the run id) in every frame.  Sets
+ * p->instance = FILE, p->file, p->n and p->file_run_id from the file after
+ * checking its size and its first frame (every frame is checked as it is read). */
+int dsb_stream_params_from_file(dsb_stream_params *p, const char *path, cm_err *err);
+/* Writes the matrix of p (a generated instance) as a stream file. */
+int dsb_stream_write_instance(const dsb_stream_params *p, const char *path, int progress,
+                              cm_err *err);
+/* Writes a dense J (n x n int8, row-major, symmetric, zero diagonal, every
+ * off-diagonal entry +-1) as a stream file whose run id is run_id. */
+int dsb_stream_write_matrix(const int8_t *J, uint32_t n, uint32_t run_id, const char *path,
+                            cm_err *err);
+
+/* ---- feeds: where a run's frames come from ------------------------------------
+ * The same for every producer of frames (the CPU run, the GPU's host source,
+ * the network generator): the generated instances' bits (the Mattis eta
+ * bitmap made once) or the stream file's frames. */
+typedef struct dsb_stream_feed dsb_stream_feed;
+int dsb_stream_feed_open(const dsb_stream_params *p, dsb_stream_feed **out, cm_err *err);
+/* Frame f of the pass (column-block-major), sent by `queue` (header field),
+ * into out (DSB_STREAM_FRAME bytes).  Safe to call from several threads.
+ * Returns 0, or -1 with a message (a file that cannot be read, or whose frame
+ * f is not the frame expected there). */
+int dsb_stream_feed_get(dsb_stream_feed *s, uint32_t pass, uint64_t f, uint16_t queue,
+                        uint8_t *out, cm_err *err);
+void dsb_stream_feed_close(dsb_stream_feed *s);
 
 /* Builds frame (row, block) of `pass` into out (DSB_STREAM_FRAME bytes): the
  * wire header of dsb/wire.h and the row's coupling bits.  eta is the Mattis
@@ -194,6 +234,9 @@ int dsb_stream_known_ground(const dsb_stream_params *p, int64_t *energy2);
 void dsb_stream_build_frame(uint8_t *out, const dsb_stream_params *p, const uint32_t *eta,
                             uint32_t pass, uint32_t row, uint32_t block, uint16_t queue,
                             uint64_t seq);
+/* The 64-byte STREAM header alone (dsb/wire.h) into out. */
+void dsb_stream_put_header(uint8_t *out, uint32_t n, uint32_t run_id, uint32_t pass,
+                           uint32_t row, uint32_t block, uint16_t queue, uint64_t seq);
 /* eta on the frame grid (dsb_stream_grid_words(n) words, zero padding); free(). */
 uint32_t *dsb_stream_eta_bitmap(const dsb_stream_params *p);
 

@@ -8,8 +8,9 @@
  *   DSB_STREAM_SRC_GEN   synthesized on the GPU by the worker blocks themselves
  *                        (the paper's generator is a second GPU; ours is one):
  *                        measures the evaluator with in-GPU synthesis.
- *   DSB_STREAM_SRC_HOST  complete frames (header + payload, dsb_stream_build_frame)
- *                        in pinned, mapped host memory, pulled by the workers
+ *   DSB_STREAM_SRC_HOST  complete frames (header + payload, dsb_stream_feed_get: a
+ *                        generated instance's or a stream file's) in pinned, mapped
+ *                        host memory, pulled by the workers
  *                        straight into shared memory with bulk copies, checked
  *                        on the device (dsb_wire_stream_check) and consumed in
  *                        place.  A pass that fits host_bytes is built once and

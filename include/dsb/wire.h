@@ -215,8 +215,9 @@ typedef struct {
 /* STREAM (Sec. VIII-A): payload = DSB_STREAM_PAYLOAD bytes, the coupling bits
  * of columns [32256 block, 32256 (block + 1)) of `row` (bit u_ij = 1 for
  * J_ij = +1, u_ii = 1, zero beyond n).  model_id and generation are 0, format
- * is PM1, request_id names the run (free for the sender).  Sent in
- * column-block-major order; `seq` counts the frames of (pass, queue). */
+ * is PM1, request_id is the run id (dsb_stream_run_id: a receiver refuses
+ * other runs' frames).  Sent in column-block-major order; `seq` is the
+ * frame's index in the pass (n block + row). */
 typedef struct {
     DSB_WIRE_COMMON_FIELDS
     uint32_t row;   /* 36 */

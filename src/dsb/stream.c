@@ -56,8 +56,11 @@ int dsb_stream_params_check(const dsb_stream_params *p, cm_err *err)
     if (!isfinite(p->xi) || p->xi < 0.0f)
         return cm_fail(err, "xi = %g: expected a finite number >= 0 (0 = 0.5/sqrt(n))",
                        (double)p->xi);
-    if (p->instance != DSB_STREAM_MATTIS && p->instance != DSB_STREAM_RANDOM)
-        return cm_fail(err, "instance %d: expected mattis or random", (int)p->instance);
+    if (p->instance != DSB_STREAM_MATTIS && p->instance != DSB_STREAM_RANDOM &&
+        p->instance != DSB_STREAM_FILE)
+        return cm_fail(err, "instance %d: expected mattis, random or a file", (int)p->instance);
+    if (p->instance == DSB_STREAM_FILE && !p->file)
+        return cm_fail(err, "a file run without a file (dsb_stream_params_from_file)");
     return 0;
 }
 
@@ -68,7 +71,15 @@ float dsb_stream_xi(const dsb_stream_params *p)
 
 const char *dsb_stream_instance_name(dsb_stream_instance k)
 {
-    return k == DSB_STREAM_MATTIS ? "mattis" : k == DSB_STREAM_RANDOM ? "random" : "unknown";
+    return k == DSB_STREAM_MATTIS   ? "mattis"
+           : k == DSB_STREAM_RANDOM ? "random"
+           : k == DSB_STREAM_FILE   ? "file"
+                                    : "unknown";
+}
+
+uint32_t dsb_stream_params_run_id(const dsb_stream_params *p)
+{
+    return p->instance == DSB_STREAM_FILE ? p->file_run_id : dsb_stream_run_id(p->seed, p->instance);
 }
 
 int dsb_stream_instance_parse(const char *s, dsb_stream_instance *out)
@@ -95,14 +106,13 @@ uint32_t *dsb_stream_eta_bitmap(const dsb_stream_params *p)
     return eta;
 }
 
-void dsb_stream_build_frame(uint8_t *out, const dsb_stream_params *p, const uint32_t *eta,
-                            uint32_t pass, uint32_t row, uint32_t block, uint16_t queue,
-                            uint64_t seq)
+void dsb_stream_put_header(uint8_t *out, uint32_t n, uint32_t run_id, uint32_t pass,
+                           uint32_t row, uint32_t block, uint16_t queue, uint64_t seq)
 {
     dsb_wire_stream h;
     dsb_wire_init(&h, DSB_MSG_STREAM, NULL, NULL);
-    h.n = p->n;
-    h.request_id = dsb_stream_run_id(p->seed, p->instance);
+    h.n = n;
+    h.request_id = run_id;
     h.payload_len = DSB_STREAM_PAYLOAD;
     h.format = DSB_FMT_PM1;
     h.row = row;
@@ -111,6 +121,13 @@ void dsb_stream_build_frame(uint8_t *out, const dsb_stream_params *p, const uint
     h.queue = queue;
     h.seq = seq;
     memcpy(out, &h, sizeof h);
+}
+
+void dsb_stream_build_frame(uint8_t *out, const dsb_stream_params *p, const uint32_t *eta,
+                            uint32_t pass, uint32_t row, uint32_t block, uint16_t queue,
+                            uint64_t seq)
+{
+    dsb_stream_put_header(out, p->n, dsb_stream_params_run_id(p), pass, row, block, queue, seq);
     uint8_t *payload = out + DSB_WIRE_HDR_BYTES;
     uint64_t first = (uint64_t)block * DSB_STREAM_WORDS;
     if (p->instance == DSB_STREAM_MATTIS) {
@@ -199,7 +216,7 @@ int dsb_stream_consume(dsb_stream_state *s, uint32_t pass, const uint8_t *frame,
     dsb_wire_stream h;
     dsb_wire_reason r = dsb_wire_stream_check(frame, len, s->p.n, pass, &h);
     if (r != DSB_WR_NONE) return (int)r;
-    if (h.request_id != dsb_stream_run_id(s->p.seed, s->p.instance)) return DSB_WR_WRONG_RUN;
+    if (h.request_id != dsb_stream_params_run_id(&s->p)) return DSB_WR_WRONG_RUN;
     dsb_stream_accumulate(s, h.row, h.block, frame + DSB_WIRE_HDR_BYTES);
     return DSB_WR_NONE;
 }
@@ -304,12 +321,14 @@ void dsb_stream_end_pass(dsb_stream_state *s, uint32_t pass, int update, uint32_
     rec->best_energy2 = rec->energy2[rec->best_replica];
 }
 
-/* ---- the whole run, frames generated in process (source `gen`) --------------- */
+/* ---- the whole run, frames made in process (source `gen`, or a file) --------------- */
 typedef struct {
     dsb_stream_state *s;
-    const uint32_t *eta;
+    dsb_stream_feed *src;
     uint32_t pass, row_begin, row_end;
     uint64_t frames, bad;
+    int failed;               /* the source could not give a frame */
+    cm_err err;
     _Atomic uint64_t *done;   /* frames of the run so far, for the progress line */
     bench_progress_t *progress; /* thread 0 only */
 } gen_arg;
@@ -320,10 +339,13 @@ static void *gen_worker(void *arg)
     uint8_t frame[DSB_STREAM_FRAME] __attribute__((aligned(16)));
     uint64_t since = 0;
     a->frames = a->bad = 0;
-    for (uint32_t blk = 0; blk < a->s->blocks; blk++) {
+    for (uint32_t blk = 0; blk < a->s->blocks && !a->failed; blk++) {
         for (uint32_t row = a->row_begin; row < a->row_end; row++) {
-            dsb_stream_build_frame(frame, &a->s->p, a->eta, a->pass, row, blk, 0,
-                                   (uint64_t)blk * a->s->p.n + row);
+            uint64_t f = (uint64_t)blk * a->s->p.n + row;
+            if (dsb_stream_feed_get(a->src, a->pass, f, 0, frame, &a->err)) {
+                a->failed = 1;
+                break;
+            }
             if (dsb_stream_consume(a->s, a->pass, frame, sizeof frame) == DSB_WR_NONE)
                 a->frames++;
             else a->bad++;
@@ -342,13 +364,17 @@ int dsb_stream_run_cpu(const dsb_stream_params *p, uint32_t threads, int progres
                        dsb_stream_pass_fn on_pass, void *ctx, cm_err *err)
 {
     dsb_stream_state *s;
+    dsb_stream_feed *src;
     if (dsb_stream_state_create(p, &s, err)) return -1;
+    if (dsb_stream_feed_open(p, &src, err)) {
+        dsb_stream_state_free(s);
+        return -1;
+    }
     if (threads == 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         threads = c > 0 ? (uint32_t)c : 1u;
     }
     if (threads > p->n) threads = p->n;
-    uint32_t *eta = p->instance == DSB_STREAM_MATTIS ? dsb_stream_eta_bitmap(p) : NULL;
     uint64_t per_pass = dsb_stream_frames(p->n), passes = (uint64_t)p->updates + 1u;
     bench_progress_t bar;
     bench_progress_start(&bar, "stream frames", per_pass * passes);
@@ -358,18 +384,26 @@ int dsb_stream_run_cpu(const dsb_stream_params *p, uint32_t threads, int progres
     dsb_stream_record_init(&rec, p->replicas);
     int rc = 0;
     for (uint32_t pass = 0; pass <= p->updates && rc == 0; pass++) {
-        for (uint32_t t = 0; t < threads; t++)
-            args[t] = (gen_arg){s, eta, pass, (uint32_t)((uint64_t)p->n * t / threads),
-                                (uint32_t)((uint64_t)p->n * (t + 1u) / threads), 0, 0, &done,
-                                progress && t == 0 ? &bar : NULL};
+        for (uint32_t t = 0; t < threads; t++) {
+            memset(&args[t], 0, sizeof args[t]);
+            args[t].s = s;
+            args[t].src = src;
+            args[t].pass = pass;
+            args[t].row_begin = (uint32_t)((uint64_t)p->n * t / threads);
+            args[t].row_end = (uint32_t)((uint64_t)p->n * (t + 1u) / threads);
+            args[t].done = &done;
+            args[t].progress = progress && t == 0 ? &bar : NULL;
+        }
         double t0 = bench_now_s();
         run_threads(threads, gen_worker, args, sizeof *args);
         rec.seconds = bench_now_s() - t0;
         rec.frames = rec.bad_frames = 0;
         for (uint32_t t = 0; t < threads; t++) {
+            if (args[t].failed && rc == 0) rc = cm_fail(err, "%s", args[t].err.msg);
             rec.frames += args[t].frames;
             rec.bad_frames += args[t].bad;
         }
+        if (rc) break;
         dsb_stream_end_pass(s, pass, pass < p->updates, threads, &rec);
         if (rec.frames != per_pass || rec.bad_frames) {
             rc = cm_fail(err, "pass %u consumed %llu of %llu frames (%llu rejected)", pass,
@@ -382,7 +416,7 @@ int dsb_stream_run_cpu(const dsb_stream_params *p, uint32_t threads, int progres
     if (progress) bench_progress_end(&bar, atomic_load(&done));
     dsb_stream_record_free(&rec);
     free(args);
-    free(eta);
+    dsb_stream_feed_close(src);
     dsb_stream_state_free(s);
     return rc;
 }

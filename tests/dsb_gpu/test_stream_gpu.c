@@ -8,10 +8,12 @@
  * A corrupted frame of the host source is counted as bad, never consumed,
  * and every other frame still is: the final pass's energies differ from the
  * CPU's by exactly the missing frame's mismatches.  Label `gpu`. */
+#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "dsb/stream.h"
@@ -273,6 +275,47 @@ static void bad_frame(dsb_stream_instance inst, uint32_t n, uint64_t host_bytes,
           "%s: host mode %d", what, info.host_mode);
 }
 
+/* A stream file (docs/formats.md) through the host source, resident and as a
+ * ring: the CPU reference's records on the same file; the gen source refuses it. */
+static void file_case(void)
+{
+    char path[] = "/tmp/test_stream_gpu_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "temp file");
+    if (fd < 0) return;
+    close(fd);
+    dsb_stream_params g;
+    dsb_stream_params_default(&g);
+    g.instance = DSB_STREAM_RANDOM;
+    g.n = 1500;
+    g.replicas = 3;
+    g.updates = 3;
+    cm_err err;
+    CHECK(dsb_stream_write_instance(&g, path, 0, &err) == 0, "write: %s", err.msg);
+    dsb_stream_params p = g;
+    CHECK(dsb_stream_params_from_file(&p, path, &err) == 0, "open: %s", err.msg);
+    static run_rec cpu, gpu;
+    memset(&cpu, 0, sizeof cpu);
+    cpu.B = p.replicas;
+    CHECK(dsb_stream_run_cpu(&p, 0, 0, keep, &cpu, &err) == 0, "cpu on the file: %s", err.msg);
+    dsb_stream_gpu_opts o;
+    for (int ring = 0; ring < 2; ring++) {
+        dsb_stream_gpu_opts_default(&o);
+        o.source = DSB_STREAM_SRC_HOST;
+        o.host_bytes = ring ? 1u << 20 : 0; /* 1500 frames: 6 MB resident, or a 1 MiB ring */
+        char what[160];
+        label(&p, &o, what, sizeof what);
+        dsb_stream_gpu_info info;
+        if (run_gpu(&p, &o, &gpu, &info, what)) continue;
+        compare(&cpu, &gpu, cpu.count, what);
+        CHECK(info.host_mode == (ring ? 2 : 1), "%s: host mode %d", what, info.host_mode);
+    }
+    dsb_stream_gpu_opts_default(&o); /* gen: the GPU cannot make a file's frames */
+    CHECK(dsb_stream_run_gpu(&p, &o, NULL, NULL, &err) == -1 && strstr(err.msg, "--source host"),
+          "gen source with a file refused: %s", err.msg);
+    remove(path);
+}
+
 int main(void)
 {
     /* argument checks, no GPU work */
@@ -308,5 +351,6 @@ int main(void)
     bad_frame(DSB_STREAM_MATTIS, 300, 0, 123);            /* resident pass */
     bad_frame(DSB_STREAM_RANDOM, 300, 1u << 20, 299);     /* ring: the last frame, a partial chunk */
     bad_frame(DSB_STREAM_MATTIS, 40000, 0, 40000 + 7);    /* ring (64 MiB), second column block */
+    file_case();
     return check_done();
 }

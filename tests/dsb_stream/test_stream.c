@@ -3,8 +3,11 @@
  * frame checks, and the solver against independent computations: the
  * resident CPU solver on the same matrix (bit-exact trajectories), direct
  * coupling sums, the Mattis closed-form energy and its known ground state. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "dsb/instances.h"
@@ -449,6 +452,136 @@ static void test_params(void)
     CHECK(dsb_stream_checksum(w3, 80) != dsb_stream_checksum(w3b, 80), "checksum: last word");
 }
 
+/* Stream files: an SK instance (dense +-1) written as a file and streamed must
+ * give the resident solver's answer on the same J; a generated instance's file
+ * must give the generated run's records; bad files are refused with a message. */
+static void test_files(void)
+{
+    char dir[] = "/tmp/test_stream_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "temp dir");
+    char path[256], bad[256];
+    snprintf(path, sizeof path, "%s/sk.dsbs", dir);
+    snprintf(bad, sizeof bad, "%s/bad.dsbs", dir);
+    cm_err err = {{0}};
+    dsb_instance in;
+    CHECK(dsb_gen_sk(300, 1000, &in, &err) == 0, "sk: %s", err.msg);
+    CHECK(dsb_stream_write_matrix(in.J, in.n, 0x5eed1234u, path, &err) == 0, "write: %s", err.msg);
+    dsb_stream_params p;
+    dsb_stream_params_default(&p);
+    p.replicas = 4;
+    p.updates = 30;
+    p.seed = 9;
+    p.xi = 0.03f;
+    CHECK(dsb_stream_params_from_file(&p, path, &err) == 0, "open: %s", err.msg);
+    CHECK(p.instance == DSB_STREAM_FILE && p.n == 300 && p.file_run_id == 0x5eed1234u,
+          "file params: n %u run %08x", p.n, p.file_run_id);
+    int64_t g;
+    CHECK(!dsb_stream_known_ground(&p, &g), "a file has no known ground state");
+    records rec = {0, 4, {{0}}, {{0}}, {0}, {0}};
+    CHECK(dsb_stream_run_cpu(&p, 2, 0, keep, &rec, &err) == 0, "file run: %s", err.msg);
+    CHECK(rec.passes == 31, "31 passes: %u", rec.passes);
+    dsb_model m;
+    CHECK(dsb_model_pack(in.J, in.n, DSB_FMT_PM1, &m, &err) == 0, "pack: %s", err.msg);
+    dsb_params rp;
+    dsb_params_default(&rp);
+    rp.replicas = 4;
+    rp.steps = 30;
+    rp.dt = p.dt;
+    rp.xi = p.xi;
+    rp.seed = p.seed;
+    dsb_result r;
+    dsb_result_init(&r, in.n, 4, 0);
+    CHECK(dsb_solve_cpu(&m, NULL, &rp, 2, &r, &err) == 0, "resident: %s", err.msg);
+    int same = 1;
+    for (uint32_t b = 0; b < 4; b++)
+        same &= rec.energy2[30][b] == r.energy2[b] &&
+                rec.checksum[30][b] == dsb_stream_checksum(r.spins + (size_t)b * m.words, in.n);
+    CHECK(same, "SK file streamed = resident solve (2E %lld vs %lld)", (long long)rec.energy2[30][0],
+          (long long)r.energy2[0]);
+    dsb_result_free(&r);
+    dsb_model_free(&m);
+
+    /* a generated instance's file streams like the instance */
+    dsb_stream_params gp;
+    dsb_stream_params_default(&gp);
+    gp.n = 700;
+    gp.replicas = 2;
+    gp.updates = 3;
+    gp.instance = DSB_STREAM_RANDOM;
+    char gpath[256];
+    snprintf(gpath, sizeof gpath, "%s/random.dsbs", dir);
+    CHECK(dsb_stream_write_instance(&gp, gpath, 0, &err) == 0, "write instance: %s", err.msg);
+    records a = {0, 2, {{0}}, {{0}}, {0}, {0}}, b = {0, 2, {{0}}, {{0}}, {0}, {0}};
+    CHECK(dsb_stream_run_cpu(&gp, 2, 0, keep, &a, &err) == 0, "generated: %s", err.msg);
+    dsb_stream_params fp = gp;
+    CHECK(dsb_stream_params_from_file(&fp, gpath, &err) == 0, "open: %s", err.msg);
+    CHECK(fp.file_run_id == dsb_stream_run_id(gp.seed, gp.instance), "the instance's run id kept");
+    CHECK(dsb_stream_run_cpu(&fp, 2, 0, keep, &b, &err) == 0, "from file: %s", err.msg);
+    CHECK(a.passes == b.passes && !memcmp(a.energy2, b.energy2, sizeof a.energy2) &&
+              !memcmp(a.checksum, b.checksum, sizeof a.checksum),
+          "the file's records equal the generated run's");
+
+    /* bad files */
+    uint8_t *img = malloc(700u * DSB_STREAM_FRAME);
+    FILE *f = fopen(gpath, "rb");
+    CHECK(f && fread(img, DSB_STREAM_FRAME, 700, f) == 700, "read back");
+    if (f) fclose(f);
+#define WRITE_BAD(len, mutate)                                                                 \
+    do {                                                                                       \
+        FILE *o_ = fopen(bad, "wb");                                                           \
+        mutate;                                                                                \
+        fwrite(img, 1, (len), o_);                                                             \
+        fclose(o_);                                                                            \
+    } while (0)
+    dsb_stream_params q;
+    dsb_stream_params_default(&q);
+    WRITE_BAD(699u * DSB_STREAM_FRAME, (void)0);
+    CHECK(dsb_stream_params_from_file(&q, bad, &err) != 0 && strstr(err.msg, "n = 700 takes 700"),
+          "short file: %s", err.msg);
+    WRITE_BAD(100, (void)0);
+    CHECK(dsb_stream_params_from_file(&q, bad, &err) != 0 && strstr(err.msg, "shorter than one"),
+          "tiny file: %s", err.msg);
+    WRITE_BAD(700u * DSB_STREAM_FRAME, img[14] = DSB_MSG_SOLVE);
+    CHECK(dsb_stream_params_from_file(&q, bad, &err) != 0 && strstr(err.msg, "bad_type"),
+          "not a stream file: %s", err.msg);
+    img[14] = DSB_MSG_STREAM;
+    /* frames 5 and 6 swapped: the run stops at frame 5 with where and what */
+    uint8_t tmp[DSB_STREAM_FRAME];
+    memcpy(tmp, img + 5u * DSB_STREAM_FRAME, DSB_STREAM_FRAME);
+    memcpy(img + 5u * DSB_STREAM_FRAME, img + 6u * DSB_STREAM_FRAME, DSB_STREAM_FRAME);
+    memcpy(img + 6u * DSB_STREAM_FRAME, tmp, DSB_STREAM_FRAME);
+    WRITE_BAD(700u * DSB_STREAM_FRAME, (void)0);
+    dsb_stream_params_default(&q);
+    q.updates = 1;
+    q.replicas = 1;
+    CHECK(dsb_stream_params_from_file(&q, bad, &err) == 0, "a file with swapped frames opens");
+    CHECK(dsb_stream_run_cpu(&q, 1, 0, NULL, NULL, &err) != 0 &&
+              strstr(err.msg, "frame 5 is row 6, column block 0"),
+          "swapped frames refused: %s", err.msg);
+    /* a frame of another run */
+    memcpy(img + 6u * DSB_STREAM_FRAME, img + 5u * DSB_STREAM_FRAME, DSB_STREAM_FRAME);
+    memcpy(img + 5u * DSB_STREAM_FRAME, tmp, DSB_STREAM_FRAME);
+    img[9u * DSB_STREAM_FRAME + 20] ^= 1; /* frame 9's request id */
+    WRITE_BAD(700u * DSB_STREAM_FRAME, (void)0);
+    CHECK(dsb_stream_run_cpu(&q, 1, 0, NULL, NULL, &err) != 0 && strstr(err.msg, "frame 9 carries run id"),
+          "another run's frame refused: %s", err.msg);
+    free(img);
+    /* the matrix writer's checks */
+    int8_t J3[9] = {0, 1, -1, 1, 0, 1, -1, 1, 0};
+    CHECK(dsb_stream_write_matrix(J3, 3, 1, bad, &err) == 0, "3 x 3 +-1 written");
+    J3[1] = 2;
+    CHECK(dsb_stream_write_matrix(J3, 3, 1, bad, &err) != 0 && strstr(err.msg, "J[0][1] = 2"),
+          "non +-1 refused: %s", err.msg);
+    J3[1] = -1;
+    CHECK(dsb_stream_write_matrix(J3, 3, 1, bad, &err) != 0 && strstr(err.msg, "symmetric"),
+          "asymmetric refused: %s", err.msg);
+    remove(path);
+    remove(gpath);
+    remove(bad);
+    rmdir(dir);
+    dsb_instance_free(&in);
+}
+
 int main(void)
 {
     test_geometry();
@@ -462,5 +595,6 @@ int main(void)
     test_against_resident(DSB_STREAM_RANDOM, 97, 8, 7);
     test_against_resident(DSB_STREAM_MATTIS, 333, 3, 12);
     test_mattis_ground(40000, 2, 3);
+    test_files();
     return check_done();
 }

@@ -91,6 +91,29 @@ check "received records = in-process records" \
     diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/net.json") \
     <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
 
+# stream files: an SK instance written once, streamed: the resident solver's answer
+expect 0 "run id" -- "$DSB" stream-write "$tmp/sk.dsbs" --gen sk:n=300 --quiet
+check "the file's size: 300 frames of 4096 B" [ "$(stat -c %s "$tmp/sk.dsbs")" -eq 1228800 ]
+expect 0 "best energy" -- "$DSB" solve --gen sk:n=300 --replicas 3 --steps 15 --xi 0.04 --dt 1.1 --seed 8
+want=$(sed -n 's/.*(2E = \(-*[0-9]*\),.*/\1/p' "$tmp/out")
+expect 0 "file n=300" -- "${S[@]}" --file "$tmp/sk.dsbs" --replicas 3 --updates 15 --xi 0.04 --seed 8
+check "the file streamed gives the resident solve's 2E ($want)" \
+    grep -qE "^ +15 +no +$want " "$tmp/out"
+expect 0 "run id" -- "$DSB" stream-write "$tmp/m.dsbs" --n 500 --instance random --quiet
+expect 2 "expected the OUT file" -- "$DSB" stream-write --n 500
+expect 2 "expected one of --gen SPEC, --from FILE" -- "$DSB" stream-write "$tmp/x" --gen sk:n=8 --n 9
+expect 2 "unknown option '--file'" -- "$DSB" stream-write "$tmp/x" --file "$tmp/m.dsbs"
+expect 1 "a stream file holds dense +-1 couplings" -- "$DSB" stream-write "$tmp/x" --gen ternary:n=64
+expect 1 "No such file" -- "$DSB" stream-write "$tmp/x" --from "$tmp/none.txt"
+expect 2 "--file: the file sets n and the matrix" -- "${S[@]}" --file "$tmp/m.dsbs" --n 500
+expect 1 "--file: .*the first frame: bad_ethertype" -- "${S[@]}" --file "$DSB"
+head -c 100 "$DSB" >"$tmp/short"
+expect 1 "--file: .*shorter than one 4096-byte frame" -- "${S[@]}" --file "$tmp/short"
+expect 2 "--run-id: applies to --source udp or packet only" -- "${S[@]}" --run-id 1 --n 5
+expect 2 "--run-id: expected 8 hex digits" -- "${S[@]}" --source udp --run-id x1 --n 5
+expect 2 "--run-id: takes --n" -- "${S[@]}" --source udp --run-id 12
+expect 2 "--run-id: a receiver's flag" -- "$DSB" stream-send --run-id 12 --n 5
+
 # --backend gpu without a usable GPU (or without the CUDA build) fails with a message, status 1
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
     expect 1 "dsb stream: " -- "${S[@]}" --backend gpu --n 100 --updates 1

@@ -28,6 +28,10 @@ static void usage(FILE *o)
             "  --dt DT              time step (default 1.1)\n"
             "  --xi XI              coupling gain (default 0.5/sqrt(n))\n"
             "  --seed S             instance and initial states (default 42)\n"
+            "  --file F             the matrix from a stream file (dsb stream-write; the\n"
+            "                       format in docs/formats.md) instead of --n / --instance\n"
+            "  --run-id X           udp/packet: receive a file's frames (with --n; the id that\n"
+            "                       dsb stream-send --file prints)\n"
             "  --backend cpu|gpu    (default cpu)\n"
             "  --source gen|host|udp|packet\n"
             "                       gen: frames synthesized where they are consumed (cpu,\n"
@@ -125,21 +129,61 @@ static int on_pass(const dsb_stream_record *r, void *arg)
     return 0;
 }
 
-int stream_matrix_flag(const char *prog, const char *a, const char *v, dsb_stream_params *p)
+int stream_matrix_flag(const char *prog, const char *a, const char *v, stream_matrix *m)
 {
     if (arg_is(a, "--n")) {
-        if (arg_u32(prog, "--n", v, 2, DSB_STREAM_MAX_N, &p->n)) return -1;
+        if (arg_u32(prog, "--n", v, 2, DSB_STREAM_MAX_N, &m->p->n)) return -1;
+        m->n_set = 1;
     } else if (arg_is(a, "--instance")) {
-        if (dsb_stream_instance_parse(v, &p->instance)) {
+        if (dsb_stream_instance_parse(v, &m->p->instance)) {
             fprintf(stderr, "%s: --instance: expected mattis or random, got '%s'\n", prog, v);
             return -1;
         }
+        m->instance_set = 1;
     } else if (arg_is(a, "--seed")) {
-        if (arg_u64(prog, "--seed", v, 0, UINT64_MAX, &p->seed)) return -1;
+        if (arg_u64(prog, "--seed", v, 0, UINT64_MAX, &m->p->seed)) return -1;
+    } else if (arg_is(a, "--file")) {
+        m->file = v;
+    } else if (arg_is(a, "--run-id")) {
+        char *end;
+        unsigned long long id = strtoull(v, &end, 16);
+        if (!*v || *end || id > 0xFFFFFFFFull) {
+            fprintf(stderr, "%s: --run-id: expected 8 hex digits (as dsb stream-send prints), "
+                            "got '%s'\n", prog, v);
+            return -1;
+        }
+        m->run_id = (uint32_t)id;
+        m->run_id_set = 1;
     } else {
         return 0;
     }
     return 1;
+}
+
+int stream_matrix_finish(const char *prog, stream_matrix *m)
+{
+    if (m->run_id_set) { /* a receiver of someone else's frames: n and the run id given */
+        if (m->file || m->instance_set || !m->n_set) {
+            fprintf(stderr, "%s: --run-id: takes --n, and neither --file nor --instance\n", prog);
+            return 2;
+        }
+        m->p->instance = DSB_STREAM_FILE;
+        m->p->file = "(received)";
+        m->p->file_run_id = m->run_id;
+        return 0;
+    }
+    if (!m->file) return 0;
+    if (m->n_set || m->instance_set) {
+        fprintf(stderr, "%s: --file: the file sets n and the matrix; drop --n and --instance\n",
+                prog);
+        return 2;
+    }
+    cm_err err = {{0}};
+    if (dsb_stream_params_from_file(m->p, m->file, &err)) {
+        fprintf(stderr, "%s: --file: %s\n", prog, err.msg);
+        return 1;
+    }
+    return 0;
 }
 
 /* The receiver is bound: say where (scripts start the generator after this line). */
@@ -175,6 +219,7 @@ int cmd_stream(int argc, char **argv)
     no.tc.bind_port = DSB_STREAM_DEFAULT_PORT;
     uint32_t threads = 0;
     const char *json_path = NULL;
+    stream_matrix sm = {&p, NULL, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         double d;
@@ -194,7 +239,7 @@ int cmd_stream(int argc, char **argv)
             return 2;
         }
         if (!(v = arg_value(P, argc, argv, &i))) return 2;
-        if ((tf = stream_matrix_flag(P, a, v, &p)) != 0) {
+        if ((tf = stream_matrix_flag(P, a, v, &sm)) != 0) {
             if (tf < 0) return 2;
         } else if (arg_is(a, "--replicas")) {
             if (arg_u32(P, "--replicas", v, 1, DSB_STREAM_MAX_REPLICAS, &p.replicas)) return 2;
@@ -256,6 +301,10 @@ int cmd_stream(int argc, char **argv)
                         "from host memory: --source host)\n", P, no.tc.kind);
         return 2;
     }
+    if (sm.run_id_set && !net) {
+        fprintf(stderr, "%s: --run-id: applies to --source udp or packet only\n", P);
+        return 2;
+    }
     if (net_opt && !net) {
         fprintf(stderr, "%s: --bind, --port, --iface, --mac, --idle, --timeout: apply to --source "
                         "udp or packet only\n", P);
@@ -289,6 +338,8 @@ int cmd_stream(int argc, char **argv)
         fprintf(stderr, "%s: --threads: applies to --backend cpu only\n", P);
         return 2;
     }
+    int mf = stream_matrix_finish(P, &sm); /* after the usage checks: it opens the file */
+    if (mf) return mf;
     go.progress = !quiet;
 
     FILE *jf = NULL;

@@ -25,11 +25,13 @@ static void usage(FILE *o)
             "  --n N                variables, as the receiver's (default 10000)\n"
             "  --instance I         mattis | random, as the receiver's (default mattis)\n"
             "  --seed S             as the receiver's (default 42)\n"
+            "  --file F             send a stream file's frames (dsb stream-write) instead\n"
             "  --queues Q           sockets and threads sending in parallel, 1 .. 64 (1)\n"
             "  --rate GBPS          cap on the payload rate in Gb/s over all queues (none)\n"
             "  --timeout S          give up after S s without an answer (30)\n"
             "  --quiet              no line a pass on stderr\n"
-            "A receiver refuses frames of another n, instance or seed (they carry a run id).\n");
+            "A receiver refuses frames of another n, instance, seed or file (they carry a run\n"
+            "id).\n");
 }
 
 int cmd_stream_send(int argc, char **argv)
@@ -41,6 +43,7 @@ int cmd_stream_send(int argc, char **argv)
     o.tc.peer_addr = "127.0.0.1";
     o.tc.peer_port = DSB_STREAM_DEFAULT_PORT;
     int quiet = 0;
+    stream_matrix sm = {&p, NULL, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         int tf;
@@ -56,7 +59,7 @@ int cmd_stream_send(int argc, char **argv)
             return 2;
         }
         if (!(v = arg_value(P, argc, argv, &i))) return 2;
-        if ((tf = stream_matrix_flag(P, a, v, &p)) != 0) {
+        if ((tf = stream_matrix_flag(P, a, v, &sm)) != 0) {
             if (tf < 0) return 2;
         } else if (arg_is(a, "--queues")) {
             if (arg_u32(P, "--queues", v, 1, DSB_STREAM_MAX_QUEUES, &o.queues)) return 2;
@@ -71,6 +74,16 @@ int cmd_stream_send(int argc, char **argv)
             return 2;
         }
     }
+    if (sm.run_id_set) {
+        fprintf(stderr, "%s: --run-id: a receiver's flag (the generator's frames carry their own)\n",
+                P);
+        return 2;
+    }
+    int mf = stream_matrix_finish(P, &sm);
+    if (mf) return mf;
+    if (!quiet)
+        fprintf(stderr, "%s: %s n = %u, run id %08x\n", P, dsb_stream_instance_name(p.instance),
+                p.n, dsb_stream_params_run_id(&p));
     cm_err err = {{0}};
     dsb_stream_net_stats st;
     double t0 = bench_now_s();

@@ -9,10 +9,21 @@ int cmd_serve(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_stream(int argc, char **argv);      /* Sec. VIII */
 int cmd_stream_send(int argc, char **argv); /* its generator */
-/* The flags naming the streamed matrix, shared by both (--n, --instance,
- * --seed): 1 handled, 0 not one of them, -1 bad value (message printed). */
+int cmd_stream_write(int argc, char **argv);
+/* The flags naming the streamed matrix, shared by the three (--n, --instance,
+ * --seed, --file, --run-id): stream_matrix_flag returns 1 handled, 0 not one of them,
+ * -1 bad value (message printed); stream_matrix_finish, after the flags,
+ * opens the file (0, 1 a bad file, 2 --file with --n or --instance). */
 #include "dsb/stream.h"
-int stream_matrix_flag(const char *prog, const char *a, const char *v, dsb_stream_params *p);
+typedef struct {
+    dsb_stream_params *p;
+    const char *file;
+    int n_set, instance_set;
+    uint32_t run_id; /* --run-id (a receiver of a file's frames) */
+    int run_id_set;
+} stream_matrix;
+int stream_matrix_flag(const char *prog, const char *a, const char *v, stream_matrix *m);
+int stream_matrix_finish(const char *prog, stream_matrix *m);
 
 /* bench subcommands, each in its own file */
 int cmd_bench_cpu(int argc, char **argv);

@@ -9,6 +9,7 @@ static const arg_command commands[] = {
     {"client", cmd_client, "load-generating client: upload a model, closed or open loop"},
     {"stream", cmd_stream, "streaming solver: dense one-bit couplings as frames, n up to 1.6e7"},
     {"stream-send", cmd_stream_send, "the streaming solver's frame generator (udp or raw frames)"},
+    {"stream-write", cmd_stream_write, "write a matrix as a stream file (dsb stream --file)"},
 };
 
 int main(int argc, char **argv)

@@ -8,7 +8,7 @@
  * space.  If a pass fits (T 4096-byte frames <= host_bytes) it is built once
  * by `host_threads` threads and re-sent every pass, only the header's pass
  * field rewritten between passes (the only header field that depends on the
- * pass: dsb_stream_build_frame).  Otherwise the buffer is a ring of S chunks
+ * pass: dsb_stream_feed_get).  Otherwise the buffer is a ring of S chunks
  * of F frames (F a multiple of the work unit): producer threads take the
  * run's chunks Q = 0, 1, ... in order (pass Q / chunks_per_pass), wait until
  * freed[Q % S] says chunk Q - S was consumed, build the frames into slot
@@ -50,7 +50,7 @@ static void sleep_us(long us)
 
 typedef struct {
     const dsb_stream_params *p;
-    const uint32_t *eta;        /* Mattis bitmap on the frame grid, NULL for random */
+    dsb_stream_feed *feed;      /* the run's frames: generated, or read from a file */
     uint8_t *buf;               /* pinned, mapped (host view) */
     uint64_t T;                 /* frames a pass */
     uint32_t K;
@@ -64,6 +64,10 @@ typedef struct {
     _Atomic int stop;
     /* resident build */
     uint32_t threads;
+    /* the first frame the feed could not give (its slot holds zeros: the device
+     * check counts it bad, so the pass ends and the run fails with this message) */
+    _Atomic int failed;
+    cm_err err;
 } sg_host;
 
 typedef struct {
@@ -77,11 +81,15 @@ static void corrupt_frame(uint8_t *frame)
     memcpy(frame + offsetof(dsb_wire_stream, rsv), &one, sizeof one);
 }
 
-static void build_one(const sg_host *h, uint8_t *out, uint32_t pass, uint64_t f)
+static void build_one(sg_host *h, uint8_t *out, uint32_t pass, uint64_t f)
 {
-    uint32_t row, block;
-    dsb_stream_frame_coords(f, h->p->n, &row, &block);
-    dsb_stream_build_frame(out, h->p, h->eta, pass, row, block, 0, f);
+    cm_err e;
+    if (dsb_stream_feed_get(h->feed, pass, f, 0, out, &e)) {
+        memset(out, 0, DSB_STREAM_FRAME);
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&h->failed, &expected, 1)) h->err = e;
+        return;
+    }
     if (h->corrupt && pass == h->K && f + 1u == h->corrupt) corrupt_frame(out);
 }
 
@@ -89,7 +97,7 @@ static void build_one(const sg_host *h, uint8_t *out, uint32_t pass, uint64_t f)
 static void *resident_worker(void *arg)
 {
     sg_thread_arg *a = arg;
-    const sg_host *h = a->h;
+    sg_host *h = a->h;
     for (uint64_t f = a->t; f < h->T; f += h->threads)
         build_one(h, h->buf + f * DSB_STREAM_FRAME, 0, f);
     return NULL;
@@ -163,6 +171,9 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
         return cm_fail(err, "gpu backend: source %d: expected gen or host", (int)o.source);
     const uint32_t n = p->n, B = p->replicas, K = p->updates;
     const uint64_t T = dsb_stream_frames(n), G = dsb_stream_grid_words(n);
+    if (o.source == DSB_STREAM_SRC_GEN && p->instance == DSB_STREAM_FILE)
+        return cm_fail(err, "gpu backend: the gen source makes a generated instance's frames on the "
+                            "GPU; a file's frames go through the host source (--source host)");
     if (o.corrupt_frame && (o.source != DSB_STREAM_SRC_HOST || o.corrupt_frame > T))
         return cm_fail(err, "gpu backend: corrupt_frame %llu: expected 1 .. %llu with the "
                             "host source",
@@ -181,7 +192,6 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
     unsigned long long *prog_h = NULL, *prog_d = NULL;
     uint64_t *flags_h = NULL, *flags_d = NULL;
     uint8_t *buf_h = NULL, *buf_d = NULL;
-    uint32_t *eta_h = NULL;
     unsigned long long *small_h = NULL;
     pthread_t *tids = NULL;
     sg_thread_arg *targs = NULL;
@@ -190,6 +200,7 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
     memset(&h, 0, sizeof h);
     atomic_init(&h.next, 0);
     atomic_init(&h.stop, 0);
+    atomic_init(&h.failed, 0);
     dsb_stream_record rec;
     dsb_stream_record_init(&rec, B);
     bench_progress_t bar;
@@ -317,9 +328,8 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
             cu_fail(err, "cudaHostAlloc (frame buffer)", e);
             goto out;
         }
-        eta_h = p->instance == DSB_STREAM_MATTIS ? dsb_stream_eta_bitmap(p) : NULL;
+        if (dsb_stream_feed_open(p, &h.feed, err)) goto out;
         h.p = p;
-        h.eta = eta_h;
         h.buf = buf_h;
         h.T = T;
         h.K = K;
@@ -330,6 +340,10 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
             uint32_t started = start_threads(tids, targs, &h, h.threads, resident_worker);
             for (uint32_t t = 0; t < started; t++) pthread_join(tids[t], NULL);
             for (uint32_t t = started; t < h.threads; t++) resident_worker(&targs[t]);
+            if (atomic_load(&h.failed)) {
+                cm_fail(err, "%s", h.err.msg);
+                goto out;
+            }
         } else {
             if ((e = cudaHostAlloc((void **)&flags_h, 2u * h.S * sizeof *flags_h,
                                    cudaHostAllocMapped)) ||
@@ -437,6 +451,10 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
         info.consume_seconds += rec.seconds;
         info.update_seconds += (double)ms_u * 1e-3;
         if (o.progress) bench_progress(&bar, (uint64_t)(pass + 1u) * T);
+        if (atomic_load(&h.failed)) { /* a frame the feed could not give went in as zeros */
+            cm_fail(err, "%s", h.err.msg);
+            goto out;
+        }
         if (on_pass && on_pass(&rec, ctx)) break;
     }
     if (o.progress) bench_progress_end(&bar, (uint64_t)(K + 1u) * T);
@@ -450,7 +468,7 @@ out:
     if (o.info) *o.info = info;
     free(tids);
     free(targs);
-    free(eta_h);
+    dsb_stream_feed_close(h.feed);
     free(small_h);
     if (buf_h) cudaFreeHost(buf_h);
     if (flags_h) cudaFreeHost(flags_h);

@@ -203,7 +203,7 @@ int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     r.p = p;
     r.t = t;
     r.st = st;
-    r.run_id = dsb_stream_run_id(p->seed, p->instance);
+    r.run_id = dsb_stream_params_run_id(p);
     r.T = dsb_stream_frames(p->n);
     if (dsb_stream_state_create(p, &r.s, err)) {
         t->close(t);
@@ -273,12 +273,14 @@ int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
 typedef struct {
     const dsb_stream_params *p;
     const dsb_stream_net_opts *o;
-    const uint32_t *eta;
+    dsb_stream_feed *feed;
     dsb_transport *t;
     dsb_frame *fr;      /* NET_BATCH frame buffers of this queue */
     uint32_t q, Q, pass, attempt;
     double rate_gbps;   /* this queue's share of the cap, 0 = none */
     uint64_t sent;
+    int failed;         /* the feed could not give a frame (err) */
+    cm_err err;
 } queue_t;
 
 static void *send_queue(void *arg)
@@ -291,11 +293,11 @@ static void *send_queue(void *arg)
     a->sent = 0;
     for (uint64_t f = a->q; f < T; f += a->Q) {
         if (hooked && a->o->drop_frame == f + 1u) continue;
-        uint32_t row, block;
-        dsb_stream_frame_coords(f, a->p->n, &row, &block);
         uint8_t *out = a->fr[k].data;
-        dsb_stream_build_frame(out, a->p, a->eta, a->pass, row, block, (uint16_t)a->q,
-                               a->sent);
+        if (dsb_stream_feed_get(a->feed, a->pass, f, (uint16_t)a->q, out, &a->err)) {
+            a->failed = 1;
+            break;
+        }
         if (hooked && a->o->corrupt_frame == f + 1u) out[52] = 1; /* a reserved byte */
         set_macs(out, a->t, NULL);
         a->fr[k].len = DSB_STREAM_FRAME;
@@ -318,7 +320,7 @@ static void send_pass_end(queue_t *a)
 {
     dsb_wire_pass_end e;
     dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);
-    e.request_id = dsb_stream_run_id(a->p->seed, a->p->instance);
+    e.request_id = dsb_stream_params_run_id(a->p);
     e.n = a->p->n;
     e.pass = a->pass;
     e.queue = (uint16_t)a->q;
@@ -336,7 +338,7 @@ static void send_pass_end(queue_t *a)
 static int await_ack(queue_t *qs, uint32_t Q, const dsb_stream_params *p, double timeout_s,
                      dsb_stream_net_stats *st, cm_err *err)
 {
-    const uint32_t run_id = dsb_stream_run_id(p->seed, p->instance);
+    const uint32_t run_id = dsb_stream_params_run_id(p);
     double start = bench_now_s(), asked = start;
     dsb_frame *fr = dsb_frames_alloc_cap(8, NET_FRAME_CAP);
     int action = -1;
@@ -390,10 +392,10 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     queue_t *qs = cm_calloc(Q, sizeof *qs);
     pthread_t *tids = cm_calloc(Q, sizeof *tids);
     int *started = cm_calloc(Q, sizeof *started);
-    uint32_t *eta = p->instance == DSB_STREAM_MATTIS ? dsb_stream_eta_bitmap(p) : NULL;
-    int rc = 0;
+    dsb_stream_feed *feed = NULL;
+    int rc = dsb_stream_feed_open(p, &feed, err);
     uint32_t opened = 0;
-    for (; opened < Q; opened++) {
+    for (; rc == 0 && opened < Q; opened++) {
         dsb_transport_config tc = o->tc;
         tc.bind_port = 0; /* each queue its own ephemeral socket */
         if (!tc.bind_addr && tc.peer_addr && strchr(tc.peer_addr, ':')) tc.bind_addr = "::";
@@ -409,7 +411,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         qs[opened].fr = dsb_frames_alloc_cap(NET_BATCH, NET_FRAME_CAP);
         qs[opened].p = p;
         qs[opened].o = o;
-        qs[opened].eta = eta;
+        qs[opened].feed = feed;
         qs[opened].q = opened;
         qs[opened].Q = Q;
     }
@@ -431,6 +433,9 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         }
         double secs = bench_now_s() - t0;
         uint64_t sent = 0;
+        for (uint32_t q = 0; q < Q && rc == 0; q++)
+            if (qs[q].failed) rc = cm_fail(err, "%s", qs[q].err.msg);
+        if (rc) break;
         for (uint32_t q = 0; q < Q; q++) {
             sent += qs[q].sent;
             send_pass_end(&qs[q]);
@@ -462,7 +467,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         qs[q].t->close(qs[q].t);
         dsb_frames_free(qs[q].fr, NET_BATCH);
     }
-    free(eta);
+    dsb_stream_feed_close(feed);
     free(qs);
     free(tids);
     free(started);
