@@ -92,4 +92,8 @@ const char *dsb_objective_name(dsb_objective o);
 
 void dsb_instance_free(dsb_instance *in);
 
+/* Writes spins (bit i = 1 for s_i = +1) one +1 / -1 per line, as `dsb solve
+ * --spins-out` and `dsb stream --spins-out` give them. */
+int dsb_write_spins(const char *path, const uint32_t *bits, uint32_t n, cm_err *err);
+
 #endif

@@ -181,6 +181,10 @@ typedef struct {
     uint64_t frames;            /* frames consumed (== dsb_stream_frames(n)) */
     uint64_t bad_frames;        /* rejected by the frame check, counted */
     double seconds;             /* the pass's frame consumption */
+    /* The best replica's spins after the pass (bit i = 1 for s_i = +1, ceil(n/32)
+     * words), valid during the on_pass call; the CPU gives them every pass, the
+     * GPU on the final one (NULL on the others). */
+    const uint32_t *best_signs;
 } dsb_stream_record;
 
 /* The resident state: x, y (B x n), signs on the frame grid (B x blocks x

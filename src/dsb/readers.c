@@ -723,3 +723,12 @@ int dsb_read_file(const char *path, dsb_instance *out, cm_err *err)
     if (has_ext(path, ".qubo")) return dsb_read_qubo(path, out, err);
     return dsb_read_gset(path, out, err);
 }
+
+int dsb_write_spins(const char *path, const uint32_t *bits, uint32_t n, cm_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return cm_fail(err, "%s: cannot open for writing: %s", path, strerror(errno));
+    for (uint32_t i = 0; i < n; i++) fputs((bits[i / 32u] >> (i % 32u) & 1u) ? "1\n" : "-1\n", f);
+    if (fclose(f) != 0) return cm_fail(err, "%s: error writing: %s", path, strerror(errno));
+    return 0;
+}

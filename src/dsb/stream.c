@@ -319,6 +319,7 @@ void dsb_stream_end_pass(dsb_stream_state *s, uint32_t pass, int update, uint32_
     for (uint32_t b = 1; b < s->p.replicas; b++)
         if (rec->energy2[b] < rec->energy2[rec->best_replica]) rec->best_replica = b;
     rec->best_energy2 = rec->energy2[rec->best_replica];
+    rec->best_signs = dsb_stream_signs(s, rec->best_replica);
 }
 
 /* ---- the whole run, frames made in process (source `gen`, or a file) --------------- */

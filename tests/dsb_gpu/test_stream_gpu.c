@@ -22,7 +22,8 @@
 #define MAXP 16u
 
 typedef struct {
-    uint32_t B, count;
+    uint32_t B, count, n;
+    int spins_ok; /* the final pass's best spins: given, and the best replica's checksum */
     uint32_t pass[MAXP], best_rep[MAXP];
     int updated[MAXP];
     int64_t best[MAXP];
@@ -46,6 +47,8 @@ static int keep(const dsb_stream_record *r, void *ctx)
         k->e[i][b] = r->energy2[b];
         k->c[i][b] = r->checksum[b];
     }
+    if (r->best_signs)
+        k->spins_ok = dsb_stream_checksum(r->best_signs, k->n) == r->checksum[r->best_replica];
     return 0;
 }
 
@@ -98,6 +101,7 @@ static int run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o, run
 {
     memset(r, 0, sizeof *r);
     r->B = p->replicas;
+    r->n = p->n;
     dsb_stream_gpu_opts oo = *o;
     oo.info = info;
     cm_err err;
@@ -105,6 +109,8 @@ static int run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o, run
     CHECK(rc == 0, "%s: dsb_stream_run_gpu failed: %s", what, rc ? err.msg : "");
     CHECK(r->count == p->updates + 1u, "%s: %u records, expected %u", what, r->count,
           p->updates + 1u);
+    CHECK(rc != 0 || r->spins_ok, "%s: the final pass's best spins missing or not the best "
+                                  "replica's", what);
     return rc;
 }
 

@@ -96,9 +96,15 @@ expect 0 "run id" -- "$DSB" stream-write "$tmp/sk.dsbs" --gen sk:n=300 --quiet
 check "the file's size: 300 frames of 4096 B" [ "$(stat -c %s "$tmp/sk.dsbs")" -eq 1228800 ]
 expect 0 "best energy" -- "$DSB" solve --gen sk:n=300 --replicas 3 --steps 15 --xi 0.04 --dt 1.1 --seed 8
 want=$(sed -n 's/.*(2E = \(-*[0-9]*\),.*/\1/p' "$tmp/out")
-expect 0 "file n=300" -- "${S[@]}" --file "$tmp/sk.dsbs" --replicas 3 --updates 15 --xi 0.04 --seed 8
+expect 0 "best energy" -- "$DSB" solve --gen sk:n=300 --replicas 3 --steps 15 --xi 0.04 --dt 1.1 --seed 8 \
+    --spins-out "$tmp/solve-spins.txt"
+expect 0 "file n=300" -- "${S[@]}" --file "$tmp/sk.dsbs" --replicas 3 --updates 15 --xi 0.04 --seed 8 \
+    --spins-out "$tmp/stream-spins.txt"
 check "the file streamed gives the resident solve's 2E ($want)" \
     grep -qE "^ +15 +no +$want " "$tmp/out"
+check "the streamed best spins = the resident solve's" cmp -s "$tmp/solve-spins.txt" "$tmp/stream-spins.txt"
+check "300 spins written" [ "$(wc -l <"$tmp/stream-spins.txt")" -eq 300 ]
+expect 1 "--spins-out: .*cannot open" -- "${S[@]}" --n 100 --updates 1 --spins-out "$tmp/no/dir/s.txt"
 expect 0 "run id" -- "$DSB" stream-write "$tmp/m.dsbs" --n 500 --instance random --quiet
 expect 2 "expected the OUT file" -- "$DSB" stream-write --n 500
 expect 2 "expected one of --gen SPEC, --from FILE" -- "$DSB" stream-write "$tmp/x" --gen sk:n=8 --n 9

@@ -196,19 +196,10 @@ int cmd_solve(int argc, char **argv)
                        inst.ground_energy2 == res.best_energy2 ? "reached" : "not reached");
             printf("time          %.6f s\n", res.seconds);
         }
-        if (spins_out) {
-            FILE *f = fopen(spins_out, "w");
-            if (!f) {
-                fprintf(stderr, "%s: --spins-out: cannot open '%s' for writing\n", P, spins_out);
-                rc = -1;
-            } else {
-                for (uint32_t i = 0; i < inst.n; i++)
-                    fprintf(f, "%d\n", ((res.best_spins[i / 32] >> (i % 32)) & 1) ? 1 : -1);
-                if (fclose(f)) {
-                    fprintf(stderr, "%s: --spins-out: error writing '%s'\n", P, spins_out);
-                    rc = -1;
-                }
-            }
+        cm_err werr = {{0}};
+        if (spins_out && dsb_write_spins(spins_out, res.best_spins, inst.n, &werr)) {
+            fprintf(stderr, "%s: --spins-out: %s\n", P, werr.msg);
+            rc = -1;
         }
     }
     dsb_result_free(&res);

@@ -11,6 +11,7 @@
 #include "common/args.h"
 #include "common/bench.h"
 #include "common/json.h"
+#include "dsb/instances.h"
 #include "dsb/stream.h"
 #include "dsb/stream_gpu.h"
 #include "dsb/stream_net.h"
@@ -52,6 +53,7 @@ static void usage(FILE *o)
             "  --check-cpu          gpu: run the CPU reference too and compare every record\n"
             "                       (exit 1 on a difference; slow beyond n ~ 1e5)\n"
             "  --json FILE          write the run and its records as one JSON object (a line)\n"
+            "  --spins-out FILE     write the final best spins, one +1/-1 per line\n"
             "  --quiet              no progress line\n"
             "The exit status is 1 when a pass does not consume every frame.  Mattis runs\n"
             "report whether and after how many updates the known ground state was reached.\n");
@@ -66,6 +68,7 @@ typedef struct {
     uint64_t frames, bad;
     json_w *json;
     int64_t final_energy2;
+    uint32_t *best_spins; /* the final pass's best spins, when given */
     double *rates;       /* payload Gb/s of each pass */
     uint32_t nrates;
     int keep;            /* --check-cpu: the records are kept, then compared */
@@ -92,6 +95,11 @@ static int on_pass(const dsb_stream_record *r, void *arg)
     c->frames += r->frames;
     c->bad += r->bad_frames;
     c->final_energy2 = r->best_energy2;
+    if (r->best_signs && r->pass == c->p->updates) {
+        size_t W = dsb_words(c->p->n);
+        c->best_spins = realloc(c->best_spins, W * sizeof *c->best_spins);
+        memcpy(c->best_spins, r->best_signs, W * sizeof *c->best_spins);
+    }
     c->rates = realloc(c->rates, (c->nrates + 1u) * sizeof *c->rates);
     c->rates[c->nrates++] = gbps(r->frames, r->seconds);
     if (c->keep) {
@@ -218,7 +226,7 @@ int cmd_stream(int argc, char **argv)
     dsb_stream_net_opts_default(&no);
     no.tc.bind_port = DSB_STREAM_DEFAULT_PORT;
     uint32_t threads = 0;
-    const char *json_path = NULL;
+    const char *json_path = NULL, *spins_path = NULL;
     stream_matrix sm = {&p, NULL, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -291,6 +299,8 @@ int cmd_stream(int argc, char **argv)
             net_opt = 1;
         } else if (arg_is(a, "--json")) {
             json_path = v;
+        } else if (arg_is(a, "--spins-out")) {
+            spins_path = v;
         } else {
             fprintf(stderr, "%s: unknown option '%s' (see dsb stream --help)\n", P, a);
             return 2;
@@ -348,7 +358,7 @@ int cmd_stream(int argc, char **argv)
         fprintf(stderr, "%s: --json: cannot open '%s' for writing\n", P, json_path);
         return 1;
     }
-    run_ctx c = {&p, 0, 0, -1, 0, 0, 0, jf ? &jw : NULL, 0, NULL, 0, check_cpu, NULL, NULL, 0};
+    run_ctx c = {.p = &p, .ground_pass = -1, .json = jf ? &jw : NULL, .keep = check_cpu};
     dsb_stream_gpu_info info;
     memset(&info, 0, sizeof info);
     go.info = &info;
@@ -436,6 +446,18 @@ int cmd_stream(int argc, char **argv)
             if (c.mismatches) rc = -1;
         }
     }
+    if (spins_path && rc == 0) {
+        cm_err serr = {{0}};
+        if (!c.best_spins) {
+            fprintf(stderr, "%s: --spins-out: the run gave no final spins\n", P);
+            rc = -1;
+        } else if (dsb_write_spins(spins_path, c.best_spins, p.n, &serr)) {
+            fprintf(stderr, "%s: --spins-out: %s\n", P, serr.msg);
+            rc = -1;
+        } else {
+            printf("# the best spins (2E = %" PRId64 ") in %s\n", c.final_energy2, spins_path);
+        }
+    }
     if (c.has_ground)
         printf("# Mattis ground state 2E = %" PRId64 ": %s\n", c.ground,
                c.ground_pass >= 0 ? "reached" : "NOT reached");
@@ -486,6 +508,7 @@ int cmd_stream(int argc, char **argv)
         fclose(jf);
     }
     free(c.rates);
+    free(c.best_spins);
     free(c.energy2);
     free(c.checksum);
     return rc ? 1 : 0;

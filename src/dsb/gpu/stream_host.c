@@ -193,6 +193,7 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
     uint64_t *flags_h = NULL, *flags_d = NULL;
     uint8_t *buf_h = NULL, *buf_d = NULL;
     unsigned long long *small_h = NULL;
+    uint32_t *best_h = NULL;
     pthread_t *tids = NULL;
     sg_thread_arg *targs = NULL;
     uint32_t running = 0;
@@ -315,6 +316,7 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
     }
     ua.init = 0;
     small_h = cm_malloc((2u * B + 2u) * sizeof *small_h);
+    best_h = cm_malloc(dsb_words(n) * sizeof *best_h);
     if ((e = cudaHostAlloc((void **)&prog_h, blocks * sizeof *prog_h, cudaHostAllocMapped)) ||
         (e = cudaHostGetDevicePointer((void **)&prog_d, prog_h, 0))) {
         cu_fail(err, "cudaHostAlloc (progress words)", e);
@@ -445,6 +447,15 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
         for (uint32_t b = 1; b < B; b++)
             if (rec.energy2[b] < rec.energy2[rec.best_replica]) rec.best_replica = b;
         rec.best_energy2 = rec.energy2[rec.best_replica];
+        rec.best_signs = NULL;
+        if (pass == K) { /* the answer: the best replica's spins */
+            if ((e = cudaMemcpy(best_h, signs + (size_t)rec.best_replica * G,
+                                dsb_words(n) * sizeof *best_h, cudaMemcpyDeviceToHost))) {
+                cu_fail(err, "the best spins", e);
+                goto out;
+            }
+            rec.best_signs = best_h;
+        }
         rec.frames = small_h[2u * B];
         rec.bad_frames = small_h[2u * B + 1u];
         rec.seconds = (double)ms_c * 1e-3;
@@ -470,6 +481,7 @@ out:
     free(targs);
     dsb_stream_feed_close(h.feed);
     free(small_h);
+    free(best_h);
     if (buf_h) cudaFreeHost(buf_h);
     if (flags_h) cudaFreeHost(flags_h);
     if (prog_h) cudaFreeHost(prog_h);
