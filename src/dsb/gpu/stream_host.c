@@ -70,6 +70,15 @@ typedef struct {
     cm_err err;
 } sg_host;
 
+/* 1 when every frame so far came from the feed; else 0, and its message in err. */
+static int feed_ok(sg_host *h, cm_err *err)
+{
+    if (!atomic_load(&h->failed)) return 1;
+    while (atomic_load(&h->failed) != 2) sleep_us(10);
+    cm_fail(err, "%s", h->err.msg);
+    return 0;
+}
+
 typedef struct {
     sg_host *h;
     uint32_t t;
@@ -86,8 +95,11 @@ static void build_one(sg_host *h, uint8_t *out, uint32_t pass, uint64_t f)
     cm_err e;
     if (dsb_stream_feed_get(h->feed, pass, f, 0, out, &e)) {
         memset(out, 0, DSB_STREAM_FRAME);
-        int expected = 0;
-        if (atomic_compare_exchange_strong(&h->failed, &expected, 1)) h->err = e;
+        int expected = 0; /* the first failure: 1 while its message is copied, then 2 */
+        if (atomic_compare_exchange_strong(&h->failed, &expected, 1)) {
+            h->err = e;
+            atomic_store(&h->failed, 2);
+        }
         return;
     }
     if (h->corrupt && pass == h->K && f + 1u == h->corrupt) corrupt_frame(out);
@@ -342,10 +354,7 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
             uint32_t started = start_threads(tids, targs, &h, h.threads, resident_worker);
             for (uint32_t t = 0; t < started; t++) pthread_join(tids[t], NULL);
             for (uint32_t t = started; t < h.threads; t++) resident_worker(&targs[t]);
-            if (atomic_load(&h.failed)) {
-                cm_fail(err, "%s", h.err.msg);
-                goto out;
-            }
+            if (!feed_ok(&h, err)) goto out;
         } else {
             if ((e = cudaHostAlloc((void **)&flags_h, 2u * h.S * sizeof *flags_h,
                                    cudaHostAllocMapped)) ||
@@ -462,10 +471,7 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
         info.consume_seconds += rec.seconds;
         info.update_seconds += (double)ms_u * 1e-3;
         if (o.progress) bench_progress(&bar, (uint64_t)(pass + 1u) * T);
-        if (atomic_load(&h.failed)) { /* a frame the feed could not give went in as zeros */
-            cm_fail(err, "%s", h.err.msg);
-            goto out;
-        }
+        if (!feed_ok(&h, err)) goto out; /* a frame the feed could not give went in as zeros */
         if (on_pass && on_pass(&rec, ctx)) break;
     }
     if (o.progress) bench_progress_end(&bar, (uint64_t)(K + 1u) * T);
