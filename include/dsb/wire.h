@@ -233,7 +233,7 @@ typedef struct {
 typedef struct {
     DSB_WIRE_COMMON_FIELDS
     uint32_t pass;        /* 36 */
-    uint32_t rsv;         /* 40 */
+    uint32_t attempt;     /* 40: the generator's attempt of the pass (the RESENDs it heard) */
     uint16_t queue;       /* 44 */
     uint16_t queue_count; /* 46 */
     uint64_t frames;      /* 48: STREAM frames this queue sent in the pass */
@@ -305,7 +305,7 @@ DSB_WIRE_OFF(dsb_wire_stream, rsv16, 50);
 DSB_WIRE_OFF(dsb_wire_stream, rsv, 52);
 DSB_WIRE_OFF(dsb_wire_stream, seq, 56);
 DSB_WIRE_OFF(dsb_wire_pass_end, pass, 36);
-DSB_WIRE_OFF(dsb_wire_pass_end, rsv, 40);
+DSB_WIRE_OFF(dsb_wire_pass_end, attempt, 40);
 DSB_WIRE_OFF(dsb_wire_pass_end, queue, 44);
 DSB_WIRE_OFF(dsb_wire_pass_end, queue_count, 46);
 DSB_WIRE_OFF(dsb_wire_pass_end, frames, 48);
@@ -639,7 +639,7 @@ DSB_HD static inline dsb_wire_reason dsb_wire_pass_end_check(const uint8_t *fram
     dsb_wire_reason r = dsb_wire_stream_common(frame, len, DSB_MSG_PASS_END, DSB_WIRE_HDR_BYTES,
                                                n, (const dsb_wire_hdr *)v);
     if (r != DSB_WR_NONE) return r;
-    if (v->format != 0 || v->rsv != 0 || v->rsv2 != 0) return DSB_WR_RESERVED_NONZERO;
+    if (v->format != 0 || v->rsv2 != 0) return DSB_WR_RESERVED_NONZERO;
     if (v->queue_count == 0 || v->queue >= v->queue_count) return DSB_WR_BAD_QUEUE;
     if (v->frames > dsb_stream_frames(n)) return DSB_WR_BAD_FRAME_COUNT;
     return DSB_WR_NONE;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "../check.h"
@@ -212,8 +213,120 @@ static void run_case(const net_case *c)
           (unsigned long long)r.st.bad, (unsigned long long)r.st.kernel_drops);
 }
 
+/* The receiver's answers, driven by hand over a plain UDP socket (n = 3: three
+ * frames a pass, K = 1): a pass short of a frame gets RESEND; that attempt's
+ * PASS_END arriving again gets the same RESEND (it must not close the new
+ * attempt); the full second attempt gets NEXT, the last pass DONE, and a late
+ * PASS_END after DONE gets DONE again. */
+static int ask(int fd, const struct sockaddr_in *to, const uint8_t *frame, size_t len,
+               dsb_wire_stream_ack *ack)
+{
+    sendto(fd, frame, len, 0, (const struct sockaddr *)to, sizeof *to);
+    if (!ack) return 0;
+    uint8_t buf[128];
+    ssize_t r = recv(fd, buf, sizeof buf, 0); /* SO_RCVTIMEO bounds the wait */
+    if (r != DSB_WIRE_HDR_BYTES) return -1;
+    return dsb_wire_stream_ack_check(buf, (size_t)r, 3, ack) == DSB_WR_NONE ? 1 : -1;
+}
+
+static void test_protocol_script(void)
+{
+    static receiver r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    dsb_stream_params_default(&r.p);
+    r.p.n = 3;
+    r.p.replicas = 1;
+    r.p.updates = 1;
+    r.got.B = 1;
+    dsb_stream_net_opts_default(&r.o);
+    r.o.tc.bind_addr = "127.0.0.1";
+    r.o.tc.bind_port = 0;
+    r.o.idle_s = 0.5;
+    r.o.timeout_s = 10;
+    pthread_t tid;
+    pthread_create(&tid, NULL, recv_main, &r);
+    pthread_mutex_lock(&r.mu);
+    while (!r.ready) pthread_cond_wait(&r.cv, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_port = htons(r.port);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    uint32_t *eta = dsb_stream_eta_bitmap(&r.p);
+    uint8_t frame[DSB_STREAM_FRAME];
+    dsb_wire_stream_ack a;
+    dsb_wire_pass_end e;
+    uint8_t pe[DSB_WIRE_HDR_BYTES];
+#define PASS_END(pass_, attempt_, frames_)                                                     \
+    do {                                                                                       \
+        dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);                                      \
+        e.request_id = dsb_stream_params_run_id(&r.p);                                         \
+        e.n = 3;                                                                               \
+        e.pass = (pass_);                                                                      \
+        e.attempt = (attempt_);                                                                \
+        e.queue_count = 1;                                                                     \
+        e.frames = (frames_);                                                                  \
+        memcpy(pe, &e, sizeof e);                                                              \
+    } while (0)
+    for (uint32_t f = 0; f < 2; f++) { /* pass 0, frame 2 "lost" */
+        dsb_stream_build_frame(frame, &r.p, eta, 0, f, 0, 0, f);
+        ask(fd, &to, frame, sizeof frame, NULL);
+    }
+    PASS_END(0, 0, 3);
+    CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.pass == 0 && a.action == DSB_STREAM_RESEND &&
+              a.frames == 2 && a.attempt == 0,
+          "a pass short of a frame: RESEND with 2 frames (action %u, frames %llu)", a.action,
+          (unsigned long long)a.frames);
+    CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.action == DSB_STREAM_RESEND,
+          "the old attempt's PASS_END again: the same RESEND (action %u)", a.action);
+    for (uint32_t f = 0; f < 3; f++) {
+        dsb_stream_build_frame(frame, &r.p, eta, 0, f, 0, 0, f);
+        ask(fd, &to, frame, sizeof frame, NULL);
+    }
+    PASS_END(0, 1, 3);
+    CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.pass == 0 && a.action == DSB_STREAM_NEXT &&
+              a.frames == 3,
+          "the second attempt complete: NEXT (action %u)", a.action);
+    for (uint32_t f = 0; f < 3; f++) {
+        dsb_stream_build_frame(frame, &r.p, eta, 1, f, 0, 0, f);
+        ask(fd, &to, frame, sizeof frame, NULL);
+    }
+    dsb_stream_build_frame(frame, &r.p, eta, 1, 1, 0, 0, 1); /* a duplicate */
+    ask(fd, &to, frame, sizeof frame, NULL);
+    PASS_END(1, 0, 3);
+    CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.pass == 1 && a.action == DSB_STREAM_DONE,
+          "the final pass: DONE (action %u)", a.action);
+    CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.action == DSB_STREAM_DONE,
+          "a late PASS_END after DONE: DONE again (action %u)", a.action);
+    close(fd);
+    free(eta);
+    pthread_join(tid, NULL);
+    CHECK(r.rc == 0, "receiver: %s", r.err.msg);
+    CHECK(r.got.count == 2 && r.st.resends == 1 && r.st.duplicates == 1 && r.st.missing == 1 &&
+              r.st.not_sent == 0,
+          "passes %u, resends %llu, duplicates %llu, missing %llu", r.got.count,
+          (unsigned long long)r.st.resends, (unsigned long long)r.st.duplicates,
+          (unsigned long long)r.st.missing);
+    static recs ref;
+    memset(&ref, 0, sizeof ref);
+    ref.B = 1;
+    cm_err err = {{0}};
+    CHECK(dsb_stream_run_cpu(&r.p, 1, 0, keep, &ref, &err) == 0, "reference: %s", err.msg);
+    CHECK(ref.count == 2 && r.got.e[0][0] == ref.e[0][0] && r.got.e[1][0] == ref.e[1][0] &&
+              r.got.c[1][0] == ref.c[1][0],
+          "the hand-driven run's records equal the reference's");
+}
+
 int main(void)
 {
+    test_protocol_script();
     static const net_case cases[] = {
         {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0},
         {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0},

@@ -135,7 +135,9 @@ static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
         count_bad(r, why);
         return 0;
     }
-    if (v.pass < r->pass || r->done) { /* our answer was lost: say it again */
+    /* an earlier pass, or an earlier attempt of this one (a PASS_END that came late,
+     * or a generator that did not hear our RESEND): our answer was lost, say it again */
+    if (v.pass < r->pass || r->done || (v.pass == r->pass && v.attempt < r->attempt)) {
         r->st->stale++;
         if (r->have_ack) {
             dsb_frame a = {.data = r->last_ack, .cap = DSB_WIRE_HDR_BYTES,
@@ -145,7 +147,7 @@ static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
         }
         return 0;
     }
-    if (v.pass > r->pass) {
+    if (v.pass > r->pass || v.attempt > r->attempt) { /* ahead of anything we answered */
         count_bad(r, DSB_WR_WRONG_PASS);
         return 0;
     }
@@ -323,6 +325,7 @@ static void send_pass_end(queue_t *a)
     e.request_id = dsb_stream_params_run_id(a->p);
     e.n = a->p->n;
     e.pass = a->pass;
+    e.attempt = a->attempt;
     e.queue = (uint16_t)a->q;
     e.queue_count = (uint16_t)a->Q;
     e.frames = a->sent;
