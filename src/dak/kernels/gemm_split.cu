@@ -117,9 +117,20 @@ static __device__ __forceinline__ uint32_t tile_boxes(const kparams *p, uint32_t
  * box's kstep blocks are contiguous (one bulk copy, a 1/c share per cluster member; the next tile
  * row's starts K/64 blocks later), and a whole tile's boxes go in one 4-D copy where the map allows
  * (kparams.a_slot_map); else kstep 2-D tensor copies per box. */
+/* A member's share of one box of A, worked out once before the producer's loop: a division by the
+ * cluster size c inside issue_a cost the one producer thread ~15 instructions a box (I2F, MUFU.RCP
+ * and the correction steps in its SASS, eighteenth session). */
+typedef struct {
+    uint32_t pbytes; /* bytes of one box a member issues: A_BYTES kstep / c */
+    uint32_t prow;   /* rows of a 2-D box a member issues: 64 / c */
+    uint32_t pblk;   /* bytes of one 64 x 64 block a member issues: A_BYTES / c */
+    uint16_t mask;   /* the cluster's members */
+} a_share;
+
 static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorMap *ta, uint32_t dst0,
                                                const uint16_t *src, uint32_t fb, uint32_t kc, uint32_t mt64,
-                                               uint32_t nbox, uint32_t mh, uint32_t rank, uint16_t mask, uint64_t pol)
+                                               uint32_t nbox, uint32_t mh, uint32_t rank, const a_share *sh,
+                                               uint64_t pol)
 {
     const uint32_t c = p->c, kstep = p->kstep;
     if (p->a_slot_map && nbox == mh && mh > 1u) {
@@ -134,23 +145,22 @@ static __device__ __forceinline__ void issue_a(const kparams *p, const CUtensorM
     }
     for (uint32_t b = 0; b < nbox; b++, mt64++, dst0 += A_BYTES * kstep, src += (size_t)p->kblocks * 4096u) {
         if (p->a_bulk) {
-            const uint32_t pbytes = A_BYTES * kstep / c;
+            const uint32_t pbytes = sh->pbytes;
             uint32_t dst = dst0 + rank * pbytes;
             if (c > 1 && pol)
-                ptx_bulk_g2s_multicast_hint(dst, src, pbytes, fb, mask, pol);
+                ptx_bulk_g2s_multicast_hint(dst, src, pbytes, fb, sh->mask, pol);
             else if (c > 1)
-                ptx_bulk_g2s_multicast(dst, src, pbytes, fb, mask);
+                ptx_bulk_g2s_multicast(dst, src, pbytes, fb, sh->mask);
             else if (pol)
                 ptx_bulk_g2s_hint(dst, src, pbytes, fb, pol);
             else
                 ptx_bulk_g2s(dst, src, pbytes, fb);
         } else {
-            const uint32_t prow = 64u / c, pblk = A_BYTES / c;
             for (uint32_t j = 0; j < kstep; j++) {
-                uint32_t dst = dst0 + j * A_BYTES + rank * pblk;
-                int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(mt64 * 64u + rank * prow);
+                uint32_t dst = dst0 + j * A_BYTES + rank * sh->pblk;
+                int c0 = (int)((kc * kstep + j) * 64u), c1 = (int)(mt64 * 64u + rank * sh->prow);
                 if (c > 1)
-                    ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, mask);
+                    ptx_tma_2d_g2s_multicast(dst, ta, c0, c1, fb, sh->mask);
                 else
                     ptx_tma_2d_g2s(dst, ta, c0, c1, fb);
             }
@@ -406,6 +416,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const bool windowed = W < S; /* host tier: at most W copies in flight */
             const uint32_t pbytes = ahalf / c; /* bytes of one box a member issues */
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
+            const a_share ash = {pbytes, 64u / c, A_BYTES / c, mask};
             const bool bperm = p.b_perm != 0;
             const size_t astep = (size_t)kstep * 4096u; /* elements of A per stage */
             /* slot and phase of this copy (s, ph) and of the copy W before it (sw, phw):
@@ -443,7 +454,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             const uint32_t fb = bar_full + 8u * pre;
                             dtags[pre] = uf;
                             ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 1u, 0u, mask, pol_a);
+                            issue_a(&p, ta, sA + pre * astage, src, fb, kc, mt, 1u, 1u, 0u, &ash, pol_a);
                         }
                     }
                     ptx_griddep_wait();
@@ -462,7 +473,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                             dtags[s] = u; /* before the arrive (release) that the consumers acquire */
                             ptx_mbar_arrive_expect_tx(fb, astage + bbytes);
-                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 1u, 0u, mask, pol_a);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, mt, 1u, 1u, 0u, &ash, pol_a);
                         }
                         b_copy(sB + s * bbytes, &tb, bperm, 0, (int)(kc * kstep), fb, pol_b);
                         if (ts && it == 0) ts[1] = ptx_globaltimer();
@@ -500,7 +511,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                     for (uint32_t kc = g.kb; kc < g.ke && pre < npre; kc++, pre++, src += astep) {
                         const uint32_t fb = bar_full + 8u * pre;
                         ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (pre < xs || p.nob ? 0u : bbytes));
-                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
+                        issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, &ash, pol_a);
                     }
                     if (pre < npre) more = seg_next(&p, tier, cid, ncl, &si, &g);
                 }
@@ -537,7 +548,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                             ptx_mbar_arrive(fb); /* diag_noload: no copies, the slot counts as full */
                         } else {
                             ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (p.nob ? 0u : bbytes));
-                            issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, mask, pol_a);
+                            issue_a(&p, ta, sA + s * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, &ash, pol_a);
                         }
                     }
                     /* B: kstep blocks x the tier's box of columns (bn rows for wide tiles); a stash chunk's into the
