@@ -2,8 +2,8 @@
  * the CPU reference of dsb/stream.h (dsb_stream_run_cpu), with the state
  * (x, y, signs on the frame grid, int32 mismatch counters) resident in GPU
  * memory and the 4096-byte frames consumed by persistent worker blocks.
- * Its records are meant to equal the CPU reference's, pass by pass (shared
- * arithmetic; tests/dsb_gpu/test_stream_gpu.c checks, on a GPU).
+ * Its records equal the CPU reference's, pass by pass (shared arithmetic;
+ * tests/dsb_gpu/test_stream_gpu.c checks them on the GPU).
  *
  * Sources of the frames:
  *   DSB_STREAM_SRC_GEN   synthesized on the GPU by the worker blocks themselves
