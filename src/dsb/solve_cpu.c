@@ -3,12 +3,12 @@
  * functions the GPU kernels call, so the two agree bit for bit. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/bench.h"
+#include "common/threads.h"
 #include "dsb/core.h"
 #include "dsb/gpu.h"
 #include "dsb/solve.h"
@@ -133,24 +133,10 @@ int dsb_solve_cpu(const dsb_model *m, const int16_t *h, const dsb_params *p, int
 
     double t0 = bench_now_s();
     worker_arg *args = cm_malloc((size_t)threads * sizeof *args);
-    pthread_t *tids = cm_malloc((size_t)threads * sizeof *tids);
-    for (int t = 0; t < threads; t++) {
+    for (int t = 0; t < threads; t++)
         args[t] = (worker_arg){m, h, p, dsb_effective_xi(m, p), r, (uint32_t)t, (uint32_t)threads};
-        if (t > 0 && pthread_create(&tids[t], NULL, worker, &args[t]) != 0) {
-            /* could not start a thread: do its share on this one */
-            args[t].stride = 0;
-        }
-    }
-    worker(&args[0]);
-    for (int t = 1; t < threads; t++) {
-        if (args[t].stride) pthread_join(tids[t], NULL);
-        else {
-            args[t].stride = (uint32_t)threads;
-            worker(&args[t]);
-        }
-    }
+    cm_run_threads((uint32_t)threads, worker, args, sizeof *args);
     free(args);
-    free(tids);
 
     uint32_t best = 0;
     for (uint32_t b = 1; b < p->replicas; b++)

@@ -9,7 +9,6 @@
  * kernels call, so the records agree bit for bit. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/bench.h"
+#include "common/threads.h"
 #include "dsb/model.h"
 #include "dsb/stream.h"
 #include "dsb/wire.h"
@@ -287,23 +287,6 @@ static void *end_worker(void *arg)
     return NULL;
 }
 
-/* Runs fn(args[t]) on `threads` threads (the caller's is one); a thread that
- * cannot be started has its share done on the caller's. */
-static void run_threads(uint32_t threads, void *(*fn)(void *), void *args, size_t arg_size)
-{
-    pthread_t *tids = cm_malloc(threads * sizeof *tids);
-    int *started = cm_calloc(threads, sizeof *started);
-    for (uint32_t t = 1; t < threads; t++)
-        started[t] = pthread_create(&tids[t], NULL, fn, (char *)args + t * arg_size) == 0;
-    fn(args);
-    for (uint32_t t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(tids[t], NULL);
-        else fn((char *)args + t * arg_size);
-    }
-    free(tids);
-    free(started);
-}
-
 void dsb_stream_end_pass(dsb_stream_state *s, uint32_t pass, int update, uint32_t threads,
                          dsb_stream_record *rec)
 {
@@ -311,7 +294,7 @@ void dsb_stream_end_pass(dsb_stream_state *s, uint32_t pass, int update, uint32_
     if (threads > s->p.replicas) threads = s->p.replicas;
     end_arg *args = cm_malloc(threads * sizeof *args);
     for (uint32_t t = 0; t < threads; t++) args[t] = (end_arg){s, pass, t, threads, update, rec};
-    run_threads(threads, end_worker, args, sizeof *args);
+    cm_run_threads(threads, end_worker, args, sizeof *args);
     free(args);
     rec->pass = pass;
     rec->updated = update;
@@ -396,7 +379,7 @@ int dsb_stream_run_cpu(const dsb_stream_params *p, uint32_t threads, int progres
             args[t].progress = progress && t == 0 ? &bar : NULL;
         }
         double t0 = bench_now_s();
-        run_threads(threads, gen_worker, args, sizeof *args);
+        cm_run_threads(threads, gen_worker, args, sizeof *args);
         rec.seconds = bench_now_s() - t0;
         rec.frames = rec.bad_frames = 0;
         for (uint32_t t = 0; t < threads; t++) {

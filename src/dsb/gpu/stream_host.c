@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/bench.h"
+#include "common/threads.h"
 #include "dsb/stream_gpu.h"
 #include "dsb/wire.h"
 #include "stream_dev.h"
@@ -38,12 +39,6 @@
 static int cu_fail(cm_err *err, const char *what, int e)
 {
     return cm_fail(err, "gpu backend: %s: %s", what, cudaGetErrorString((cudaError_t)e));
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000L, (us % 1000000L) * 1000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ---- host frames ------------------------------------------------------------------ */
@@ -74,7 +69,7 @@ typedef struct {
 static int feed_ok(sg_host *h, cm_err *err)
 {
     if (!atomic_load(&h->failed)) return 1;
-    while (atomic_load(&h->failed) != 2) sleep_us(10);
+    while (atomic_load(&h->failed) != 2) cm_sleep_s(10e-6);
     cm_fail(err, "%s", h->err.msg);
     return 0;
 }
@@ -126,7 +121,7 @@ static void *ring_worker(void *arg)
         if (Q >= h->S)
             while (h->freed[slot] < Q - h->S + 1u) {
                 if (atomic_load(&h->stop)) return NULL;
-                sleep_us(20);
+                cm_sleep_s(20e-6);
             }
         uint32_t pass = (uint32_t)(Q / h->chunks_per_pass);
         uint64_t f0 = (Q % h->chunks_per_pass) * h->F;
@@ -168,7 +163,7 @@ static int wait_pass(cudaEvent_t ev, const unsigned long long *prog, uint32_t bl
             for (uint32_t b = 0; b < blocks; b++) d += ((const volatile unsigned long long *)prog)[b];
             bench_progress(bar, before + d);
         }
-        sleep_us(bar ? 2000 : 100);
+        cm_sleep_s(bar ? 2e-3 : 1e-4);
     }
 }
 
@@ -351,9 +346,8 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_
         tids = cm_calloc(h.threads, sizeof *tids);
         targs = cm_calloc(h.threads, sizeof *targs);
         if (mode == DSB_SG_HOST_PASS) {
-            uint32_t started = start_threads(tids, targs, &h, h.threads, resident_worker);
-            for (uint32_t t = 0; t < started; t++) pthread_join(tids[t], NULL);
-            for (uint32_t t = started; t < h.threads; t++) resident_worker(&targs[t]);
+            for (uint32_t t = 0; t < h.threads; t++) targs[t] = (sg_thread_arg){&h, t};
+            cm_run_threads(h.threads, resident_worker, targs, sizeof *targs);
             if (!feed_ok(&h, err)) goto out;
         } else {
             if ((e = cudaHostAlloc((void **)&flags_h, 2u * h.S * sizeof *flags_h,

@@ -1,8 +1,6 @@
 /* The streaming solver's network source: receiver and generator over a dsb
  * transport (include/dsb/stream_net.h; the frames in include/dsb/wire.h). */
 #include <errno.h>
-#include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +8,7 @@
 #include <time.h>
 
 #include "common/bench.h"
+#include "common/threads.h"
 #include "dsb/stream_net.h"
 
 #define NET_BATCH DSB_TRANSPORT_BATCH
@@ -22,14 +21,6 @@ void dsb_stream_net_opts_default(dsb_stream_net_opts *o)
     o->idle_s = 1.0;
     o->timeout_s = 30.0;
     o->queues = 1;
-}
-
-static void sleep_s(double s)
-{
-    if (s <= 0) return;
-    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
 }
 
 /* Ethernet addresses of an outgoing frame: the transport's peer and own MAC
@@ -310,7 +301,7 @@ static void *send_queue(void *arg)
             k = 0;
             if (a->rate_gbps > 0) { /* ahead of the cap: wait */
                 double due = 8.0 * (double)a->sent * DSB_STREAM_PAYLOAD / (a->rate_gbps * 1e9);
-                sleep_s(due - (bench_now_s() - t0));
+                cm_sleep_s(due - (bench_now_s() - t0));
             }
         }
     }
@@ -393,8 +384,6 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     if (!o->tc.peer_addr && strcmp(o->tc.kind ? o->tc.kind : "udp", "packet"))
         return cm_fail(err, "no receiver address (the udp transport needs one)");
     queue_t *qs = cm_calloc(Q, sizeof *qs);
-    pthread_t *tids = cm_calloc(Q, sizeof *tids);
-    int *started = cm_calloc(Q, sizeof *started);
     dsb_stream_feed *feed = NULL;
     int rc = dsb_stream_feed_open(p, &feed, err);
     uint32_t opened = 0;
@@ -427,13 +416,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
             qs[q].attempt = attempt;
             qs[q].rate_gbps = rate / Q;
         }
-        for (uint32_t q = 1; q < Q; q++) /* a queue whose thread cannot start: sent here */
-            started[q] = pthread_create(&tids[q], NULL, send_queue, &qs[q]) == 0;
-        send_queue(&qs[0]);
-        for (uint32_t q = 1; q < Q; q++) {
-            if (started[q]) pthread_join(tids[q], NULL);
-            else send_queue(&qs[q]);
-        }
+        cm_run_threads(Q, send_queue, qs, sizeof *qs);
         double secs = bench_now_s() - t0;
         uint64_t sent = 0;
         for (uint32_t q = 0; q < Q && rc == 0; q++)
@@ -472,7 +455,5 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     }
     dsb_stream_feed_close(feed);
     free(qs);
-    free(tids);
-    free(started);
     return rc;
 }
