@@ -164,7 +164,8 @@ typedef struct {
     float xi;                   /* 0 = 0.5 / sqrt(n) */
     uint64_t seed;              /* instance and initial states (42 in the paper) */
     dsb_stream_instance instance;
-    const char *file;           /* DSB_STREAM_FILE: its path (dsb_stream_params_from_file) */
+    const char *file;           /* DSB_STREAM_FILE: its path (dsb_stream_params_from_file);
+                                   NULL for a receiver of someone else's frames (file_run_id) */
     uint32_t file_run_id;       /* DSB_STREAM_FILE: the run id its frames carry */
 } dsb_stream_params;
 

@@ -59,8 +59,6 @@ int dsb_stream_params_check(const dsb_stream_params *p, cm_err *err)
     if (p->instance != DSB_STREAM_MATTIS && p->instance != DSB_STREAM_RANDOM &&
         p->instance != DSB_STREAM_FILE)
         return cm_fail(err, "instance %d: expected mattis, random or a file", (int)p->instance);
-    if (p->instance == DSB_STREAM_FILE && !p->file)
-        return cm_fail(err, "a file run without a file (dsb_stream_params_from_file)");
     return 0;
 }
 

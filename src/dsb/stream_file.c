@@ -20,7 +20,7 @@ struct dsb_stream_feed {
     dsb_stream_params p;
     uint32_t *eta; /* Mattis */
     int fd;        /* file, else -1 */
-    char path[512];
+    char *path;    /* file: a copy of its path */
 };
 
 /* Reads frame f of a file into out and checks that it is frame f of pass 0 of
@@ -108,13 +108,20 @@ int dsb_stream_feed_open(const dsb_stream_params *p, dsb_stream_feed **out, cm_e
     s->fd = -1;
     if (p->instance == DSB_STREAM_MATTIS) s->eta = dsb_stream_eta_bitmap(p);
     if (p->instance == DSB_STREAM_FILE) {
-        snprintf(s->path, sizeof s->path, "%s", p->file ? p->file : "");
-        s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+        /* a run of someone else's frames (a receiver given --run-id) has no file to read */
+        if (!p->file) {
+            free(s);
+            return cm_fail(err, "the run's frames come from a file or a generator elsewhere "
+                                "(--run-id), and no file was given to read them from");
+        }
+        s->fd = open(p->file, O_RDONLY | O_CLOEXEC);
         if (s->fd < 0) {
             int e = errno;
             free(s);
-            return cm_fail(err, "%s: %s", p->file ? p->file : "(no file)", strerror(e));
+            return cm_fail(err, "%s: %s", p->file, strerror(e));
         }
+        s->path = cm_malloc(strlen(p->file) + 1);
+        strcpy(s->path, p->file);
         s->p.file = s->path;
     }
     *out = s;
@@ -141,6 +148,7 @@ void dsb_stream_feed_close(dsb_stream_feed *s)
     if (!s) return;
     if (s->fd >= 0) close(s->fd);
     free(s->eta);
+    free(s->path);
     free(s);
 }
 

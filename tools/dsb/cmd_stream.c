@@ -175,8 +175,7 @@ int stream_matrix_finish(const char *prog, stream_matrix *m)
             fprintf(stderr, "%s: --run-id: takes --n, and neither --file nor --instance\n", prog);
             return 2;
         }
-        m->p->instance = DSB_STREAM_FILE;
-        m->p->file = "(received)";
+        m->p->instance = DSB_STREAM_FILE; /* a file's frames, read by the sender */
         m->p->file_run_id = m->run_id;
         return 0;
     }
