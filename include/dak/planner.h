@@ -16,7 +16,7 @@
  * part while other operations still gain).
  *
  * Granularity.  The split kernels give each SM whole tiles of one tier, so
- * a weight matrix is split in whole tile rows (DAK_TILE_ROWS rows of M) and
+ * a weight matrix is split in whole tile rows (DAK_PLAN_UNIT_ROWS rows of M) and
  * the KV cache in whole batch entries.  Operations that repeat (one per
  * decoder layer) share one record with `repeat` instances; a count of host
  * units u over all instances is spread as evenly as possible (instances get
@@ -51,7 +51,9 @@
 extern "C" {
 #endif
 
-#define DAK_TILE_ROWS 128
+/* Rows of a weight matrix per planner unit (the planner's placement granularity; the split GEMM's tiers
+ * take any multiple of its 64-row tiles, DAK_TILE_ROWS in dak/tiered.h). */
+#define DAK_PLAN_UNIT_ROWS 128
 
 /* ---- machine profile --------------------------------------------------- */
 
@@ -109,7 +111,7 @@ typedef struct {
                             n = cache length, k = kv_heads * head_dim */
     uint32_t repeat;     /* identical instances (decoder layers) */
     uint64_t units;      /* host-placement units per instance (tile rows or batch entries) */
-    uint64_t unit_rows;  /* rows of m per unit (DAK_TILE_ROWS, or 1 for batch entries) */
+    uint64_t unit_rows;  /* rows of m per unit (DAK_PLAN_UNIT_ROWS, or 1 for batch entries) */
     double row_bytes;    /* stored bytes per row of m */
     double read_frac;    /* fraction of the stored bytes read per step (1; B/vocab for a gather) */
     double flops;        /* F per instance */
@@ -153,7 +155,7 @@ typedef struct {
 /* Operations of one decode step for batch B with L cached tokens per
  * sequence (L >= 1): per layer q/k/v/o, MLP (fc1/fc2 or gate/up/down) and
  * attention over the KV cache; lm_head; for Llama the untied token embedding
- * as a gather.  Weights split in whole tiles of tile_rows rows (DAK_TILE_ROWS
+ * as a gather.  Weights split in whole tiles of tile_rows rows (DAK_PLAN_UNIT_ROWS
  * by default).  *ops is allocated (free()). */
 int dak_model_ops(const dak_model_config *cfg, uint64_t batch, uint64_t seq, uint32_t tile_rows,
                   const dak_profile *prof, dak_op **ops, size_t *n_ops, cm_err *err);

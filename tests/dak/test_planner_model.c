@@ -73,7 +73,7 @@ static void test_opt30b(void)
     dak_op *ops;
     size_t n;
     cm_err e = {{0}};
-    CHECK(dak_model_ops(&c, 8, 64, DAK_TILE_ROWS, &prof, &ops, &n, &e) == 0, "%s", e.msg);
+    CHECK(dak_model_ops(&c, 8, 64, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, &e) == 0, "%s", e.msg);
     CHECK(n == 8, "OPT ops: q k v out attn fc1 fc2 lm_head, got %zu", n);
     if (n != 8) return;
     CHECK(!strcmp(ops[0].name, "q_proj") && ops[0].m == 7168 && ops[0].k == 7168 &&
@@ -151,7 +151,7 @@ static void test_opt67b_llama(void)
         dak_op *ops;
         size_t n;
         cm_err e = {{0}};
-        CHECK(dak_model_ops(&c, 512, 64, DAK_TILE_ROWS, &prof, &ops, &n, &e) == 0, "%s", e.msg);
+        CHECK(dak_model_ops(&c, 512, 64, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, &e) == 0, "%s", e.msg);
         CHECK(n == 10, "Llama ops: q k v o attn gate up down lm_head embed, got %zu", n);
         if (n == 10) {
             CHECK(!strcmp(ops[9].name, "embed") && ops[9].kind == DAK_OP_GATHER &&

@@ -79,7 +79,7 @@ int cmd_plan(int argc, char **argv)
 {
     const char *config = NULL, *profile = NULL, *json_path = NULL;
     uint64_t batch = 0, seq = 0, prompt = 0, gen = 32, gpu_mem = 0, reserve = 0;
-    uint32_t sweep = 0, tile_rows = DAK_TILE_ROWS;
+    uint32_t sweep = 0, tile_rows = DAK_PLAN_UNIT_ROWS;
     int have_seq = 0, have_prompt = 0, have_gen = 0, have_mem = 0, have_ratio = 0;
     double ratio = 0, sweep_max = 1;
     for (int i = 1; i < argc; i++) {

@@ -138,7 +138,7 @@ int cmd_profile(int argc, char **argv)
             return 1;
         }
         dak_profile_default(&dp);
-        if (dak_model_ops(&cfg, 1, 1, DAK_TILE_ROWS, &dp, &ops, &n, &err)) {
+        if (dak_model_ops(&cfg, 1, 1, DAK_PLAN_UNIT_ROWS, &dp, &ops, &n, &err)) {
             fprintf(stderr, "%s: %s\n", prog, err.msg);
             return 1;
         }

@@ -101,7 +101,7 @@ void dak_op_linear(dak_op *op, const char *name, uint64_t m, uint64_t n, uint64_
     op->kind = DAK_OP_LINEAR;
     op->m = m, op->n = n, op->k = k;
     op->repeat = repeat;
-    op->unit_rows = tile_rows ? tile_rows : DAK_TILE_ROWS;
+    op->unit_rows = tile_rows ? tile_rows : DAK_PLAN_UNIT_ROWS;
     op->units = (m + op->unit_rows - 1) / op->unit_rows;
     op->row_bytes = (double)k * elem_bytes;
     op->read_frac = 1.0;
