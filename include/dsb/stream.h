@@ -274,6 +274,29 @@ void dsb_stream_record_free(dsb_stream_record *r);
 /* The checksum of a sign bitmap of n bits (words as in dsb_stream_signs). */
 uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n);
 
+/* Where a receiver's frames go (the network source, include/dsb/stream_net.h):
+ * the CPU state (dsb_stream_cpu_sink) or the GPU (dsb_stream_gpu_sink,
+ * include/dsb/stream_gpu.h).  The receiver checks every frame first (wire
+ * check, run id, one copy a frame an attempt) and calls
+ *   frame     for each good frame of the pass being received (the whole
+ *             4096-byte frame, header included);
+ *   end_pass  once every frame of the pass is in: finish the pass (energies,
+ *             the step when `update`, checksums) and fill rec's energies,
+ *             checksums, best replica and best_signs; 0, or -1 with a message
+ *             (the run stops);
+ *   discard   when the attempt lost frames and the pass will be sent again.
+ * One thread calls them, in that order. */
+typedef struct {
+    void *ctx;
+    void (*frame)(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame);
+    int (*end_pass)(void *ctx, uint32_t pass, int update, dsb_stream_record *rec, cm_err *err);
+    void (*discard)(void *ctx);
+} dsb_stream_sink;
+
+/* The sink that consumes into the CPU state s (dsb_stream_accumulate,
+ * dsb_stream_end_pass, dsb_stream_discard_pass). */
+void dsb_stream_cpu_sink(dsb_stream_state *s, dsb_stream_sink *sink);
+
 /* A whole run on the CPU with frames generated in process (source `gen`):
  * `threads` workers (0 = online cores) each build and consume the frames of
  * their rows.  on_pass (may be NULL) is called after every pass; a non-zero

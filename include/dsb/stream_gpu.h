@@ -78,6 +78,27 @@ int dsb_stream_source_parse(const char *s, dsb_stream_source *out);
  * CUDA build, always -1 ("the GPU backend was not built ..."). */
 int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
                        dsb_stream_pass_fn on_pass, void *ctx, cm_err *err);
+
+/* The network source on the GPU: a run whose frames come from a receiver
+ * (dsb_stream_recv_sink, include/dsb/stream_net.h) through the sink of
+ * dsb_stream_gpu_sink.  The receiver's thread copies each checked frame to its
+ * place in a pass buffer of pinned, mapped host memory (frame f = block n +
+ * row at 4096 f); once the pass is whole the GPU consumes it as the host
+ * source does (bulk copies into shared memory, the device's own frame check),
+ * runs the end-of-pass update and gives the record.  An attempt that lost
+ * frames is never consumed, so a RESEND leaves nothing to undo on the GPU.
+ * The buffer holds one pass (T x 4096 bytes): opts.host_bytes 0 sizes it so,
+ * a smaller non-zero value is refused (no ring for received frames yet).
+ * opts.source and opts.host_threads are not used.  The GPU consumes a pass at
+ * the host link's rate (~50 GB/s on the H200) after it is received, so the
+ * network, not the GPU, sets the pace.  The sink fails a pass whose frames the
+ * GPU did not all consume. */
+typedef struct dsb_stream_gpu_run dsb_stream_gpu_run;
+int dsb_stream_gpu_open_recv(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
+                             dsb_stream_gpu_run **out, cm_err *err);
+void dsb_stream_gpu_sink(dsb_stream_gpu_run *r, dsb_stream_sink *sink);
+/* Frees the run (NULL: nothing); fills opts.info if it was given. */
+void dsb_stream_gpu_close(dsb_stream_gpu_run *r);
 #endif
 
 #ifdef __cplusplus

@@ -11,8 +11,10 @@
  *
  * Receiver: one thread takes datagrams in batches, checks each frame (wire
  * check, run id, a bitmap of the frames already consumed in this attempt, so
- * a duplicate never counts twice) and consumes it for every replica
- * (dsb_stream_accumulate).  Generator: `queues` threads, queue q sending the
+ * a duplicate never counts twice) and hands it to a sink (dsb/stream.h): the
+ * CPU state, consumed for every replica (dsb_stream_accumulate), or the GPU
+ * (a pass's frames in pinned host memory, consumed by the GPU solver once the
+ * pass is in: include/dsb/stream_gpu.h).  Generator: `queues` threads, queue q sending the
  * frames f = q, q + Q, ... of the pass in column-block-major order, at an
  * optional payload rate cap, halved after every RESEND (and the first cap,
  * when none was given, half the rate of the attempt that lost frames). */
@@ -74,6 +76,13 @@ int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
                     void (*ready)(const dsb_stream_net_stats *st, void *ctx),
                     dsb_stream_net_stats *st, cm_err *err);
 
+/* The same, with the frames going to `sink` (dsb/stream.h) instead of a CPU
+ * state of its own: dsb_stream_gpu_sink puts them on the GPU.  A sink that
+ * fails to end a pass stops the run with its message (that pass unanswered). */
+int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *o,
+                         const dsb_stream_sink *sink, int progress, dsb_stream_pass_fn on_pass,
+                         void *ctx, void (*ready)(const dsb_stream_net_stats *st, void *ctx),
+                         dsb_stream_net_stats *st, cm_err *err);
 /* Sends passes (n, instance, seed of p; p->updates is not used) until the
  * receiver answers DONE.  Returns 0, or -1 with a message. */
 int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, int progress,

@@ -224,6 +224,29 @@ void dsb_stream_discard_pass(dsb_stream_state *s)
     memset(s->mismatch, 0, (size_t)s->p.replicas * s->p.n * sizeof *s->mismatch);
 }
 
+static void cpu_sink_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
+{
+    dsb_stream_accumulate(ctx, row, block, frame + DSB_WIRE_HDR_BYTES);
+}
+
+static int cpu_sink_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_record *rec,
+                             cm_err *err)
+{
+    (void)err;
+    dsb_stream_end_pass(ctx, pass, update, 1, rec);
+    return 0;
+}
+
+static void cpu_sink_discard(void *ctx) { dsb_stream_discard_pass(ctx); }
+
+void dsb_stream_cpu_sink(dsb_stream_state *s, dsb_stream_sink *sink)
+{
+    sink->ctx = s;
+    sink->frame = cpu_sink_frame;
+    sink->end_pass = cpu_sink_end_pass;
+    sink->discard = cpu_sink_discard;
+}
+
 uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n)
 {
     uint64_t sum = 0, words64 = ((uint64_t)n + 63u) / 64u, W = dsb_words(n);

@@ -23,7 +23,8 @@ expect 2 "--dt: expected a number" -- "${S[@]}" --dt -1
 expect 2 "--xi: expected a number" -- "${S[@]}" --xi inf
 expect 2 "--backend: expected cpu or gpu" -- "${S[@]}" --backend tpu
 expect 2 "--source: expected gen, host, udp or packet, got 'tape'" -- "${S[@]}" --source tape
-expect 2 "--source udp: applies to --backend cpu only" -- "${S[@]}" --backend gpu --source udp
+expect 2 "--host-bytes, --host-threads: apply to --backend gpu --source host only" -- \
+    "${S[@]}" --backend gpu --source udp --host-bytes 1M
 expect 2 "apply to --source udp or packet only" -- "${S[@]}" --port 5000
 expect 2 "apply to --source udp or packet only" -- "${S[@]}" --timeout 5
 expect 2 "--port: expected an integer" -- "${S[@]}" --source udp --port 70000

@@ -3,7 +3,16 @@
  * in one process.  The received run's records must equal the CPU reference's
  * with frames made in process (dsb_stream_run_cpu), also when a frame is lost
  * or corrupted on the way (the pass is sent again), with several queues, and
- * with junk datagrams in between; a generator of another matrix is refused. */
+ * with junk datagrams in between; a generator of another matrix is refused.
+ * A sink of the test's own (dsb_stream_recv_sink) sees every good frame once
+ * and a discard an attempt sent again, and one that fails to end a pass stops
+ * the receiver with its message.
+ *
+ * Built with STREAM_NET_GPU (tests/dsb_gpu: test_stream_net_gpu, label gpu)
+ * the same cases consume on the GPU (dsb_stream_gpu_open_recv and its sink,
+ * include/dsb/stream_gpu.h, under the counting sink): every record must still
+ * equal the CPU reference's, bit for bit, and the final pass give the best
+ * spins; a pass buffer smaller than a pass is refused. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,15 +25,20 @@
 
 #include "../check.h"
 #include "dsb/stream_net.h"
+#ifdef STREAM_NET_GPU
+#include "dsb/stream_gpu.h"
+#endif
 
 #define MAXP 16u
 #define MAXB 8u
 
 typedef struct {
-    uint32_t count, B;
+    uint32_t count, B, n;
     int64_t e[MAXP][MAXB];
     uint64_t c[MAXP][MAXB];
+    uint32_t best[MAXP];
     uint64_t frames[MAXP], bad[MAXP];
+    int spins_ok; /* the final pass gave the best spins, the best replica's */
 } recs;
 
 static int keep(const dsb_stream_record *r, void *ctx)
@@ -36,8 +50,11 @@ static int keep(const dsb_stream_record *r, void *ctx)
         k->e[i][b] = r->energy2[b];
         k->c[i][b] = r->checksum[b];
     }
+    k->best[i] = r->best_replica;
     k->frames[i] = r->frames;
     k->bad[i] = r->bad_frames;
+    if (r->best_signs && k->n)
+        k->spins_ok = dsb_stream_checksum(r->best_signs, k->n) == r->checksum[r->best_replica];
     return 0;
 }
 
@@ -52,7 +69,39 @@ typedef struct {
     pthread_cond_t cv;
     int ready;
     uint16_t port;
+    const dsb_stream_sink *sink; /* NULL: dsb_stream_recv's own CPU state */
 } receiver;
+
+/* A sink around the CPU state's that counts its calls, and may refuse to end
+ * pass fail_pass (1-based, 0 = never): the receiver must stop with its message. */
+typedef struct {
+    dsb_stream_sink cpu;
+    uint64_t frames, ends, discards;
+    uint32_t fail_pass;
+} counting_sink;
+
+static void cs_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
+{
+    counting_sink *k = ctx;
+    k->frames++;
+    k->cpu.frame(k->cpu.ctx, row, block, frame);
+}
+
+static int cs_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_record *rec, cm_err *err)
+{
+    counting_sink *k = ctx;
+    k->ends++;
+    if (k->fail_pass && pass + 1u == k->fail_pass)
+        return cm_fail(err, "the test sink refused pass %u", pass);
+    return k->cpu.end_pass(k->cpu.ctx, pass, update, rec, err);
+}
+
+static void cs_discard(void *ctx)
+{
+    counting_sink *k = ctx;
+    k->discards++;
+    k->cpu.discard(k->cpu.ctx);
+}
 
 static int recv_keep(const dsb_stream_record *rec, void *ctx)
 {
@@ -72,7 +121,9 @@ static void on_ready(const dsb_stream_net_stats *st, void *ctx)
 static void *recv_main(void *arg)
 {
     receiver *r = arg;
-    r->rc = dsb_stream_recv(&r->p, &r->o, 0, recv_keep, r, on_ready, &r->st, &r->err);
+    r->rc = r->sink ? dsb_stream_recv_sink(&r->p, &r->o, r->sink, 0, recv_keep, r, on_ready,
+                                           &r->st, &r->err)
+                    : dsb_stream_recv(&r->p, &r->o, 0, recv_keep, r, on_ready, &r->st, &r->err);
     if (r->rc) { /* unblock a waiting test if the socket never opened */
         pthread_mutex_lock(&r->mu);
         r->ready = 1;
@@ -104,6 +155,7 @@ typedef struct {
     uint64_t drop, corrupt;
     int junk;
     uint64_t sender_seed_delta; /* != 0: the generator's matrix is another one */
+    int sink;                   /* 1: through a counting sink; 2: one that refuses pass 2 */
 } net_case;
 
 static void run_case(const net_case *c)
@@ -118,11 +170,38 @@ static void run_case(const net_case *c)
     r.p.replicas = c->B;
     r.p.updates = c->K;
     r.got.B = c->B;
+    r.got.n = c->n;
     dsb_stream_net_opts_default(&r.o);
     r.o.tc.bind_addr = "127.0.0.1";
     r.o.tc.bind_port = 0;
     r.o.idle_s = 0.2;
     r.o.timeout_s = c->sender_seed_delta ? 1.5 : 20.0;
+    static counting_sink ks;
+    static dsb_stream_sink sink;
+    dsb_stream_state *state = NULL;
+#ifdef STREAM_NET_GPU
+    static dsb_stream_gpu_info info;
+    memset(&info, 0, sizeof info);
+    dsb_stream_gpu_run *run = NULL;
+#endif
+    if (c->sink) {
+        memset(&ks, 0, sizeof ks);
+        cm_err e = {{0}};
+#ifdef STREAM_NET_GPU
+        dsb_stream_gpu_opts go;
+        dsb_stream_gpu_opts_default(&go);
+        go.info = &info;
+        CHECK(dsb_stream_gpu_open_recv(&r.p, &go, &run, &e) == 0, "gpu run: %s", e.msg);
+        if (!run) return;
+        dsb_stream_gpu_sink(run, &ks.cpu);
+#else
+        CHECK(dsb_stream_state_create(&r.p, &state, &e) == 0, "sink state: %s", e.msg);
+        dsb_stream_cpu_sink(state, &ks.cpu);
+#endif
+        ks.fail_pass = c->sink == 2 ? 2u : 0u;
+        sink = (dsb_stream_sink){&ks, cs_frame, cs_end_pass, cs_discard};
+        r.sink = &sink;
+    }
     char what[128];
     snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u drop=%llu corrupt=%llu",
              dsb_stream_instance_name(c->inst), c->n, c->B, c->K, c->queues,
@@ -143,7 +222,7 @@ static void run_case(const net_case *c)
     so.tc.peer_addr = "127.0.0.1";
     so.tc.peer_port = r.port;
     so.queues = c->queues;
-    so.timeout_s = c->sender_seed_delta ? 1.0 : 20.0;
+    so.timeout_s = c->sender_seed_delta || c->sink == 2 ? 1.0 : 20.0;
     so.hook_pass = c->hook_pass;
     so.drop_frame = c->drop;
     so.corrupt_frame = c->corrupt;
@@ -151,7 +230,19 @@ static void run_case(const net_case *c)
     cm_err serr = {{0}};
     int src = dsb_stream_send(&sp, &so, 0, &ss, &serr);
     pthread_join(tid, NULL);
+    dsb_stream_state_free(state);
+#ifdef STREAM_NET_GPU
+    dsb_stream_gpu_close(run); /* fills info */
+#endif
 
+    if (c->sink == 2) { /* the sink refused pass 1: the receiver stops with its message */
+        CHECK(r.rc != 0 && strstr(r.err.msg, "the test sink refused pass 1"),
+              "%s: receiver stopped by its sink: %s", what, r.err.msg);
+        CHECK(r.got.count == 1 && ks.ends == 2, "%s: pass 0 recorded, pass 1 refused (%u, %llu)",
+              what, r.got.count, (unsigned long long)ks.ends);
+        CHECK(src != 0, "%s: the generator got no answer to pass 1", what);
+        return;
+    }
     if (c->sender_seed_delta) { /* another matrix: refused, nothing consumed, both give up */
         CHECK(src != 0 && strstr(serr.msg, "no answer"), "%s: generator of another seed: %s",
               what, serr.msg);
@@ -174,10 +265,18 @@ static void run_case(const net_case *c)
     CHECK(r.got.count == c->K + 1 && ref.count == c->K + 1, "%s: %u passes received", what,
           r.got.count);
     int same = 1;
-    for (uint32_t i = 0; i < ref.count && i < r.got.count; i++)
+    for (uint32_t i = 0; i < ref.count && i < r.got.count; i++) {
+        same &= r.got.best[i] == ref.best[i];
         for (uint32_t b = 0; b < c->B && b < MAXB; b++)
             same &= r.got.e[i][b] == ref.e[i][b] && r.got.c[i][b] == ref.c[i][b];
+    }
     CHECK(same, "%s: received records equal the in-process reference's", what);
+    CHECK(r.got.spins_ok, "%s: the final pass's best spins given, the best replica's", what);
+#ifdef STREAM_NET_GPU
+    CHECK(info.host_mode == 1 && info.host_buffer_bytes == dsb_stream_frames(c->n) * DSB_STREAM_FRAME,
+          "%s: one pass in the GPU's pinned buffer (mode %d, %llu bytes)", what, info.host_mode,
+          (unsigned long long)info.host_buffer_bytes);
+#endif
     uint64_t T = dsb_stream_frames(c->n);
     int full = 1;
     for (uint32_t i = 0; i < r.got.count; i++) full &= r.got.frames[i] == T;
@@ -206,6 +305,12 @@ static void run_case(const net_case *c)
               (unsigned long long)r.st.bad_reason[DSB_WR_TRUNCATED],
               (unsigned long long)r.st.bad_reason[DSB_WR_BAD_TYPE]);
     CHECK(r.st.duplicates == 0, "%s: no duplicates on loopback", what);
+    if (c->sink) /* every good frame reached the sink once; one discard an attempt sent again */
+        CHECK(ks.frames == r.st.frames && ks.ends == c->K + 1u && ks.discards == r.st.resends,
+              "%s: sink calls: %llu frames (receiver %llu), %llu ends, %llu discards (%llu resends)",
+              what, (unsigned long long)ks.frames, (unsigned long long)r.st.frames,
+              (unsigned long long)ks.ends, (unsigned long long)ks.discards,
+              (unsigned long long)r.st.resends);
     /* every frame the generator sent was received (loopback loses only to a full socket) */
     CHECK(r.st.frames + r.st.bad + r.st.kernel_drops >= ss.frames - (c->drop ? 1 : 0),
           "%s: sent %llu, consumed %llu, rejected %llu, dropped %llu", what,
@@ -213,6 +318,7 @@ static void run_case(const net_case *c)
           (unsigned long long)r.st.bad, (unsigned long long)r.st.kernel_drops);
 }
 
+#ifndef STREAM_NET_GPU /* the protocol script runs once, in the CPU build */
 /* The receiver's answers, driven by hand over a plain UDP socket (n = 3: three
  * frames a pass, K = 1): a pass short of a frame gets RESEND; that attempt's
  * PASS_END arriving again gets the same RESEND (it must not close the new
@@ -324,17 +430,50 @@ static void test_protocol_script(void)
           "the hand-driven run's records equal the reference's");
 }
 
+#endif
+
+#ifdef STREAM_NET_GPU
 int main(void)
 {
-    test_protocol_script();
-    static const net_case cases[] = {
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0},
-        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0},   /* frame 76 of pass 2 lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0},  /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0}, /* two column blocks, a loss */
-        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1},    /* another seed: refused */
+    { /* a pass buffer smaller than a pass: refused before any network work */
+        dsb_stream_params p;
+        dsb_stream_params_default(&p);
+        p.n = 1000;
+        dsb_stream_gpu_opts o;
+        dsb_stream_gpu_opts_default(&o);
+        o.host_bytes = 4096;
+        dsb_stream_gpu_run *run = NULL;
+        cm_err err;
+        CHECK(dsb_stream_gpu_open_recv(&p, &o, &run, &err) == -1 && run == NULL &&
+                  strstr(err.msg, "a whole pass"),
+              "a pass buffer of one frame refused: %s", err.msg);
+    }
+    static const net_case cases[] = { /* all through the counting sink around the GPU's */
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1},
+        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1},    /* frame 76 of pass 2 lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1},   /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1},  /* two column blocks, a loss */
+        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1},
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2},     /* a sink that refuses pass 1 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();
 }
+#else
+int main(void)
+{
+    test_protocol_script();
+    static const net_case cases[] = {
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0},  /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0}, /* two column blocks, a loss */
+        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0},    /* another seed: refused */
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1}, /* a sink of ours, a loss */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2},  /* a sink that refuses pass 1 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    return check_done();
+}
+#endif

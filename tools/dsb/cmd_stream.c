@@ -38,7 +38,9 @@ static void usage(FILE *o)
             "                       gen: frames synthesized where they are consumed (cpu,\n"
             "                       gpu); host: frames in pinned host memory, pulled by the\n"
             "                       GPU with bulk copies (gpu only); udp, packet: frames\n"
-            "                       received from `dsb stream-send` (cpu only)  (default gen)\n"
+            "                       received from `dsb stream-send`, consumed on the CPU or,\n"
+            "                       with --backend gpu, a whole pass at a time by the GPU from\n"
+            "                       pinned host memory  (default gen)\n"
             "  --bind ADDR --port P udp: where to receive (127.0.0.1, 9401; port 0: any, the\n"
             "                       port chosen is printed on stderr)\n"
             "  --iface IF --mac M   packet: the interface (lo) and this end's MAC\n"
@@ -213,6 +215,21 @@ static int compare_pass(const dsb_stream_record *r, void *arg)
     return 0;
 }
 
+/* The network source on the GPU: the receiver's frames go into the GPU run's
+ * pass buffer (dsb_stream_gpu_sink). */
+static int recv_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *go,
+                    const dsb_stream_net_opts *no, int progress, run_ctx *c,
+                    dsb_stream_net_stats *ns, cm_err *err)
+{
+    dsb_stream_gpu_run *run;
+    if (dsb_stream_gpu_open_recv(p, go, &run, err)) return -1;
+    dsb_stream_sink sink;
+    dsb_stream_gpu_sink(run, &sink);
+    int rc = dsb_stream_recv_sink(p, no, &sink, progress, on_pass, c, announce, ns, err);
+    dsb_stream_gpu_close(run);
+    return rc;
+}
+
 int cmd_stream(int argc, char **argv)
 {
     dsb_stream_params p;
@@ -305,11 +322,6 @@ int cmd_stream(int argc, char **argv)
             return 2;
         }
     }
-    if (net && gpu) {
-        fprintf(stderr, "%s: --source %s: applies to --backend cpu only (the GPU takes frames "
-                        "from host memory: --source host)\n", P, no.tc.kind);
-        return 2;
-    }
     if (sm.run_id_set && !net) {
         fprintf(stderr, "%s: --run-id: applies to --source udp or packet only\n", P);
         return 2;
@@ -392,9 +404,11 @@ int cmd_stream(int argc, char **argv)
     }
     cm_err err = {{0}};
     dsb_stream_net_stats ns;
-    int rc = net   ? dsb_stream_recv(&p, &no, !quiet, on_pass, &c, announce, &ns, &err)
-             : gpu ? dsb_stream_run_gpu(&p, &go, on_pass, &c, &err)
-                   : dsb_stream_run_cpu(&p, threads, !quiet, on_pass, &c, &err);
+    memset(&ns, 0, sizeof ns);
+    int rc = net && gpu ? recv_gpu(&p, &go, &no, !quiet, &c, &ns, &err)
+             : net      ? dsb_stream_recv(&p, &no, !quiet, on_pass, &c, announce, &ns, &err)
+             : gpu      ? dsb_stream_run_gpu(&p, &go, on_pass, &c, &err)
+                        : dsb_stream_run_cpu(&p, threads, !quiet, on_pass, &c, &err);
     if (net) {
         printf("# received %" PRIu64 " datagrams: %" PRIu64 " frames consumed, %" PRIu64
                " duplicates, %" PRIu64 " stale, %" PRIu64 " rejected, %" PRIu64

@@ -167,335 +167,420 @@ static int wait_pass(cudaEvent_t ev, const unsigned long long *prog, uint32_t bl
     }
 }
 
-int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_in,
-                       dsb_stream_pass_fn on_pass, void *ctx, cm_err *err)
-{
-    if (dsb_stream_params_check(p, err)) return -1;
+/* One run's device state, host frames and kernel arguments: opened once, one
+ * sg_pass a pass, closed.  `recv`: the frames of each pass are written by a
+ * receiver into the pass buffer (dsb_stream_gpu_sink), not built here. */
+struct dsb_stream_gpu_run {
+    dsb_stream_params p;
     dsb_stream_gpu_opts o;
-    if (o_in) o = *o_in;
-    else dsb_stream_gpu_opts_default(&o);
-    if (o.source != DSB_STREAM_SRC_GEN && o.source != DSB_STREAM_SRC_HOST)
-        return cm_fail(err, "gpu backend: source %d: expected gen or host", (int)o.source);
+    int recv;
+    int mode;
+    uint32_t blocks, smem;
+    uint64_t T, G;
+    cudaStream_t st;
+    cudaEvent_t ev[4];
+    float *x, *y;
+    uint32_t *signs, *eta_d, *ticket, *ring_count;
+    int32_t *cnt;
+    unsigned long long *small; /* energy2[B], checksum[B], stats[2] */
+    unsigned long long *prog_h, *prog_d, *small_h;
+    uint64_t *flags_h, *flags_d;
+    uint8_t *buf_h, *buf_d;
+    uint32_t *best_h;
+    pthread_t *tids;
+    sg_thread_arg *targs;
+    uint32_t running;
+    sg_host h;
+    dsb_sg_consume_args ca;
+    dsb_sg_update_args ua;
+    dsb_stream_gpu_info info;
+    bench_progress_t *bar; /* the run's progress line, or NULL */
+};
+
+static void sg_close(dsb_stream_gpu_run *r)
+{
+    if (!r) return;
+    if (r->running) {
+        atomic_store(&r->h.stop, 1);
+        for (uint32_t t = 0; t < r->running; t++) pthread_join(r->tids[t], NULL);
+    }
+    if (r->o.info) *r->o.info = r->info;
+    free(r->tids);
+    free(r->targs);
+    dsb_stream_feed_close(r->h.feed);
+    free(r->small_h);
+    free(r->best_h);
+    if (r->buf_h) cudaFreeHost(r->buf_h);
+    if (r->flags_h) cudaFreeHost(r->flags_h);
+    if (r->prog_h) cudaFreeHost(r->prog_h);
+    cudaFree(r->x);
+    cudaFree(r->y);
+    cudaFree(r->cnt);
+    cudaFree(r->signs);
+    cudaFree(r->eta_d);
+    cudaFree(r->small);
+    cudaFree(r->ticket);
+    cudaFree(r->ring_count);
+    for (int i = 0; i < 4; i++)
+        if (r->ev[i]) cudaEventDestroy(r->ev[i]);
+    if (r->st) cudaStreamDestroy(r->st);
+    free(r);
+}
+
+/* Everything before the first pass: checks, configuration, device state at the
+ * initial positions, the host frames (built, or threads started for a ring). */
+static int sg_open(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_in, int recv,
+                   dsb_stream_gpu_run **out, cm_err *err)
+{
+    *out = NULL;
+    if (dsb_stream_params_check(p, err)) return -1;
+    dsb_stream_gpu_run *r = cm_calloc(1, sizeof *r);
+    r->p = *p;
+    if (o_in) r->o = *o_in;
+    else dsb_stream_gpu_opts_default(&r->o);
+    r->recv = recv;
+    dsb_stream_gpu_opts *o = &r->o;
+    sg_host *h = &r->h;
+    atomic_init(&h->next, 0);
+    atomic_init(&h->stop, 0);
+    atomic_init(&h->failed, 0);
     const uint32_t n = p->n, B = p->replicas, K = p->updates;
     const uint64_t T = dsb_stream_frames(n), G = dsb_stream_grid_words(n);
-    if (o.source == DSB_STREAM_SRC_GEN && p->instance == DSB_STREAM_FILE)
-        return cm_fail(err, "gpu backend: the gen source makes a generated instance's frames on the "
-                            "GPU; a file's frames go through the host source (--source host)");
-    if (o.corrupt_frame && (o.source != DSB_STREAM_SRC_HOST || o.corrupt_frame > T))
-        return cm_fail(err, "gpu backend: corrupt_frame %llu: expected 1 .. %llu with the "
-                            "host source",
-                       (unsigned long long)o.corrupt_frame, (unsigned long long)T);
+    r->T = T;
+    r->G = G;
+    if (recv) {
+        if (o->corrupt_frame)
+            return sg_close(r), cm_fail(err, "gpu backend: corrupt_frame is a hook of the host source");
+    } else {
+        if (o->source != DSB_STREAM_SRC_GEN && o->source != DSB_STREAM_SRC_HOST)
+            return sg_close(r), cm_fail(err, "gpu backend: source %d: expected gen or host", (int)o->source);
+        if (o->source == DSB_STREAM_SRC_GEN && p->instance == DSB_STREAM_FILE)
+            return sg_close(r), cm_fail(err, "gpu backend: the gen source makes a generated instance's "
+                                             "frames on the GPU; a file's frames go through the host "
+                                             "source (--source host)");
+        if (o->corrupt_frame && (o->source != DSB_STREAM_SRC_HOST || o->corrupt_frame > T))
+            return sg_close(r), cm_fail(err, "gpu backend: corrupt_frame %llu: expected 1 .. %llu "
+                                             "with the host source",
+                                        (unsigned long long)o->corrupt_frame, (unsigned long long)T);
+    }
     double t_setup = bench_now_s();
-    dsb_stream_gpu_info info;
-    memset(&info, 0, sizeof info);
-
-    int rc = -1, e;
-    cudaStream_t st = NULL;
-    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
-    float *x = NULL, *y = NULL;
-    uint32_t *signs = NULL, *eta_d = NULL, *ticket = NULL, *ring_count = NULL;
-    int32_t *cnt = NULL;
-    unsigned long long *small = NULL; /* energy2[B], checksum[B], stats[2] */
-    unsigned long long *prog_h = NULL, *prog_d = NULL;
-    uint64_t *flags_h = NULL, *flags_d = NULL;
-    uint8_t *buf_h = NULL, *buf_d = NULL;
-    unsigned long long *small_h = NULL;
-    uint32_t *best_h = NULL;
-    pthread_t *tids = NULL;
-    sg_thread_arg *targs = NULL;
-    uint32_t running = 0;
-    sg_host h;
-    memset(&h, 0, sizeof h);
-    atomic_init(&h.next, 0);
-    atomic_init(&h.stop, 0);
-    atomic_init(&h.failed, 0);
-    dsb_stream_record rec;
-    dsb_stream_record_init(&rec, B);
-    bench_progress_t bar;
+    dsb_stream_gpu_info *info = &r->info;
+    int e;
 
     /* device and kernel configuration */
     int dev, sms = 0, bps = 0, regs = 0, local = 0;
     struct cudaDeviceProp prop;
-    if ((e = cudaGetDevice(&dev)) || (e = cudaGetDeviceProperties(&prop, dev))) {
-        cu_fail(err, "no usable CUDA device", e);
-        goto out;
-    }
+    if ((e = cudaGetDevice(&dev)) || (e = cudaGetDeviceProperties(&prop, dev)))
+        return sg_close(r), cu_fail(err, "no usable CUDA device", e);
     sms = prop.multiProcessorCount;
-    snprintf(info.device, sizeof info.device, "%.63s", prop.name);
+    snprintf(info->device, sizeof info->device, "%.63s", prop.name);
     const uint32_t smem = dsb_sg_smem_bytes(B);
-    if ((e = dsb_sg_prepare(smem, &bps, &regs, &local))) {
-        cu_fail(err, "consume kernel attributes", e);
-        goto out;
-    }
-    if (bps < 1) {
-        cm_fail(err, "gpu backend: a worker block's %u bytes of shared memory do not fit an SM",
-                smem);
-        goto out;
-    }
+    if ((e = dsb_sg_prepare(smem, &bps, &regs, &local)))
+        return sg_close(r), cu_fail(err, "consume kernel attributes", e);
+    if (bps < 1)
+        return sg_close(r), cm_fail(err, "gpu backend: a worker block's %u bytes of shared memory do "
+                                         "not fit an SM", smem);
     uint32_t cap_blocks = (uint32_t)bps * (uint32_t)sms;
-    uint32_t blocks = o.blocks ? o.blocks : (uint32_t)(bps < 2 ? bps : 2) * (uint32_t)sms;
+    uint32_t blocks = o->blocks ? o->blocks : (uint32_t)(bps < 2 ? bps : 2) * (uint32_t)sms;
     if (blocks > cap_blocks) blocks = cap_blocks; /* persistent: all resident at once */
 
     int mode;
     uint32_t unit = DSB_SG_UNIT;
     uint64_t buf_bytes = 0;
-    if (o.source == DSB_STREAM_SRC_GEN) {
+    if (recv) { /* the receiver writes each pass whole into the buffer */
+        mode = DSB_SG_HOST_PASS;
+        buf_bytes = T * DSB_STREAM_FRAME;
+        if (o->host_bytes && o->host_bytes < buf_bytes)
+            return sg_close(r), cm_fail(err, "gpu backend: host_bytes %llu: received frames need a "
+                                             "whole pass in pinned host memory (%llu bytes); a ring "
+                                             "for them is not built",
+                                        (unsigned long long)o->host_bytes,
+                                        (unsigned long long)buf_bytes);
+    } else if (o->source == DSB_STREAM_SRC_GEN) {
         mode = p->instance == DSB_STREAM_MATTIS ? DSB_SG_GEN_MATTIS : DSB_SG_GEN_RANDOM;
     } else {
-        uint64_t hb = o.host_bytes ? o.host_bytes : SG_DEFAULT_HOST_BYTES;
+        uint64_t hb = o->host_bytes ? o->host_bytes : SG_DEFAULT_HOST_BYTES;
         uint64_t cap = hb / DSB_STREAM_FRAME;
         if (T <= cap) {
             mode = DSB_SG_HOST_PASS;
             buf_bytes = T * DSB_STREAM_FRAME;
         } else {
             mode = DSB_SG_HOST_RING;
-            if (cap < (uint64_t)SG_RING_MIN_SLOTS * unit) {
-                cm_fail(err, "gpu backend: host_bytes %llu: a pass (%llu bytes) does not fit, "
-                             "and a ring needs at least %u bytes",
-                        (unsigned long long)hb, (unsigned long long)(T * DSB_STREAM_FRAME),
-                        SG_RING_MIN_SLOTS * unit * DSB_STREAM_FRAME);
-                goto out;
-            }
+            if (cap < (uint64_t)SG_RING_MIN_SLOTS * unit)
+                return sg_close(r), cm_fail(err, "gpu backend: host_bytes %llu: a pass (%llu bytes) "
+                                                 "does not fit, and a ring needs at least %u bytes",
+                                            (unsigned long long)hb,
+                                            (unsigned long long)(T * DSB_STREAM_FRAME),
+                                            SG_RING_MIN_SLOTS * unit * DSB_STREAM_FRAME);
             uint64_t per = cap / ((uint64_t)unit * SG_RING_TARGET_SLOTS);
-            h.F = (uint64_t)unit * (per ? per : 1u);
-            h.S = (uint32_t)(cap / h.F);
-            h.chunks_per_pass = (T + h.F - 1u) / h.F;
-            h.chunks = h.chunks_per_pass * ((uint64_t)K + 1u);
-            buf_bytes = (uint64_t)h.S * h.F * DSB_STREAM_FRAME;
+            h->F = (uint64_t)unit * (per ? per : 1u);
+            h->S = (uint32_t)(cap / h->F);
+            h->chunks_per_pass = (T + h->F - 1u) / h->F;
+            h->chunks = h->chunks_per_pass * ((uint64_t)K + 1u);
+            buf_bytes = (uint64_t)h->S * h->F * DSB_STREAM_FRAME;
         }
         long c = sysconf(_SC_NPROCESSORS_ONLN);
-        h.threads = o.host_threads ? o.host_threads : (c > 1 ? (uint32_t)c - 1u : 1u);
+        h->threads = o->host_threads ? o->host_threads : (c > 1 ? (uint32_t)c - 1u : 1u);
     }
     if (mode != DSB_SG_HOST_RING) /* enough units to spread over the blocks */
         while (unit > 16u && (T + unit - 1u) / unit < 2ull * blocks) unit -= 16u;
+    r->mode = mode;
+    r->blocks = blocks;
+    r->smem = smem;
 
     /* device state */
     const size_t bn = (size_t)B * n;
-    if ((e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking))) {
-        cu_fail(err, "stream", e);
-        goto out;
-    }
+    if ((e = cudaStreamCreateWithFlags(&r->st, cudaStreamNonBlocking)))
+        return sg_close(r), cu_fail(err, "stream", e);
     for (int i = 0; i < 4; i++)
-        if ((e = cudaEventCreate(&ev[i]))) {
-            cu_fail(err, "event", e);
-            goto out;
-        }
-    if ((e = cudaMalloc((void **)&x, bn * sizeof *x)) || (e = cudaMalloc((void **)&y, bn * sizeof *y)) ||
-        (e = cudaMalloc((void **)&cnt, bn * sizeof *cnt)) ||
-        (e = cudaMalloc((void **)&signs, (size_t)B * G * sizeof *signs)) ||
-        (e = cudaMalloc((void **)&small, (2u * B + 2u) * sizeof *small)) ||
-        (e = cudaMalloc((void **)&ticket, sizeof *ticket)) ||
-        (e = cudaMalloc((void **)&ring_count, (h.S ? h.S : 1u) * sizeof *ring_count))) {
-        cu_fail(err, "cudaMalloc (state)", e);
-        goto out;
-    }
-    if ((e = cudaMemsetAsync(cnt, 0, bn * sizeof *cnt, st)) ||
-        (e = cudaMemsetAsync(signs, 0, (size_t)B * G * sizeof *signs, st)) ||
-        (e = cudaMemsetAsync(ring_count, 0, (h.S ? h.S : 1u) * sizeof *ring_count, st))) {
-        cu_fail(err, "cudaMemset (state)", e);
-        goto out;
-    }
+        if ((e = cudaEventCreate(&r->ev[i]))) return sg_close(r), cu_fail(err, "event", e);
+    if ((e = cudaMalloc((void **)&r->x, bn * sizeof *r->x)) ||
+        (e = cudaMalloc((void **)&r->y, bn * sizeof *r->y)) ||
+        (e = cudaMalloc((void **)&r->cnt, bn * sizeof *r->cnt)) ||
+        (e = cudaMalloc((void **)&r->signs, (size_t)B * G * sizeof *r->signs)) ||
+        (e = cudaMalloc((void **)&r->small, (2u * B + 2u) * sizeof *r->small)) ||
+        (e = cudaMalloc((void **)&r->ticket, sizeof *r->ticket)) ||
+        (e = cudaMalloc((void **)&r->ring_count, (h->S ? h->S : 1u) * sizeof *r->ring_count)))
+        return sg_close(r), cu_fail(err, "cudaMalloc (state)", e);
+    if ((e = cudaMemsetAsync(r->cnt, 0, bn * sizeof *r->cnt, r->st)) ||
+        (e = cudaMemsetAsync(r->signs, 0, (size_t)B * G * sizeof *r->signs, r->st)) ||
+        (e = cudaMemsetAsync(r->ring_count, 0, (h->S ? h->S : 1u) * sizeof *r->ring_count, r->st)))
+        return sg_close(r), cu_fail(err, "cudaMemset (state)", e);
     if (mode == DSB_SG_GEN_MATTIS) {
-        if ((e = cudaMalloc((void **)&eta_d, G * sizeof *eta_d)) ||
-            (e = dsb_sg_launch_eta(eta_d, dsb_stream_key(p->seed, DSB_STREAM_MATTIS), n, G, st))) {
-            cu_fail(err, "eta bitmap", e);
-            goto out;
-        }
+        if ((e = cudaMalloc((void **)&r->eta_d, G * sizeof *r->eta_d)) ||
+            (e = dsb_sg_launch_eta(r->eta_d, dsb_stream_key(p->seed, DSB_STREAM_MATTIS), n, G, r->st)))
+            return sg_close(r), cu_fail(err, "eta bitmap", e);
     }
-    dsb_sg_update_args ua;
-    memset(&ua, 0, sizeof ua);
-    ua.n = n;
-    ua.replicas = B;
-    ua.seed = p->seed;
-    ua.grid_words = G;
-    ua.xi = dsb_stream_xi(p);
-    ua.dt = p->dt;
-    ua.x = x;
-    ua.y = y;
-    ua.signs = signs;
-    ua.cnt = cnt;
-    ua.energy2 = small;
-    ua.checksum = small + B;
-    ua.init = 1;
-    if ((e = dsb_sg_launch_update(&ua, st)) || (e = cudaStreamSynchronize(st))) {
-        cu_fail(err, "initial state", e);
-        goto out;
-    }
-    ua.init = 0;
-    small_h = cm_malloc((2u * B + 2u) * sizeof *small_h);
-    best_h = cm_malloc(dsb_words(n) * sizeof *best_h);
-    if ((e = cudaHostAlloc((void **)&prog_h, blocks * sizeof *prog_h, cudaHostAllocMapped)) ||
-        (e = cudaHostGetDevicePointer((void **)&prog_d, prog_h, 0))) {
-        cu_fail(err, "cudaHostAlloc (progress words)", e);
-        goto out;
-    }
+    dsb_sg_update_args *ua = &r->ua;
+    ua->n = n;
+    ua->replicas = B;
+    ua->seed = p->seed;
+    ua->grid_words = G;
+    ua->xi = dsb_stream_xi(p);
+    ua->dt = p->dt;
+    ua->x = r->x;
+    ua->y = r->y;
+    ua->signs = r->signs;
+    ua->cnt = r->cnt;
+    ua->energy2 = r->small;
+    ua->checksum = r->small + B;
+    ua->init = 1;
+    if ((e = dsb_sg_launch_update(ua, r->st)) || (e = cudaStreamSynchronize(r->st)))
+        return sg_close(r), cu_fail(err, "initial state", e);
+    ua->init = 0;
+    r->small_h = cm_malloc((2u * B + 2u) * sizeof *r->small_h);
+    r->best_h = cm_malloc(dsb_words(n) * sizeof *r->best_h);
+    if ((e = cudaHostAlloc((void **)&r->prog_h, blocks * sizeof *r->prog_h, cudaHostAllocMapped)) ||
+        (e = cudaHostGetDevicePointer((void **)&r->prog_d, r->prog_h, 0)))
+        return sg_close(r), cu_fail(err, "cudaHostAlloc (progress words)", e);
 
     /* host frames */
-    if (o.source == DSB_STREAM_SRC_HOST) {
-        if ((e = cudaHostAlloc((void **)&buf_h, buf_bytes, cudaHostAllocMapped)) ||
-            (e = cudaHostGetDevicePointer((void **)&buf_d, buf_h, 0))) {
-            cu_fail(err, "cudaHostAlloc (frame buffer)", e);
-            goto out;
-        }
-        if (dsb_stream_feed_open(p, &h.feed, err)) goto out;
-        h.p = p;
-        h.buf = buf_h;
-        h.T = T;
-        h.K = K;
-        h.corrupt = o.corrupt_frame;
-        tids = cm_calloc(h.threads, sizeof *tids);
-        targs = cm_calloc(h.threads, sizeof *targs);
+    if (mode == DSB_SG_HOST_PASS || mode == DSB_SG_HOST_RING) {
+        if ((e = cudaHostAlloc((void **)&r->buf_h, buf_bytes, cudaHostAllocMapped)) ||
+            (e = cudaHostGetDevicePointer((void **)&r->buf_d, r->buf_h, 0)))
+            return sg_close(r), cu_fail(err, "cudaHostAlloc (frame buffer)", e);
+    }
+    if (!recv && o->source == DSB_STREAM_SRC_HOST) {
+        if (dsb_stream_feed_open(p, &h->feed, err)) return sg_close(r), -1;
+        h->p = &r->p;
+        h->buf = r->buf_h;
+        h->T = T;
+        h->K = K;
+        h->corrupt = o->corrupt_frame;
+        r->tids = cm_calloc(h->threads, sizeof *r->tids);
+        r->targs = cm_calloc(h->threads, sizeof *r->targs);
         if (mode == DSB_SG_HOST_PASS) {
-            for (uint32_t t = 0; t < h.threads; t++) targs[t] = (sg_thread_arg){&h, t};
-            cm_run_threads(h.threads, resident_worker, targs, sizeof *targs);
-            if (!feed_ok(&h, err)) goto out;
+            for (uint32_t t = 0; t < h->threads; t++) r->targs[t] = (sg_thread_arg){h, t};
+            cm_run_threads(h->threads, resident_worker, r->targs, sizeof *r->targs);
+            if (!feed_ok(h, err)) return sg_close(r), -1;
         } else {
-            if ((e = cudaHostAlloc((void **)&flags_h, 2u * h.S * sizeof *flags_h,
+            if ((e = cudaHostAlloc((void **)&r->flags_h, 2u * h->S * sizeof *r->flags_h,
                                    cudaHostAllocMapped)) ||
-                (e = cudaHostGetDevicePointer((void **)&flags_d, flags_h, 0))) {
-                cu_fail(err, "cudaHostAlloc (ring flags)", e);
-                goto out;
-            }
-            memset(flags_h, 0, 2u * h.S * sizeof *flags_h);
-            h.ready = flags_h;
-            h.freed = flags_h + h.S;
-            running = start_threads(tids, targs, &h, h.threads, ring_worker);
-            if (running == 0) {
-                cm_fail(err, "gpu backend: could not start a frame-building thread");
-                goto out;
-            }
+                (e = cudaHostGetDevicePointer((void **)&r->flags_d, r->flags_h, 0)))
+                return sg_close(r), cu_fail(err, "cudaHostAlloc (ring flags)", e);
+            memset(r->flags_h, 0, 2u * h->S * sizeof *r->flags_h);
+            h->ready = r->flags_h;
+            h->freed = r->flags_h + h->S;
+            r->running = start_threads(r->tids, r->targs, h, h->threads, ring_worker);
+            if (r->running == 0)
+                return sg_close(r), cm_fail(err, "gpu backend: could not start a frame-building thread");
         }
     }
 
-    info.sms = (uint32_t)sms;
-    info.blocks = blocks;
-    info.blocks_per_sm = (uint32_t)bps;
-    info.threads = DSB_SG_THREADS;
-    info.smem_bytes = smem;
-    info.regs = regs;
-    info.local_bytes = local;
-    info.unit_frames = unit;
-    info.host_mode = mode == DSB_SG_HOST_PASS ? 1 : mode == DSB_SG_HOST_RING ? 2 : 0;
-    info.ring_slots = h.S;
-    info.ring_frames = (uint32_t)h.F;
-    info.host_threads = o.source == DSB_STREAM_SRC_HOST ? h.threads : 0;
-    info.host_buffer_bytes = buf_bytes;
-    info.setup_seconds = bench_now_s() - t_setup;
+    info->sms = (uint32_t)sms;
+    info->blocks = blocks;
+    info->blocks_per_sm = (uint32_t)bps;
+    info->threads = DSB_SG_THREADS;
+    info->smem_bytes = smem;
+    info->regs = regs;
+    info->local_bytes = local;
+    info->unit_frames = unit;
+    info->host_mode = mode == DSB_SG_HOST_PASS ? 1 : mode == DSB_SG_HOST_RING ? 2 : 0;
+    info->ring_slots = h->S;
+    info->ring_frames = (uint32_t)h->F;
+    info->host_threads = !recv && o->source == DSB_STREAM_SRC_HOST ? h->threads : 0;
+    info->host_buffer_bytes = buf_bytes;
+    info->setup_seconds = bench_now_s() - t_setup;
 
-    dsb_sg_consume_args ca;
-    memset(&ca, 0, sizeof ca);
-    ca.n = n;
-    ca.replicas = B;
-    ca.mode = (uint32_t)mode;
-    ca.frames = T;
-    ca.unit = unit;
-    ca.units = (T + unit - 1u) / unit;
-    ca.ring_slots = h.S;
-    ca.grid_words = G;
-    ca.key = dsb_stream_key(p->seed, DSB_STREAM_RANDOM);
-    ca.signs = signs;
-    ca.eta = eta_d;
-    ca.cnt = cnt;
-    ca.buf = buf_d;
-    ca.ring_frames = h.F;
-    ca.ready = flags_d;
-    ca.freed = flags_d ? flags_d + h.S : NULL;
-    ca.ring_count = ring_count;
-    ca.ticket = ticket;
-    ca.stats = small + 2u * B;
-    ca.progress = o.progress ? prog_d : NULL;
+    dsb_sg_consume_args *ca = &r->ca;
+    ca->n = n;
+    ca->replicas = B;
+    ca->mode = (uint32_t)mode;
+    ca->frames = T;
+    ca->unit = unit;
+    ca->units = (T + unit - 1u) / unit;
+    ca->ring_slots = h->S;
+    ca->grid_words = G;
+    ca->key = dsb_stream_key(p->seed, DSB_STREAM_RANDOM);
+    ca->signs = r->signs;
+    ca->eta = r->eta_d;
+    ca->cnt = r->cnt;
+    ca->buf = r->buf_d;
+    ca->ring_frames = h->F;
+    ca->ready = r->flags_d;
+    ca->freed = r->flags_d ? r->flags_d + h->S : NULL;
+    ca->ring_count = r->ring_count;
+    ca->ticket = r->ticket;
+    ca->stats = r->small + 2u * B;
+    ca->progress = o->progress ? r->prog_d : NULL;
+    *out = r;
+    return 0;
+}
 
-    if (o.progress) bench_progress_start(&bar, "stream gpu frames", T * ((uint64_t)K + 1u));
+/* Pass `pass`: consume its frames (timed: the record's seconds), then the
+ * update kernel; fills rec (the best spins on the final pass). */
+static int sg_pass(dsb_stream_gpu_run *r, uint32_t pass, dsb_stream_record *rec, cm_err *err)
+{
+    const uint32_t B = r->p.replicas, K = r->p.updates;
+    const uint64_t T = r->T;
+    sg_host *h = &r->h;
+    int e;
+    if (r->mode == DSB_SG_HOST_PASS && !r->recv && pass > 0) { /* the pass built once, re-sent */
+        for (uint64_t f = 0; f < T; f++)
+            memcpy(r->buf_h + f * DSB_STREAM_FRAME + offsetof(dsb_wire_stream, pass), &pass,
+                   sizeof pass);
+        if (h->corrupt && pass == K) corrupt_frame(r->buf_h + (h->corrupt - 1u) * DSB_STREAM_FRAME);
+    }
+    memset(r->prog_h, 0, r->blocks * sizeof *r->prog_h);
+    r->ca.pass = pass;
+    r->ca.chunk_base = (uint64_t)pass * h->chunks_per_pass;
+    if ((e = cudaMemsetAsync(r->ticket, 0, sizeof *r->ticket, r->st)) ||
+        (e = cudaMemsetAsync(r->small, 0, (2u * B + 2u) * sizeof *r->small, r->st)) ||
+        (e = cudaEventRecord(r->ev[0], r->st)) ||
+        (e = dsb_sg_launch_consume(&r->ca, r->blocks, r->smem, r->st)) ||
+        (e = cudaEventRecord(r->ev[1], r->st)))
+        return cu_fail(err, "consume launch", e);
+    if ((e = wait_pass(r->ev[1], r->prog_h, r->blocks, r->bar, (uint64_t)pass * T)))
+        return cu_fail(err, "consume kernel", e);
+    r->ua.update = pass < K;
+    r->ua.damping = dsb_damping(pass, K);
+    if ((e = cudaEventRecord(r->ev[2], r->st)) || (e = dsb_sg_launch_update(&r->ua, r->st)) ||
+        (e = cudaEventRecord(r->ev[3], r->st)) || (e = cudaStreamSynchronize(r->st)) ||
+        (e = cudaMemcpy(r->small_h, r->small, (2u * B + 2u) * sizeof *r->small_h,
+                        cudaMemcpyDeviceToHost)))
+        return cu_fail(err, "end of pass", e);
+    float ms_c = 0.0f, ms_u = 0.0f;
+    cudaEventElapsedTime(&ms_c, r->ev[0], r->ev[1]);
+    cudaEventElapsedTime(&ms_u, r->ev[2], r->ev[3]);
+    rec->pass = pass;
+    rec->updated = pass < K;
+    for (uint32_t b = 0; b < B; b++) {
+        rec->energy2[b] = (int64_t)r->small_h[b];
+        rec->checksum[b] = (uint64_t)r->small_h[B + b];
+    }
+    rec->best_replica = 0;
+    for (uint32_t b = 1; b < B; b++)
+        if (rec->energy2[b] < rec->energy2[rec->best_replica]) rec->best_replica = b;
+    rec->best_energy2 = rec->energy2[rec->best_replica];
+    rec->best_signs = NULL;
+    if (pass == K) { /* the answer: the best replica's spins */
+        if ((e = cudaMemcpy(r->best_h, r->signs + (size_t)rec->best_replica * r->G,
+                            dsb_words(r->p.n) * sizeof *r->best_h, cudaMemcpyDeviceToHost)))
+            return cu_fail(err, "the best spins", e);
+        rec->best_signs = r->best_h;
+    }
+    rec->frames = r->small_h[2u * B];
+    rec->bad_frames = r->small_h[2u * B + 1u];
+    rec->seconds = (double)ms_c * 1e-3;
+    r->info.consume_seconds += rec->seconds;
+    r->info.update_seconds += (double)ms_u * 1e-3;
+    return 0;
+}
+
+int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
+                       dsb_stream_pass_fn on_pass, void *ctx, cm_err *err)
+{
+    dsb_stream_gpu_run *r;
+    if (sg_open(p, o, 0, &r, err)) {
+        if (o && o->info) memset(o->info, 0, sizeof *o->info);
+        return -1;
+    }
+    const uint32_t K = p->updates;
+    const uint64_t T = r->T;
+    dsb_stream_record rec;
+    dsb_stream_record_init(&rec, p->replicas);
+    bench_progress_t bar;
+    if (r->o.progress) {
+        bench_progress_start(&bar, "stream gpu frames", T * ((uint64_t)K + 1u));
+        r->bar = &bar;
+    }
+    int rc = 0;
     for (uint32_t pass = 0; pass <= K; pass++) {
-        if (mode == DSB_SG_HOST_PASS && pass > 0) {
-            for (uint64_t f = 0; f < T; f++)
-                memcpy(buf_h + f * DSB_STREAM_FRAME + offsetof(dsb_wire_stream, pass), &pass,
-                       sizeof pass);
-            if (h.corrupt && pass == K) corrupt_frame(buf_h + (h.corrupt - 1u) * DSB_STREAM_FRAME);
+        if (sg_pass(r, pass, &rec, err)) {
+            rc = -1;
+            break;
         }
-        memset(prog_h, 0, blocks * sizeof *prog_h);
-        ca.pass = pass;
-        ca.chunk_base = (uint64_t)pass * h.chunks_per_pass;
-        if ((e = cudaMemsetAsync(ticket, 0, sizeof *ticket, st)) ||
-            (e = cudaMemsetAsync(small, 0, (2u * B + 2u) * sizeof *small, st)) ||
-            (e = cudaEventRecord(ev[0], st)) ||
-            (e = dsb_sg_launch_consume(&ca, blocks, smem, st)) ||
-            (e = cudaEventRecord(ev[1], st))) {
-            cu_fail(err, "consume launch", e);
-            goto out;
+        if (r->bar) bench_progress(r->bar, (uint64_t)(pass + 1u) * T);
+        if (!feed_ok(&r->h, err)) { /* a frame the feed could not give went in as zeros */
+            rc = -1;
+            break;
         }
-        if ((e = wait_pass(ev[1], prog_h, blocks, o.progress ? &bar : NULL, (uint64_t)pass * T))) {
-            cu_fail(err, "consume kernel", e);
-            goto out;
-        }
-        ua.update = pass < K;
-        ua.damping = dsb_damping(pass, K);
-        if ((e = cudaEventRecord(ev[2], st)) || (e = dsb_sg_launch_update(&ua, st)) ||
-            (e = cudaEventRecord(ev[3], st)) || (e = cudaStreamSynchronize(st)) ||
-            (e = cudaMemcpy(small_h, small, (2u * B + 2u) * sizeof *small_h,
-                            cudaMemcpyDeviceToHost))) {
-            cu_fail(err, "end of pass", e);
-            goto out;
-        }
-        float ms_c = 0.0f, ms_u = 0.0f;
-        cudaEventElapsedTime(&ms_c, ev[0], ev[1]);
-        cudaEventElapsedTime(&ms_u, ev[2], ev[3]);
-        rec.pass = pass;
-        rec.updated = pass < K;
-        for (uint32_t b = 0; b < B; b++) {
-            rec.energy2[b] = (int64_t)small_h[b];
-            rec.checksum[b] = (uint64_t)small_h[B + b];
-        }
-        rec.best_replica = 0;
-        for (uint32_t b = 1; b < B; b++)
-            if (rec.energy2[b] < rec.energy2[rec.best_replica]) rec.best_replica = b;
-        rec.best_energy2 = rec.energy2[rec.best_replica];
-        rec.best_signs = NULL;
-        if (pass == K) { /* the answer: the best replica's spins */
-            if ((e = cudaMemcpy(best_h, signs + (size_t)rec.best_replica * G,
-                                dsb_words(n) * sizeof *best_h, cudaMemcpyDeviceToHost))) {
-                cu_fail(err, "the best spins", e);
-                goto out;
-            }
-            rec.best_signs = best_h;
-        }
-        rec.frames = small_h[2u * B];
-        rec.bad_frames = small_h[2u * B + 1u];
-        rec.seconds = (double)ms_c * 1e-3;
-        info.consume_seconds += rec.seconds;
-        info.update_seconds += (double)ms_u * 1e-3;
-        if (o.progress) bench_progress(&bar, (uint64_t)(pass + 1u) * T);
-        if (!feed_ok(&h, err)) goto out; /* a frame the feed could not give went in as zeros */
         if (on_pass && on_pass(&rec, ctx)) break;
     }
-    if (o.progress) bench_progress_end(&bar, (uint64_t)(K + 1u) * T);
-    rc = 0;
-
-out:
-    if (running) {
-        atomic_store(&h.stop, 1);
-        for (uint32_t t = 0; t < running; t++) pthread_join(tids[t], NULL);
-    }
-    if (o.info) *o.info = info;
-    free(tids);
-    free(targs);
-    dsb_stream_feed_close(h.feed);
-    free(small_h);
-    free(best_h);
-    if (buf_h) cudaFreeHost(buf_h);
-    if (flags_h) cudaFreeHost(flags_h);
-    if (prog_h) cudaFreeHost(prog_h);
-    cudaFree(x);
-    cudaFree(y);
-    cudaFree(cnt);
-    cudaFree(signs);
-    cudaFree(eta_d);
-    cudaFree(small);
-    cudaFree(ticket);
-    cudaFree(ring_count);
-    for (int i = 0; i < 4; i++)
-        if (ev[i]) cudaEventDestroy(ev[i]);
-    if (st) cudaStreamDestroy(st);
+    if (rc == 0 && r->bar) bench_progress_end(r->bar, (uint64_t)(K + 1u) * T);
+    sg_close(r);
     dsb_stream_record_free(&rec);
     return rc;
+}
+
+/* ---- frames from a receiver --------------------------------------------------------- */
+
+int dsb_stream_gpu_open_recv(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
+                             dsb_stream_gpu_run **out, cm_err *err)
+{
+    return sg_open(p, o, 1, out, err);
+}
+
+void dsb_stream_gpu_close(dsb_stream_gpu_run *r) { sg_close(r); }
+
+static void gpu_sink_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
+{
+    dsb_stream_gpu_run *r = ctx;
+    memcpy(r->buf_h + ((uint64_t)block * r->p.n + row) * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
+}
+
+static int gpu_sink_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_record *rec,
+                             cm_err *err)
+{
+    dsb_stream_gpu_run *r = ctx;
+    (void)update; /* the run knows: every pass but the final one */
+    if (sg_pass(r, pass, rec, err)) return -1;
+    if (rec->frames != r->T || rec->bad_frames)
+        return cm_fail(err, "gpu backend: pass %u: the GPU consumed %llu of %llu frames (%llu "
+                            "rejected by its check) of a pass the receiver had whole",
+                       pass, (unsigned long long)rec->frames, (unsigned long long)r->T,
+                       (unsigned long long)rec->bad_frames);
+    return 0;
+}
+
+/* A discarded attempt leaves nothing on the GPU: a pass is consumed only once
+ * every one of its frames is in the buffer (the next attempt overwrites them). */
+static void gpu_sink_discard(void *ctx) { (void)ctx; }
+
+void dsb_stream_gpu_sink(dsb_stream_gpu_run *r, dsb_stream_sink *sink)
+{
+    sink->ctx = r;
+    sink->frame = gpu_sink_frame;
+    sink->end_pass = gpu_sink_end_pass;
+    sink->discard = gpu_sink_discard;
 }

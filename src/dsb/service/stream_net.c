@@ -36,7 +36,7 @@ static void set_macs(uint8_t *frame, const dsb_transport *t, const uint8_t *dst)
 typedef struct {
     const dsb_stream_params *p;
     dsb_transport *t;
-    dsb_stream_state *s;
+    const dsb_stream_sink *sink;
     uint32_t run_id;
     uint64_t T;
     uint8_t *seen;          /* T bits: consumed in this attempt */
@@ -109,14 +109,15 @@ static void on_stream(recv_t *r, const dsb_frame *f)
         return;
     }
     r->seen[fi / 8u] |= (uint8_t)(1u << (fi % 8u));
-    dsb_stream_accumulate(r->s, v.row, v.block, f->data + DSB_WIRE_HDR_BYTES);
+    r->sink->frame(r->sink->ctx, v.row, v.block, f->data);
     r->unique++;
     r->st->frames++;
 }
 
-/* Returns 1 when the pass was completed (and answered), 0 otherwise. */
+/* Returns 1 when the pass was completed (and answered), 0 otherwise, -1 when
+ * the sink failed to end it (err set; nothing answered). */
 static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
-                       dsb_stream_pass_fn on_pass, void *ctx, int *stop)
+                       dsb_stream_pass_fn on_pass, void *ctx, int *stop, cm_err *err)
 {
     dsb_wire_pass_end v;
     dsb_wire_reason why = dsb_wire_pass_end_check(f->data, f->len, r->p->n, &v);
@@ -158,16 +159,17 @@ static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
         r->st->missing += r->T - r->unique;
         r->st->not_sent += r->sent < r->T ? r->T - r->sent : 0u;
         send_ack(r, f, r->pass, DSB_STREAM_RESEND);
-        dsb_stream_discard_pass(r->s);
+        r->sink->discard(r->sink->ctx);
         r->attempt++;
         reset_attempt(r);
         return 0;
     }
     uint32_t K = r->p->updates;
+    if (r->sink->end_pass(r->sink->ctx, r->pass, r->pass < K, rec, err)) return -1;
+    /* the record's rate is the network's: the attempt's first datagram to its last */
     rec->seconds = r->t_last > r->t_first ? r->t_last - r->t_first : 0.0;
     rec->frames = r->unique;
     rec->bad_frames = r->bad_in_attempt;
-    dsb_stream_end_pass(r->s, r->pass, r->pass < K, 1, rec);
     send_ack(r, f, r->pass, r->pass == K ? DSB_STREAM_DONE : DSB_STREAM_NEXT);
     if (on_pass && on_pass(rec, ctx)) *stop = 1;
     if (r->pass == K) r->done = 1;
@@ -177,10 +179,10 @@ static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
     return 1;
 }
 
-int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, int progress,
-                    dsb_stream_pass_fn on_pass, void *ctx,
-                    void (*ready)(const dsb_stream_net_stats *st, void *ctx),
-                    dsb_stream_net_stats *st, cm_err *err)
+int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *o,
+                         const dsb_stream_sink *sink, int progress, dsb_stream_pass_fn on_pass,
+                         void *ctx, void (*ready)(const dsb_stream_net_stats *st, void *ctx),
+                         dsb_stream_net_stats *st, cm_err *err)
 {
     dsb_stream_net_stats local;
     if (!st) st = &local;
@@ -198,10 +200,7 @@ int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     r.st = st;
     r.run_id = dsb_stream_params_run_id(p);
     r.T = dsb_stream_frames(p->n);
-    if (dsb_stream_state_create(p, &r.s, err)) {
-        t->close(t);
-        return -1;
-    }
+    r.sink = sink;
     r.seen = cm_calloc((r.T + 7u) / 8u, 1);
     dsb_frame *fr = dsb_frames_alloc_cap(NET_BATCH, NET_FRAME_CAP);
     dsb_stream_record rec;
@@ -242,7 +241,13 @@ int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
                 r.t_last = now;
                 on_stream(&r, f);
             } else if (type == DSB_MSG_PASS_END) {
-                if (on_pass_end(&r, f, &rec, on_pass, ctx, &stop) && r.done) done_at = now;
+                int ended = on_pass_end(&r, f, &rec, on_pass, ctx, &stop, err);
+                if (ended < 0) {
+                    rc = -1;
+                    stop = 1;
+                } else if (ended && r.done) {
+                    done_at = now;
+                }
             } else {
                 count_bad(&r, f->len < DSB_WIRE_HDR_BYTES ? DSB_WR_TRUNCATED : DSB_WR_BAD_TYPE);
             }
@@ -254,8 +259,23 @@ int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     dsb_stream_record_free(&rec);
     dsb_frames_free(fr, NET_BATCH);
     free(r.seen);
-    dsb_stream_state_free(r.s);
     t->close(t);
+    return rc;
+}
+
+int dsb_stream_recv(const dsb_stream_params *p, const dsb_stream_net_opts *o, int progress,
+                    dsb_stream_pass_fn on_pass, void *ctx,
+                    void (*ready)(const dsb_stream_net_stats *st, void *ctx),
+                    dsb_stream_net_stats *st, cm_err *err)
+{
+    if (st) memset(st, 0, sizeof *st);
+    if (dsb_stream_params_check(p, err)) return -1;
+    dsb_stream_state *s;
+    if (dsb_stream_state_create(p, &s, err)) return -1;
+    dsb_stream_sink sink;
+    dsb_stream_cpu_sink(s, &sink);
+    int rc = dsb_stream_recv_sink(p, o, &sink, progress, on_pass, ctx, ready, st, err);
+    dsb_stream_state_free(s);
     return rc;
 }
 
