@@ -22,7 +22,7 @@
 static void usage(FILE *o)
 {
     fprintf(o,
-            "usage: dak bench gemm [options]\n"
+            "usage: dak bench gemm [options]   (dak bench attn --help: the split attention)\n"
             "  --shapes LIST    MxK,... (default 7168x7168,28672x7168,11008x4096)\n"
             "  --n LIST         batch columns N (default 1,8,64,512,1024; the fixed section: 1,8,64 unless\n"
             "                   given)\n"
@@ -409,12 +409,13 @@ static int run(const bench_cfg *c)
 
 int cmd_bench(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "attn")) return bench_attn(argc - 1, argv + 1);
     if (argc < 2 || strcmp(argv[1], "gemm")) {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             usage(stdout);
             return 0;
         }
-        fprintf(stderr, "dak bench: expected a benchmark name: gemm\n");
+        fprintf(stderr, "dak bench: expected a benchmark name: gemm or attn (dak bench attn --help)\n");
         usage(stderr);
         return 2;
     }

@@ -5,7 +5,7 @@
 static const arg_command commands[] = {
     {"plan", cmd_plan, "per-operation offload plan for a model config, batch and length"},
     {"profile", cmd_profile, "measure host/HBM bandwidth and compute rates into a profile"},
-    {"bench", cmd_bench, "benchmarks: gemm (direct-access split GEMM vs baselines)"},
+    {"bench", cmd_bench, "benchmarks: gemm (direct-access split GEMM), attn (split attention), vs baselines"},
 };
 
 int main(int argc, char **argv)
