@@ -6,6 +6,7 @@ static const arg_command commands[] = {
     {"plan", cmd_plan, "per-operation offload plan for a model config, batch and length"},
     {"profile", cmd_profile, "measure host/HBM bandwidth and compute rates into a profile"},
     {"bench", cmd_bench, "benchmarks: gemm (direct-access split GEMM), attn (split attention), vs baselines"},
+    {"decode", cmd_decode, "inference engine: greedy decoding, TPOT and EB over offload ratios vs prefetch"},
 };
 
 int main(int argc, char **argv)

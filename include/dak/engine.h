@@ -1,0 +1,254 @@
+/* dak's inference engine, first version (seed 003, Sec. 5 / SPEC dak item 7): greedy decoding of
+ * OPT- and Llama-shaped models with SYNTHETIC weights, one CUDA graph per step over a static KV
+ * cache, weights and KV cache offloaded per operation by the greedy planner (dak/planner.h) and
+ * read in place from host memory by the split GEMM (dak/gemm.h) and the split attention
+ * (dak/attention.h).
+ *
+ * Model step (decode, one token per sequence, batch N, all sequences at the same position t):
+ *   OPT:   x = emb[tok] + pos[t + 2]; per layer: h = LN1(x); q,k,v = W h + b; K/V[t] = k, v;
+ *          a = attn(q, K/V[0..t]); x += Wo a + bo; h = LN2(x); x += W2 relu(W1 h + b1) + b2;
+ *          logits = emb LN_f(x)  (lm_head tied to the token embedding).
+ *   Llama: x = emb[tok]; per layer: h = RMS1(x); q,k = rope(W h, t), v = W h; K/V[t] = k, v;
+ *          a = attn(q, ..) (GQA: kv_heads); x += Wo a; h = RMS2(x); x += Wd (silu(Wg h) * (Wu h));
+ *          logits = W_lm RMS_f(x).
+ *   Rotary: HF "rotate half", theta 10000: for i < 64, f = theta^(-2i/128), a = t f,
+ *          y[i] = x[i] cos a - x[i+64] sin a, y[i+64] = x[i+64] cos a + x[i] sin a.
+ *   Norm eps 1e-5.  Attention scale 1/sqrt(128).  Next token = argmax of the real vocab's logits
+ *   (ties: the lowest index), on the GPU.
+ * Precision (the CPU reference rounds at the same points): residual stream fp32; every GEMM input
+ * bf16 (norm outputs, attention output, activations); GEMM outputs fp32 (+ bias in fp32); q and
+ * the cache's k, v bf16; attention output bf16.
+ *
+ * Synthetic weights: every parameter is bf16(offset + scale * u), u = dak_eng_uniform(seed, tensor,
+ * index) in [-1, 1); linear weights scale sqrt(3 / K) (unit output variance), biases 0.05,
+ * norm gains 1 + 0.1 u, LayerNorm biases 0.05 u, embeddings sqrt(3 / hidden) (OPT's tied lm_head
+ * gives logits of unit variance), positions 0.05.  The GPU fills them with the same arithmetic the
+ * CPU reference uses (one rounded multiply and add, no fused multiply-add).
+ *
+ * Pure C parts (CPU builds, CI): the shapes, the plan mapping, the CPU reference.  The GPU engine
+ * (dak_engine_*) reports "not built (configured without CUDA)" without CUDA. */
+#ifndef DAK_ENGINE_H
+#define DAK_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "common/error.h"
+#include "dak/model_config.h"
+#include "dak/planner.h"
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+#define DAK_ENG_HD __host__ __device__
+#else
+#define DAK_ENG_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DAK_ENG_HEAD_DIM 128u
+#define DAK_ENG_EPS 1e-5f
+#define DAK_ENG_ROPE_THETA 10000.0
+#define DAK_ENG_OPT_POS_OFFSET 2u
+
+/* Linear weights of a layer (index into dak_eng_place.rows_host). */
+enum {
+    DAK_ENG_Q = 0,
+    DAK_ENG_K,
+    DAK_ENG_V,
+    DAK_ENG_O,
+    DAK_ENG_FC1, /* OPT fc1, Llama gate_proj */
+    DAK_ENG_UP,  /* Llama up_proj (unused for OPT) */
+    DAK_ENG_FC2, /* OPT fc2, Llama down_proj */
+    DAK_ENG_NLIN
+};
+
+/* Tensor ids of the synthetic parameters. */
+enum {
+    DAK_ENG_T_EMBED = 1,
+    DAK_ENG_T_POS = 2,
+    DAK_ENG_T_LM = 3,
+    DAK_ENG_T_NF_G = 4,
+    DAK_ENG_T_NF_B = 5,
+    DAK_ENG_T_PROMPT = 6,
+    DAK_ENG_T_LAYER0 = 64 /* layer l, item j: 64 + 32 l + j */
+};
+/* Items of a layer (the linear kinds above are items 0..6). */
+enum {
+    DAK_ENG_I_BIAS0 = 8, /* bias of linear kind j: item 8 + j */
+    DAK_ENG_I_N1_G = 16,
+    DAK_ENG_I_N1_B,
+    DAK_ENG_I_N2_G,
+    DAK_ENG_I_N2_B
+};
+static inline DAK_ENG_HD uint32_t dak_eng_tensor(uint32_t layer, uint32_t item)
+{
+    return DAK_ENG_T_LAYER0 + 32u * layer + item;
+}
+
+/* splitmix64 finaliser */
+static inline DAK_ENG_HD uint64_t dak_eng_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+/* Uniform in [-1, 1) with 24 bits (exact in fp32). */
+static inline DAK_ENG_HD float dak_eng_uniform(uint64_t seed, uint32_t tensor, uint64_t index)
+{
+    uint64_t h = dak_eng_mix(dak_eng_mix(seed ^ ((uint64_t)tensor << 40)) + index);
+    return (float)(int32_t)((uint32_t)(h >> 40) - 0x800000u) * (1.0f / 8388608.0f);
+}
+/* bf16 bits of offset + scale * u, rounded to nearest even (one rounded multiply, one rounded add). */
+static inline DAK_ENG_HD uint16_t dak_eng_param_bf16(uint64_t seed, uint32_t tensor, uint64_t index, float scale,
+                                                    float offset)
+{
+    float u = dak_eng_uniform(seed, tensor, index);
+#ifdef __CUDA_ARCH__
+    float v = __fadd_rn(offset, __fmul_rn(scale, u));
+#else
+    volatile float p = scale * u;
+    float v = offset + p;
+#endif
+    union {
+        uint32_t u;
+        float f;
+    } x;
+    x.f = v;
+    x.u += 0x7fffu + ((x.u >> 16) & 1u);
+    return (uint16_t)(x.u >> 16);
+}
+static inline DAK_ENG_HD float dak_eng_bf16_f32(uint16_t b)
+{
+    union {
+        uint32_t u;
+        float f;
+    } x;
+    x.u = (uint32_t)b << 16;
+    return x.f;
+}
+
+/* ---- shapes ---------------------------------------------------------------------------------- */
+
+/* The engine's view of a config: checks what this version supports (head_dim 128, hidden and ffn
+ * multiples of 64, hidden = heads x 128, kv_heads dividing heads with a group <= 8, 1 <= layers)
+ * and gives the padded vocabulary (a multiple of 64; rows past vocab are zero). */
+typedef struct {
+    dak_model_config cfg; /* layers already overridden */
+    uint32_t vocab_pad;
+} dak_eng_model;
+
+int dak_eng_model_make(const dak_model_config *cfg, uint32_t layers_override /* 0: keep */, dak_eng_model *m,
+                       cm_err *err);
+/* The tiny test models: 2 layers, hidden 256, 2 heads of 128 (Llama: 1 kv head), ffn 512, vocab 1000. */
+void dak_eng_tiny_config(dak_arch arch, dak_model_config *cfg);
+
+/* Linear kind j's weight shape (M rows = outputs, K = inputs); 0 when the kind does not exist. */
+void dak_eng_lin_shape(const dak_eng_model *m, uint32_t kind, uint32_t *M, uint32_t *K);
+/* Scale of the synthetic parameters (see the top). */
+float dak_eng_lin_scale(uint32_t K);
+float dak_eng_embed_scale(const dak_eng_model *m);
+
+/* Prompt token of sequence n at position t (t < prompt). */
+static inline DAK_ENG_HD int32_t dak_eng_prompt_token(uint64_t seed, uint32_t t, uint32_t n, uint32_t batch,
+                                                     uint32_t vocab)
+{
+    return (int32_t)(dak_eng_mix(seed ^ 0x70726f6d7074ull ^ ((uint64_t)t * batch + n)) % vocab);
+}
+
+/* ---- placement: the planner's units -> rows and entries (pure C) -------------------------------- */
+
+typedef struct {
+    uint32_t layers;
+    uint32_t *rows_host;   /* [layers][DAK_ENG_NLIN]: host rows (a multiple of 64, <= M) */
+    uint32_t *batch_host;  /* [layers]: host KV entries */
+    uint32_t lm_rows_host; /* lm_head's host rows (of vocab_pad) */
+    uint32_t embed_rows_host; /* Llama's untied embedding (gather): host rows of vocab (any count) */
+    double host_bytes;     /* stored bytes in host memory (the real rows / entries, padding excluded) */
+    double host_weight_bytes, host_kv_bytes;
+} dak_eng_place;
+
+/* Maps a plan u[] over ops (from dak_model_ops(&m->cfg, batch, max_len, DAK_PLAN_UNIT_ROWS, ..)) to rows
+ * and entries: linear instance i gets min(M_pad, units x 128) host rows (M_pad: M rounded up to 64),
+ * attention layer i batch_host = its units.  Fails on an operation it does not know, a unit count past
+ * the operation's units, unit_rows other than DAK_PLAN_UNIT_ROWS. */
+int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, const dak_op *ops, size_t n_ops,
+                      const uint64_t *u, dak_eng_place *pl, cm_err *err);
+/* All in HBM (r = 0). */
+void dak_eng_place_zero(const dak_eng_model *m, dak_eng_place *pl);
+void dak_eng_place_free(dak_eng_place *pl);
+
+/* ---- the CPU reference (pure C, fp32 with bf16 rounding where the GPU rounds) ------------------ */
+
+/* Pieces, exposed for tests: */
+void dak_eng_ref_layernorm(const float *x, const float *g, const float *b, uint32_t n, float eps, float *y);
+void dak_eng_ref_rmsnorm(const float *x, const float *g, uint32_t n, float eps, float *y);
+/* y (may be x) = rotary of a 128-vector at position pos. */
+void dak_eng_ref_rope(const float *x, uint32_t pos, float *y);
+/* cos / sin of position pos, pair i (double precision, then fp32): the GPU's tables hold the same. */
+void dak_eng_rope_cs(uint32_t pos, uint32_t i, float *c, float *s);
+float dak_eng_ref_silu(float x);
+/* Index of the largest of v[0..n) (the lowest index on ties; NaN never wins). */
+uint32_t dak_eng_ref_argmax(const float *v, uint32_t n);
+/* bf16 rounding of a float (nearest even). */
+float dak_eng_round_bf16(float x);
+
+typedef struct dak_eng_ref dak_eng_ref;
+/* Materialises the parameters of a (small) model; max_len positions of cache. */
+int dak_eng_ref_create(dak_eng_ref **r, const dak_eng_model *m, uint32_t batch, uint32_t max_len, uint64_t seed,
+                       cm_err *err);
+void dak_eng_ref_destroy(dak_eng_ref *r);
+/* One step at position t (t = 0, 1, .. in order): tok[batch] in, logits[batch][vocab] out. */
+int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logits, cm_err *err);
+
+/* ---- the GPU engine ---------------------------------------------------------------------------- */
+
+typedef enum { DAK_ENG_DIRECT = 0, DAK_ENG_PREFETCH = 1 } dak_eng_mode;
+
+typedef struct dak_engine dak_engine;
+
+typedef struct {
+    uint64_t host_cap;  /* pinned host bytes allowed (0: no cap) */
+    uint64_t hbm_cap;   /* HBM bytes the engine may allocate (0: what the device has free less 2 GiB) */
+    int verbose;        /* progress on stderr */
+    int gemm_pdl;       /* 1: every GEMM launched as a programmatic dependent (dak_gemm_opts.pdl): it loads its
+                           first ring of weights while the kernel before it drains, and waits for it before
+                           reading the activations; 0 (default): plain launches */
+} dak_eng_opts;
+
+/* Allocates the model (a full packed copy of every weight in HBM and one in pinned host memory, so
+ * that any placement is a view; the KV cache likewise), fills the synthetic parameters.  Fails with a
+ * message when the caps are exceeded. */
+int dak_engine_create(dak_engine **e, const dak_eng_model *m, uint32_t batch, uint32_t max_len, uint64_t seed,
+                      const dak_eng_opts *o, cm_err *err);
+void dak_engine_destroy(dak_engine *e);
+/* Bytes the engine allocated (HBM, pinned host). */
+void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host);
+
+/* Prepares a run of prompt + tokens steps (<= max_len) with this placement and mode: views, GEMM
+ * launches, one CUDA graph per step (captured here).  prompt >= 1. */
+int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode, uint32_t prompt, uint32_t tokens,
+                     cm_err *err);
+/* Launches step t's graph (steps in order from 0) and, with sync, waits for it. */
+int dak_engine_step(dak_engine *e, uint32_t t, int sync, cm_err *err);
+/* The last step's logits [batch][vocab] (fp32) and the greedy tokens of every step so far
+ * (tok[t][batch]: the argmax of step t). */
+int dak_engine_logits(dak_engine *e, float *logits, cm_err *err);
+int dak_engine_tokens(dak_engine *e, int32_t *tok, uint32_t steps, cm_err *err);
+/* Runs every step: the prompt's steps, then the `tokens` decode steps timed (CUDA events, graphs
+ * launched back to back).  *tpot_s = time of the decode steps / tokens. */
+int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,186 @@
+/* dak engine: shapes, synthetic-parameter scales and the plan mapping (pure C). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dak/engine.h"
+
+void dak_eng_tiny_config(dak_arch arch, dak_model_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->arch = arch;
+    snprintf(c->model_type, sizeof c->model_type, "%s", arch == DAK_ARCH_OPT ? "opt" : "llama");
+    snprintf(c->dtype, sizeof c->dtype, "bfloat16");
+    c->elem_bytes = 2;
+    c->hidden = 256;
+    c->ffn = 512;
+    c->layers = 2;
+    c->heads = 2;
+    c->kv_heads = arch == DAK_ARCH_OPT ? 2 : 1;
+    c->head_dim = 128;
+    c->vocab = 1000;
+    c->max_pos = 2048;
+    c->tie_embeddings = arch == DAK_ARCH_OPT;
+    c->bias = arch == DAK_ARCH_OPT;
+    c->final_norm = 1;
+}
+
+int dak_eng_model_make(const dak_model_config *cfg, uint32_t layers_override, dak_eng_model *m, cm_err *err)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    dak_model_config *c = &m->cfg;
+    if (layers_override) {
+        if (layers_override > c->layers)
+            return cm_fail(err, "engine: --layers %u: the model has %llu layers; expected 1..%llu", layers_override,
+                           (unsigned long long)c->layers, (unsigned long long)c->layers);
+        c->layers = layers_override;
+    }
+    if (c->arch != DAK_ARCH_OPT && c->arch != DAK_ARCH_LLAMA)
+        return cm_fail(err, "engine: model_type '%s': expected opt or llama", c->model_type);
+    if (c->head_dim != DAK_ENG_HEAD_DIM)
+        return cm_fail(err, "engine: head_dim %llu: this version supports 128 only", (unsigned long long)c->head_dim);
+    if (c->layers < 1 || c->layers > 4096)
+        return cm_fail(err, "engine: %llu layers: expected 1..4096", (unsigned long long)c->layers);
+    if (c->heads < 1 || c->hidden != c->heads * DAK_ENG_HEAD_DIM)
+        return cm_fail(err, "engine: hidden %llu, heads %llu: expected hidden = heads x 128",
+                       (unsigned long long)c->hidden, (unsigned long long)c->heads);
+    if (c->kv_heads < 1 || c->heads % c->kv_heads || c->heads / c->kv_heads > 8)
+        return cm_fail(err, "engine: kv_heads %llu with %llu heads: expected a divisor with at most 8 heads a group",
+                       (unsigned long long)c->kv_heads, (unsigned long long)c->heads);
+    if (c->arch == DAK_ARCH_OPT && c->kv_heads != c->heads)
+        return cm_fail(err, "engine: OPT with kv_heads %llu != heads %llu", (unsigned long long)c->kv_heads,
+                       (unsigned long long)c->heads);
+    if (c->ffn < 64 || c->ffn % 64 || c->ffn > (1u << 20))
+        return cm_fail(err, "engine: ffn %llu: expected a positive multiple of 64", (unsigned long long)c->ffn);
+    if (c->hidden > (1u << 16))
+        return cm_fail(err, "engine: hidden %llu: expected at most 65536", (unsigned long long)c->hidden);
+    if (c->vocab < 2 || c->vocab > (1u << 22))
+        return cm_fail(err, "engine: vocab %llu: expected 2..4194304", (unsigned long long)c->vocab);
+    if (c->arch == DAK_ARCH_OPT && !c->tie_embeddings)
+        return cm_fail(err, "engine: OPT with untied embeddings: not supported (expected tie_word_embeddings)");
+    if (c->arch == DAK_ARCH_LLAMA && c->bias)
+        return cm_fail(err, "engine: Llama with biases: not supported");
+    if (c->arch == DAK_ARCH_LLAMA && c->tie_embeddings)
+        return cm_fail(err, "engine: Llama with tied embeddings: not supported");
+    m->vocab_pad = (uint32_t)((c->vocab + 63) / 64 * 64);
+    return 0;
+}
+
+void dak_eng_lin_shape(const dak_eng_model *m, uint32_t kind, uint32_t *M, uint32_t *K)
+{
+    const dak_model_config *c = &m->cfg;
+    uint32_t h = (uint32_t)c->hidden, f = (uint32_t)c->ffn, q = (uint32_t)(c->heads * DAK_ENG_HEAD_DIM),
+             kv = (uint32_t)(c->kv_heads * DAK_ENG_HEAD_DIM);
+    *M = *K = 0;
+    switch (kind) {
+    case DAK_ENG_Q: *M = q, *K = h; break;
+    case DAK_ENG_K:
+    case DAK_ENG_V: *M = kv, *K = h; break;
+    case DAK_ENG_O: *M = h, *K = q; break;
+    case DAK_ENG_FC1: *M = f, *K = h; break;
+    case DAK_ENG_UP:
+        if (c->arch == DAK_ARCH_LLAMA) *M = f, *K = h;
+        break;
+    case DAK_ENG_FC2: *M = h, *K = f; break;
+    default: break;
+    }
+}
+
+float dak_eng_lin_scale(uint32_t K) { return (float)sqrt(3.0 / (double)K); }
+float dak_eng_embed_scale(const dak_eng_model *m) { return (float)sqrt(3.0 / (double)m->cfg.hidden); }
+
+void dak_eng_place_free(dak_eng_place *pl)
+{
+    free(pl->rows_host);
+    free(pl->batch_host);
+    memset(pl, 0, sizeof *pl);
+}
+
+void dak_eng_place_zero(const dak_eng_model *m, dak_eng_place *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->layers = (uint32_t)m->cfg.layers;
+    pl->rows_host = cm_calloc((size_t)pl->layers * DAK_ENG_NLIN, sizeof *pl->rows_host);
+    pl->batch_host = cm_calloc(pl->layers, sizeof *pl->batch_host);
+}
+
+static int lin_kind(const char *name)
+{
+    static const struct {
+        const char *n;
+        int k;
+    } t[] = {{"q_proj", DAK_ENG_Q},    {"k_proj", DAK_ENG_K},  {"v_proj", DAK_ENG_V},
+             {"out_proj", DAK_ENG_O},  {"o_proj", DAK_ENG_O},  {"fc1", DAK_ENG_FC1},
+             {"gate_proj", DAK_ENG_FC1}, {"up_proj", DAK_ENG_UP}, {"fc2", DAK_ENG_FC2},
+             {"down_proj", DAK_ENG_FC2}, {"lm_head", 100},      {"embed", 101}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(name, t[i].n)) return t[i].k;
+    return -1;
+}
+
+int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, const dak_op *ops, size_t n_ops,
+                      const uint64_t *u, dak_eng_place *pl, cm_err *err)
+{
+    (void)max_len;
+    dak_eng_place_zero(m, pl);
+    uint32_t L = pl->layers;
+    double eb = (double)m->cfg.elem_bytes;
+    for (size_t i = 0; i < n_ops; i++) {
+        const dak_op *op = &ops[i];
+        uint64_t max_u = op->units * op->repeat;
+        if (u[i] > max_u) {
+            dak_eng_place_free(pl);
+            return cm_fail(err, "engine plan: op '%s' has %llu host units; expected at most %llu", op->name,
+                           (unsigned long long)u[i], (unsigned long long)max_u);
+        }
+        if (op->kind == DAK_OP_ATTENTION) {
+            if (op->repeat != L || op->m != batch) {
+                dak_eng_place_free(pl);
+                return cm_fail(err, "engine plan: attention op of %u instances, %llu entries; expected %u and %u",
+                               op->repeat, (unsigned long long)op->m, L, batch);
+            }
+            for (uint32_t l = 0; l < L; l++) {
+                uint64_t q = dak_op_units_of(op, u[i], l);
+                pl->batch_host[l] = (uint32_t)q;
+                pl->host_kv_bytes += dak_op_host_bytes_inst(op, q);
+            }
+            continue;
+        }
+        int k = lin_kind(op->name);
+        if (k < 0 || op->unit_rows != DAK_PLAN_UNIT_ROWS) {
+            dak_eng_place_free(pl);
+            return cm_fail(err, "engine plan: op '%s' (unit rows %llu): expected a known operation in units of %d rows",
+                           op->name, (unsigned long long)op->unit_rows, DAK_PLAN_UNIT_ROWS);
+        }
+        if (k == 100 || k == 101) {
+            uint64_t rows = u[i] * DAK_PLAN_UNIT_ROWS;
+            if (k == 100) {
+                if (rows > m->vocab_pad) rows = m->vocab_pad;
+                pl->lm_rows_host = (uint32_t)rows;
+                pl->host_weight_bytes += (double)(rows < m->cfg.vocab ? rows : m->cfg.vocab) * m->cfg.hidden * eb;
+            } else {
+                if (rows > m->cfg.vocab) rows = m->cfg.vocab;
+                pl->embed_rows_host = (uint32_t)rows;
+                pl->host_weight_bytes += (double)rows * m->cfg.hidden * eb;
+            }
+            continue;
+        }
+        uint32_t M, K;
+        dak_eng_lin_shape(m, (uint32_t)k, &M, &K);
+        if (op->repeat != L || op->m != M || op->k != K) {
+            dak_eng_place_free(pl);
+            return cm_fail(err, "engine plan: op '%s' is %llu x %llu in %u layers; expected %u x %u in %u", op->name,
+                           (unsigned long long)op->m, (unsigned long long)op->k, op->repeat, M, K, L);
+        }
+        for (uint32_t l = 0; l < L; l++) {
+            uint64_t rows = dak_op_units_of(op, u[i], l) * DAK_PLAN_UNIT_ROWS;
+            if (rows > M) rows = M; /* M is a multiple of 64 */
+            pl->rows_host[(size_t)l * DAK_ENG_NLIN + k] = (uint32_t)rows;
+            pl->host_weight_bytes += (double)rows * K * eb;
+        }
+    }
+    pl->host_bytes = pl->host_weight_bytes + pl->host_kv_bytes;
+    return 0;
+}

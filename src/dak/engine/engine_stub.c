@@ -1,0 +1,46 @@
+/* dak engine without CUDA: every device entry point reports "not built". */
+#include <stdlib.h>
+
+#include "dak/engine.h"
+
+#define NB "dak engine: not built (configured without CUDA)"
+
+int dak_engine_create(dak_engine **e, const dak_eng_model *m, uint32_t batch, uint32_t max_len, uint64_t seed,
+                      const dak_eng_opts *o, cm_err *err)
+{
+    (void)m, (void)batch, (void)max_len, (void)seed, (void)o;
+    *e = NULL;
+    return cm_fail(err, NB);
+}
+void dak_engine_destroy(dak_engine *e) { (void)e; }
+void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host)
+{
+    (void)e;
+    *hbm = *host = 0;
+}
+int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode, uint32_t prompt, uint32_t tokens,
+                     cm_err *err)
+{
+    (void)e, (void)pl, (void)mode, (void)prompt, (void)tokens;
+    return cm_fail(err, NB);
+}
+int dak_engine_step(dak_engine *e, uint32_t t, int sync, cm_err *err)
+{
+    (void)e, (void)t, (void)sync;
+    return cm_fail(err, NB);
+}
+int dak_engine_logits(dak_engine *e, float *logits, cm_err *err)
+{
+    (void)e, (void)logits;
+    return cm_fail(err, NB);
+}
+int dak_engine_tokens(dak_engine *e, int32_t *tok, uint32_t steps, cm_err *err)
+{
+    (void)e, (void)tok, (void)steps;
+    return cm_fail(err, NB);
+}
+int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err)
+{
+    (void)e, (void)tpot_s;
+    return cm_fail(err, NB);
+}

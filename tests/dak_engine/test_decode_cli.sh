@@ -1,0 +1,31 @@
+#!/bin/bash
+# dak decode: bad flags and inputs are refused with a message naming the flag and status 2 (CPU; no GPU
+# needed: every case fails before the engine starts).  Usage: test_decode_cli.sh DAK_BIN CONFIG_DIR
+dak=$1 cfg=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+. "$(dirname "$0")/../cli_expect.sh"
+expect 2 "exactly one of --model" -- "$dak" decode
+expect 2 "exactly one of --model" -- "$dak" decode --model "$cfg/opt-6.7b" --tiny opt
+expect 2 "--ratios" -- "$dak" decode --tiny opt --ratios 150
+expect 2 "--ratios" -- "$dak" decode --tiny opt --ratios 10,-5
+expect 2 "--ratios" -- "$dak" decode --tiny opt --ratios 10,abc
+expect 2 "--ratios" -- "$dak" decode --tiny opt --ratios ,
+expect 2 "--batch" -- "$dak" decode --tiny opt --batch 0
+expect 2 "--batch" -- "$dak" decode --tiny opt --batch 5000
+expect 2 "--tokens" -- "$dak" decode --tiny opt --tokens 0
+expect 2 "--prompt" -- "$dak" decode --tiny opt --prompt 0
+expect 2 "--baseline" -- "$dak" decode --tiny opt --baseline flexgen
+expect 2 "--tiny" -- "$dak" decode --tiny gpt
+expect 2 "does not exist" -- "$dak" decode --model "$tmp/missing"
+expect 2 "config.json" -- "$dak" decode --model "$tmp"
+expect 2 "--layers" -- "$dak" decode --model "$cfg/opt-6.7b" --layers 33
+expect 2 "--layers" -- "$dak" decode --tiny opt --layers 0
+expect 2 "--host-mem" -- "$dak" decode --tiny opt --host-mem 0
+expect 2 "--gpu-mem" -- "$dak" decode --tiny opt --gpu-mem lots
+expect 2 "--seed" -- "$dak" decode --tiny opt --seed -1
+expect 2 "unknown option" -- "$dak" decode --tiny opt --frobnicate
+expect 2 "positions" -- "$dak" decode --model "$cfg/opt-6.7b" --prompt 2000 --tokens 100
+expect 0 "usage: dak decode" -- "$dak" decode --help
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
