@@ -37,6 +37,7 @@
 extern "C" {
 #endif
 #include "common/error.h"
+#include "common/hash.h"
 #include "dak/model_config.h"
 #include "dak/planner.h"
 #ifdef __cplusplus
@@ -93,14 +94,8 @@ static inline DAK_ENG_HD uint32_t dak_eng_tensor(uint32_t layer, uint32_t item)
     return DAK_ENG_T_LAYER0 + 32u * layer + item;
 }
 
-/* splitmix64 finaliser */
-static inline DAK_ENG_HD uint64_t dak_eng_mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* splitmix64 finaliser (common/hash.h) */
+static inline DAK_ENG_HD uint64_t dak_eng_mix(uint64_t z) { return cm_mix64(z); }
 /* Uniform in [-1, 1) with 24 bits (exact in fp32). */
 static inline DAK_ENG_HD float dak_eng_uniform(uint64_t seed, uint32_t tensor, uint64_t index)
 {

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "common/hash.h"
+
 #if defined(__CUDACC__)
 #define DSB_HD __host__ __device__
 #else
@@ -42,13 +44,7 @@ DSB_HD static inline uint32_t dsb_padded_n(uint32_t n) { return dsb_words(n) * 3
  * (seed, replica, row), so the reference can regenerate them") ---------------
  * A 64-bit finalizer (the splitmix64 output function) applied twice: once to
  * the (replica, row) counter, once to the seed mixed with that. */
-DSB_HD static inline uint64_t dsb_mix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+DSB_HD static inline uint64_t dsb_mix64(uint64_t z) { return cm_mix64(z); }
 
 DSB_HD static inline uint64_t dsb_counter_hash(uint64_t seed, uint32_t replica, uint32_t row)
 {
