@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Plots of `dak decode --json` runs: plot_decode.py OUT.png RUN.json [RUN.json ...]
+   left:  TPOT against the offload ratio: direct access, the double-buffered prefetch, the planner's
+          predicted step (what the bandwidth model says the placement costs)
+   right: effective bandwidth (bytes read a step / TPOT) against the ratio"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def main():
+    if len(sys.argv) < 3:
+        print("usage: plot_decode.py OUT.png RUN.json [RUN.json ...]", file=sys.stderr)
+        return 2
+    fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(11, 4))
+    for path in sys.argv[2:]:
+        with open(path) as f:
+            d = json.load(f)
+        name = d.get("model", path).split("/")[-2] if "/" in d.get("model", "") else d.get("model", path)
+        label = f'{name} ({d["layers"]} layers), batch {d["batch"]}'
+        rows = sorted(d["rows"], key=lambda r: r["ratio"])
+        r = [100 * x["ratio"] for x in rows]
+        if any("tpot_direct_s" in x for x in rows):
+            ax_t.plot(r, [1e3 * x.get("tpot_direct_s", float("nan")) for x in rows], "o-", label=label + ": direct")
+            ax_e.plot(r, [x.get("eb_direct_gbs", float("nan")) for x in rows], "o-", label=label + ": direct")
+        if any("tpot_prefetch_s" in x for x in rows):
+            ax_t.plot(r, [1e3 * x.get("tpot_prefetch_s", float("nan")) for x in rows], "x--", label=label + ": prefetch")
+            ax_e.plot(r, [x.get("eb_prefetch_gbs", float("nan")) for x in rows], "x--", label=label + ": prefetch")
+        ax_t.plot(r, [1e3 * x["predicted_step_s"] for x in rows], "k:", label=label + ": planner's prediction")
+    ax_t.set_xlabel("offload ratio r (% of weight + KV bytes in host memory)")
+    ax_t.set_ylabel("TPOT (ms)")
+    ax_t.set_yscale("log")
+    ax_t.legend(fontsize=6)
+    ax_e.set_xlabel("offload ratio r (%)")
+    ax_e.set_ylabel("EB = bytes read a step / TPOT (GB/s)")
+    ax_e.set_yscale("log")
+    ax_e.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(sys.argv[1], dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
