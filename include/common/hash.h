@@ -6,11 +6,7 @@
 
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define CM_HD __host__ __device__
-#else
-#define CM_HD
-#endif
+#include "common/hd.h"
 
 CM_HD static inline uint64_t cm_mix64(uint64_t z)
 {

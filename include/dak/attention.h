@@ -35,14 +35,9 @@
 extern "C" {
 #endif
 #include "common/error.h"
+#include "common/hd.h"
 #ifdef __cplusplus
 }
-#endif
-
-#ifdef __CUDACC__
-#define DAK_ATTN_HD __host__ __device__
-#else
-#define DAK_ATTN_HD
 #endif
 
 #ifdef __cplusplus
@@ -136,7 +131,7 @@ int dak_attn_plan_make(uint32_t batch, uint32_t batch_host, uint32_t heads, uint
                        uint32_t sm_count, const dak_attn_opts *o, dak_attn_plan *p, cm_err *err);
 
 /* [lo, hi) of part j of an even split of n items into `parts` parts (sizes differ by at most one). */
-static inline DAK_ATTN_HD void dak_attn_range(uint32_t n, uint32_t parts, uint32_t j, uint32_t *lo, uint32_t *hi)
+static inline CM_HD void dak_attn_range(uint32_t n, uint32_t parts, uint32_t j, uint32_t *lo, uint32_t *hi)
 {
     *lo = (uint32_t)(((uint64_t)n * j) / parts);
     *hi = (uint32_t)(((uint64_t)n * (j + 1u)) / parts);
@@ -144,7 +139,7 @@ static inline DAK_ATTN_HD void dak_attn_range(uint32_t n, uint32_t parts, uint32
 
 /* The unit `u` of a tier (host: first entry 0, else batch_host): its entry (global index), kv head,
  * split and chunk range [c0, c1). */
-static inline DAK_ATTN_HD void dak_attn_unit(uint32_t u, uint32_t first_entry, uint32_t kv_heads, uint32_t splits,
+static inline CM_HD void dak_attn_unit(uint32_t u, uint32_t first_entry, uint32_t kv_heads, uint32_t splits,
                                              uint32_t chunks, uint32_t *entry, uint32_t *kvh, uint32_t *split,
                                              uint32_t *c0, uint32_t *c1)
 {
@@ -163,7 +158,7 @@ int dak_attn_decode_ref(const uint16_t *k, const uint16_t *v, const uint16_t *q,
                         uint32_t kv_heads, uint32_t max_len, uint32_t len, float scale, float *out, cm_err *err);
 
 /* bf16 <-> float (round to nearest even; NaN kept a NaN). */
-static inline DAK_ATTN_HD float dak_bf16_to_f32(uint16_t b)
+static inline CM_HD float dak_bf16_to_f32(uint16_t b)
 {
     union {
         uint32_t u;
@@ -172,7 +167,7 @@ static inline DAK_ATTN_HD float dak_bf16_to_f32(uint16_t b)
     x.u = (uint32_t)b << 16;
     return x.f;
 }
-static inline DAK_ATTN_HD uint16_t dak_f32_to_bf16(float f)
+static inline CM_HD uint16_t dak_f32_to_bf16(float f)
 {
     union {
         uint32_t u;
@@ -188,8 +183,10 @@ static inline DAK_ATTN_HD uint16_t dak_f32_to_bf16(float f)
 
 typedef struct dak_attn_ctx dak_attn_ctx;
 
-/* A context: the device's SM count and shared memory, the split partials' workspace (grown as
- * needed; launches already enqueued keep the buffers they were given). */
+/* A context: the device's SM count and shared memory, the split partials' workspace.  A call whose
+ * plan needs more workspace than the context holds frees it and allocates a larger one (cudaFree
+ * waits for the work already enqueued); a CUDA graph captured before such a call still names the old
+ * buffer and must not be replayed after it. */
 int dak_attn_ctx_create(dak_attn_ctx **ctx, cm_err *err);
 void dak_attn_ctx_destroy(dak_attn_ctx *ctx);
 uint32_t dak_attn_ctx_sms(const dak_attn_ctx *ctx);

@@ -38,16 +38,11 @@ extern "C" {
 #endif
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/hd.h"
 #include "dak/model_config.h"
 #include "dak/planner.h"
 #ifdef __cplusplus
 }
-#endif
-
-#ifdef __CUDACC__
-#define DAK_ENG_HD __host__ __device__
-#else
-#define DAK_ENG_HD
 #endif
 
 #ifdef __cplusplus
@@ -89,21 +84,21 @@ enum {
     DAK_ENG_I_N2_G,
     DAK_ENG_I_N2_B
 };
-static inline DAK_ENG_HD uint32_t dak_eng_tensor(uint32_t layer, uint32_t item)
+static inline CM_HD uint32_t dak_eng_tensor(uint32_t layer, uint32_t item)
 {
     return DAK_ENG_T_LAYER0 + 32u * layer + item;
 }
 
 /* splitmix64 finaliser (common/hash.h) */
-static inline DAK_ENG_HD uint64_t dak_eng_mix(uint64_t z) { return cm_mix64(z); }
+static inline CM_HD uint64_t dak_eng_mix(uint64_t z) { return cm_mix64(z); }
 /* Uniform in [-1, 1) with 24 bits (exact in fp32). */
-static inline DAK_ENG_HD float dak_eng_uniform(uint64_t seed, uint32_t tensor, uint64_t index)
+static inline CM_HD float dak_eng_uniform(uint64_t seed, uint32_t tensor, uint64_t index)
 {
     uint64_t h = dak_eng_mix(dak_eng_mix(seed ^ ((uint64_t)tensor << 40)) + index);
     return (float)(int32_t)((uint32_t)(h >> 40) - 0x800000u) * (1.0f / 8388608.0f);
 }
 /* bf16 bits of offset + scale * u, rounded to nearest even (one rounded multiply, one rounded add). */
-static inline DAK_ENG_HD uint16_t dak_eng_param_bf16(uint64_t seed, uint32_t tensor, uint64_t index, float scale,
+static inline CM_HD uint16_t dak_eng_param_bf16(uint64_t seed, uint32_t tensor, uint64_t index, float scale,
                                                     float offset)
 {
     float u = dak_eng_uniform(seed, tensor, index);
@@ -121,7 +116,7 @@ static inline DAK_ENG_HD uint16_t dak_eng_param_bf16(uint64_t seed, uint32_t ten
     x.u += 0x7fffu + ((x.u >> 16) & 1u);
     return (uint16_t)(x.u >> 16);
 }
-static inline DAK_ENG_HD float dak_eng_bf16_f32(uint16_t b)
+static inline CM_HD float dak_eng_bf16_f32(uint16_t b)
 {
     union {
         uint32_t u;
@@ -153,7 +148,7 @@ float dak_eng_lin_scale(uint32_t K);
 float dak_eng_embed_scale(const dak_eng_model *m);
 
 /* Prompt token of sequence n at position t (t < prompt). */
-static inline DAK_ENG_HD int32_t dak_eng_prompt_token(uint64_t seed, uint32_t t, uint32_t n, uint32_t batch,
+static inline CM_HD int32_t dak_eng_prompt_token(uint64_t seed, uint32_t t, uint32_t n, uint32_t batch,
                                                      uint32_t vocab)
 {
     return (int32_t)(dak_eng_mix(seed ^ 0x70726f6d7074ull ^ ((uint64_t)t * batch + n)) % vocab);

@@ -15,11 +15,7 @@
 
 #include "common/hash.h"
 
-#if defined(__CUDACC__)
-#define DSB_HD __host__ __device__
-#else
-#define DSB_HD
-#endif
+#define DSB_HD CM_HD /* common/hd.h */
 
 #if defined(__CUDA_ARCH__)
 #define DSB_FMUL(a, b) __fmul_rn((a), (b))
