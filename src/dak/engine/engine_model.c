@@ -106,6 +106,9 @@ void dak_eng_place_zero(const dak_eng_model *m, dak_eng_place *pl)
     pl->batch_host = cm_calloc(pl->layers, sizeof *pl->batch_host);
 }
 
+/* Placement kinds of the planner's ops beyond the layer weights (DAK_ENG_Q..): not layer weights. */
+enum { KIND_LM_HEAD = 100, KIND_EMBED = 101 };
+
 static int lin_kind(const char *name)
 {
     static const struct {
@@ -114,7 +117,7 @@ static int lin_kind(const char *name)
     } t[] = {{"q_proj", DAK_ENG_Q},    {"k_proj", DAK_ENG_K},  {"v_proj", DAK_ENG_V},
              {"out_proj", DAK_ENG_O},  {"o_proj", DAK_ENG_O},  {"fc1", DAK_ENG_FC1},
              {"gate_proj", DAK_ENG_FC1}, {"up_proj", DAK_ENG_UP}, {"fc2", DAK_ENG_FC2},
-             {"down_proj", DAK_ENG_FC2}, {"lm_head", 100},      {"embed", 101}};
+             {"down_proj", DAK_ENG_FC2}, {"lm_head", KIND_LM_HEAD}, {"embed", KIND_EMBED}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(name, t[i].n)) return t[i].k;
     return -1;
@@ -154,9 +157,9 @@ int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, 
             return cm_fail(err, "engine plan: op '%s' (unit rows %llu): expected a known operation in units of %d rows",
                            op->name, (unsigned long long)op->unit_rows, DAK_PLAN_UNIT_ROWS);
         }
-        if (k == 100 || k == 101) {
+        if (k == KIND_LM_HEAD || k == KIND_EMBED) {
             uint64_t rows = u[i] * DAK_PLAN_UNIT_ROWS;
-            if (k == 100) {
+            if (k == KIND_LM_HEAD) {
                 if (rows > m->vocab_pad) rows = m->vocab_pad;
                 pl->lm_rows_host = (uint32_t)rows;
                 pl->host_weight_bytes += (double)(rows < m->cfg.vocab ? rows : m->cfg.vocab) * m->cfg.hidden * eb;
