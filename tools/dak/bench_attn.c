@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "commands.h"
 #include "common/args.h"
 #include "common/bench.h"
@@ -198,17 +199,7 @@ static int parse(int argc, char **argv, attn_cfg *c)
 #ifdef DAK_ATTN_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
-#include "common/cuda_check.h"
 #include "dak/gemm.h"
-
-#define CK(x) CM_CUDA_OR_EXIT(x)
-#define DK(x)                                                                                  \
-    do {                                                                                       \
-        if ((x) != 0) {                                                                        \
-            fprintf(stderr, "dak bench attn: %s\n", err.msg);                                  \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 typedef struct {
     dak_attn_ctx *ctx;
@@ -274,13 +265,14 @@ static double time_op(runner *r, const op_t *op)
     return med;
 }
 
-static double gbs(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : NAN; }
-
 int bench_attn(int argc, char **argv)
 {
     attn_cfg c;
     if (parse(argc, argv, &c)) return 2;
     cm_err err;
+    json_w w; /* opened first: an unwritable --json ends the run before any GPU work */
+    FILE *jf = bench_json_begin(c.json, "dak attn", &w);
+    if (!jf) return 2;
     runner r;
     memset(&r, 0, sizeof r);
     r.c = &c;
@@ -312,15 +304,6 @@ int bench_attn(int argc, char **argv)
     CK(cudaFreeHost(hp));
     dak_gemm_ctx_destroy(gctx);
 
-    FILE *jf = fopen(c.json, "w");
-    if (!jf) {
-        fprintf(stderr, "dak bench attn: --json: cannot write '%s'\n", c.json);
-        return 2;
-    }
-    json_w w;
-    json_init(&w, jf);
-    json_obj_begin(&w);
-    json_kv_str(&w, "bench", "dak attn");
     bench_json_machine(&w);
     json_kv_str(&w, "model", c.model);
     json_kv_u64(&w, "heads", c.heads);
@@ -425,7 +408,7 @@ int bench_attn(int argc, char **argv)
                 bench_progress(&prog, ++done);
                 const double rr = (double)bh / B;
                 const double bound = 1.0 / fmax(rr / (bh_gbs * 1e9), (1.0 - rr) / (bg_gbs * 1e9)) / 1e9; /* GB/s */
-                const double eb = gbs(kvbytes, ts);
+                const double eb = gbs(kvbytes, ts / 1e3);
                 printf("%6u %6u %7.2f %5u | %10.2f %9.1f %9.1f %6.1f%% | %10.2f %10.2f %7.2fx | %5u %4u %3u/%-3u\n", B, len,
                        100.0 * c.ratios[ri], bh, ts, eb, bound, 100.0 * eb / bound, t0, tp, tp / ts, p.host_ctas,
                        p.window, p.host_splits, p.hbm_splits);
@@ -441,9 +424,9 @@ int bench_attn(int argc, char **argv)
                 json_kv_f64(J, "bound_gbs", bound);
                 json_kv_f64(J, "pct_of_bound", 100.0 * eb / bound);
                 json_kv_f64(J, "allhbm_us", t0);
-                json_kv_f64(J, "allhbm_eb_gbs", gbs(kvbytes, t0));
+                json_kv_f64(J, "allhbm_eb_gbs", gbs(kvbytes, t0 / 1e3));
                 json_kv_f64(J, "prefetch_us", tp);
-                json_kv_f64(J, "prefetch_eb_gbs", gbs(kvbytes, tp));
+                json_kv_f64(J, "prefetch_eb_gbs", gbs(kvbytes, tp / 1e3));
                 json_kv_f64(J, "speedup_vs_prefetch", tp / ts);
                 json_kv_u64(J, "host_ctas", p.host_ctas);
                 json_kv_u64(J, "hbm_ctas", p.hbm_ctas);
@@ -480,8 +463,8 @@ int bench_attn(int argc, char **argv)
                         }
                         op_t op = {&kv, &p, q, out, H, len, NULL, NULL, NULL, NULL, 0, 0, 0};
                         const double ts = time_op(&r, &op);
-                        printf(" %9.1f", gbs(kvbytes, ts));
-                        sweep_rec s = {B, len, bh, o.host_ctas, o.window, ts, gbs(kvbytes, ts)};
+                        printf(" %9.1f", gbs(kvbytes, ts / 1e3));
+                        sweep_rec s = {B, len, bh, o.host_ctas, o.window, ts, gbs(kvbytes, ts / 1e3)};
                         sw[nsw++] = s;
                     }
                     printf("\n");

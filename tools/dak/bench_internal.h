@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "dak/gemm.h"
+#include "bench_util.h"
 
 #define MAXL 16
 
@@ -61,10 +62,6 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c);
 /* bench_opts and the host tier's CTAs and window as asked (--host-sms, --window). */
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c);
 
-/* Opens the run's JSON document at `path`: the top-level object begun, its "bench" key written; NULL (message
- * printed) when the file cannot be written. */
-FILE *bench_json_begin(const char *path, const char *name, json_w *w);
-
 /* --plan-only (bench_plan.c, CPU): the split kernel's plan for every shape x N x ratio, a table on stdout and the
  * JSON array "plans"; 0, or 1 when a plan was refused (message printed), 2 when the JSON cannot be written. */
 int bench_plan_only(const bench_cfg *c);
@@ -74,16 +71,6 @@ int bench_plan_only(const bench_cfg *c);
 
 #include "common/cuda_check.h"
 #include "dak/tiered.h"
-
-/* A failed CUDA call or dak call (its message in the caller's `err`) ends the benchmark. */
-#define CK(x) CM_CUDA_OR_EXIT(x)
-#define DK(x)                                                                                  \
-    do {                                                                                       \
-        if ((x)) {                                                                             \
-            fprintf(stderr, "dak bench: %s\n", err.msg);                                       \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 /* What every section of one run reads: the options, the context, the bandwidths probed at the
  * start, smrate's per-SM times and the JSON document being written. */
@@ -185,8 +172,6 @@ double bench_bound_gbs(const bench_run *bench, double abytes, double ratio);
 /* Opens the shape's JSON array, keyed "<name>_<M>x<K>". */
 void bench_shape_array(json_w *w, const char *name, const bench_shape *s);
 
-/* GB/s of `bytes` moved in `ms`; NaN where ms is not a positive time. */
-double gbs(double bytes, double ms);
 /* The largest of v[0..n) and m (a section's widest N, for the buffers that shape_alloc sizes) */
 uint32_t bench_list_max(const uint32_t *v, size_t n, uint32_t m);
 #endif

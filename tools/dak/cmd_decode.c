@@ -220,6 +220,11 @@ int cmd_decode(int argc, char **argv)
     row_t *rows = cm_calloc((size_t)nr, sizeof *rows);
     uint64_t *u = cm_calloc(nops, sizeof *u);
     int32_t *tok0 = cm_malloc((size_t)S * batch * 4), *tokx = cm_malloc((size_t)S * batch * 4);
+    FILE *jf = NULL; /* opened before the runs, so that an unwritable --json fails before minutes of work */
+    if (json_path && !(jf = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout)) {
+        fprintf(stderr, "%s: --json: cannot write '%s'\n", prog, json_path);
+        goto done;
+    }
     double total = dak_ops_total_bytes(ops, nops), tpot0 = NAN;
     const dak_model_config *c = &m.cfg;
     /* bytes read per decode step: every weight (a gather: B rows) and the KV cache at the mean length */
@@ -315,14 +320,9 @@ int cmd_decode(int argc, char **argv)
                rw->ran[0] && rw->ran[1] ? rw->tpot[1] / rw->tpot[0] : NAN,
                100 * (rw->ran[0] ? rw->tok_match[0] : rw->tok_match[1]));
     }
-    if (json_path) {
-        FILE *f = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout;
-        if (!f) {
-            fprintf(stderr, "%s: --json: cannot write '%s'\n", prog, json_path);
-            goto done;
-        }
+    if (jf) {
         json_w w;
-        json_init(&w, f);
+        json_init(&w, jf);
         json_obj_begin(&w);
         json_kv_str(&w, "bench", "dak decode");
         bench_json_machine(&w);
@@ -366,11 +366,11 @@ int cmd_decode(int argc, char **argv)
         }
         json_arr_end(&w);
         json_obj_end(&w);
-        fputc('\n', f);
-        if (f != stdout) fclose(f);
+        fputc('\n', jf);
     }
     rc = 0;
 done:
+    if (jf && jf != stdout) fclose(jf);
     dak_engine_destroy(e);
     free(rows), free(u), free(tok0), free(tokx), free(ops);
     dak_profile_free(&prof);
