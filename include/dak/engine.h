@@ -168,7 +168,9 @@ typedef struct {
 
 /* Maps a plan u[] over ops (from dak_model_ops(&m->cfg, batch, max_len, DAK_PLAN_UNIT_ROWS, ..)) to rows
  * and entries: linear instance i gets min(M_pad, units x 128) host rows (M_pad: M rounded up to 64),
- * attention layer i batch_host = its units.  Fails on an operation it does not know, a unit count past
+ * attention layer i batch_host = its units.  The GPU engine stores q, k, v (and Llama's gate, up) stacked
+ * as one matrix and multiplies it in one GEMM: the host rows of the stacked operations are summed and
+ * placed as the stack's first rows (the same host bytes: the operations share K).  Fails on an operation it does not know, a unit count past
  * the operation's units, unit_rows other than DAK_PLAN_UNIT_ROWS. */
 int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, const dak_op *ops, size_t n_ops,
                       const uint64_t *u, dak_eng_place *pl, cm_err *err);
@@ -236,6 +238,43 @@ int dak_engine_tokens(dak_engine *e, int32_t *tok, uint32_t steps, cm_err *err);
 /* Runs every step: the prompt's steps, then the `tokens` decode steps timed (CUDA events, graphs
  * launched back to back).  *tpot_s = time of the decode steps / tokens. */
 int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err);
+
+/* ---- where a step's time goes ------------------------------------------------------------------- */
+
+/* The operations of a step, as the breakdown groups them (a kind sums over the layers). */
+typedef enum {
+    DAK_ENG_OP_EMBED = 0, /* token (and position) embedding */
+    DAK_ENG_OP_NORM,      /* residual add + LayerNorm / RMSNorm (two a layer, and the final one) */
+    DAK_ENG_OP_QKV,       /* q, k, v GEMMs */
+    DAK_ENG_OP_QKV_POST,  /* bias, rotary, q to bf16, k / v appended to the cache */
+    DAK_ENG_OP_ATTN,      /* split attention (and its combine) */
+    DAK_ENG_OP_O,         /* out-projection GEMM */
+    DAK_ENG_OP_FFN_IN,    /* fc1 (Llama: gate and up) GEMMs */
+    DAK_ENG_OP_ACT,       /* bias + ReLU, or SiLU(g) x u */
+    DAK_ENG_OP_FFN_OUT,   /* fc2 / down GEMM */
+    DAK_ENG_OP_LM_HEAD,   /* lm_head GEMM */
+    DAK_ENG_OP_ARGMAX,    /* greedy token */
+    DAK_ENG_OP_WAIT,      /* prefetch: waiting for a layer's copies */
+    DAK_ENG_NOPS
+} dak_eng_op;
+const char *dak_eng_op_name(dak_eng_op k);
+
+typedef struct {
+    uint32_t step, reps;
+    double us[DAK_ENG_NOPS];    /* median over reps of the kind's time in one step (us) */
+    double bytes[DAK_ENG_NOPS]; /* weight / KV bytes the kind reads in the step (0: not counted) */
+    uint32_t count[DAK_ENG_NOPS]; /* operations of the kind in the step */
+    double stamped_us;          /* median of the stamped step's whole time */
+    double step_us;             /* median of the same step's own graph, timed alternately with the stamped one */
+} dak_eng_breakdown;
+
+/* Where the time of the last step goes: the step is captured again with a timing event after every
+ * operation (so no launch overlaps the one before it, PDL included: stamped_us >= step_us, and the
+ * difference is what overlap saves), and it and the step's own graph are replayed alternately
+ * `reps` times.  Needs a finished run (dak_engine_run).  Each replay recomputes the last position
+ * from the tokens the run ended with, so the KV cache's last position and dak_engine_logits change;
+ * the token history is kept. */
+int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_err *err);
 
 #ifdef __cplusplus
 }

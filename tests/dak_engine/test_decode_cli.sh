@@ -24,6 +24,9 @@ expect 2 "--layers" -- "$dak" decode --tiny opt --layers 0
 expect 2 "--host-mem" -- "$dak" decode --tiny opt --host-mem 0
 expect 2 "--gpu-mem" -- "$dak" decode --tiny opt --gpu-mem lots
 expect 2 "--seed" -- "$dak" decode --tiny opt --seed -1
+expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown 1001
+expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown -1
+expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown
 expect 2 "unknown option" -- "$dak" decode --tiny opt --frobnicate
 expect 2 "positions" -- "$dak" decode --model "$cfg/opt-6.7b" --prompt 2000 --tokens 100
 expect 0 "usage: dak decode" -- "$dak" decode --help

@@ -1,7 +1,9 @@
 /* dak engine on the GPU (label gpu): tiny OPT- and Llama-shaped models (2 layers, hidden 256, 2 heads of
  * 128 (Llama: 1 kv head), ffn 512, vocab 1000 -> 1024), batch 1 and 5, prompt 4, 6 decoded tokens, at
  * offload ratios 0, 0.3 and 1 (greedy planner) with direct access, and 0.3 and 1 with the prefetch
- * baseline; batch 5 again with the GEMMs as programmatic dependent launches.  Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
+ * baseline; batch 5 again with the GEMMs as programmatic dependent launches; a wide one-layer model (hidden
+ * 4096) at batch 3.  After each run, dak_engine_breakdown's counts, bytes and sums (check_breakdown).
+ * Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
  *   max |gpu - ref| <= 2e-2 x max |ref|   (bf16 rounding of the GEMM inputs, fp32 sums in another order);
  * the greedy tokens equal the reference's argmax wherever its top-2 margin exceeds twice that bound. */
 #include <math.h>
@@ -28,11 +30,64 @@ static void top2(const float *v, uint32_t n, uint32_t *i1, float *margin)
     *i1 = a, *margin = v[a] - second;
 }
 
-static void run_case(dak_arch arch, uint32_t batch, int pdl)
+/* dak_engine_breakdown after a finished run: every operation of the step counted once under its kind,
+ * the bytes of each kind from the shapes, the parts summing to the stamped step, the history kept. */
+static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batch, dak_eng_mode mode,
+                            const int32_t *hist)
 {
-    const char *an = arch == DAK_ARCH_OPT ? "opt" : "llama";
+    cm_err err;
+    dak_eng_breakdown b;
+    if (dak_engine_breakdown(e, 3, &b, &err)) {
+        CHECK(0, "breakdown: %s", err.msg);
+        return;
+    }
+    uint32_t L = (uint32_t)m->cfg.layers, opt = m->cfg.arch == DAK_ARCH_OPT;
+    uint32_t want[DAK_ENG_NOPS] = {0};
+    want[DAK_ENG_OP_EMBED] = want[DAK_ENG_OP_LM_HEAD] = want[DAK_ENG_OP_ARGMAX] = 1;
+    want[DAK_ENG_OP_NORM] = 2 * L + 1;
+    want[DAK_ENG_OP_QKV] = want[DAK_ENG_OP_QKV_POST] = want[DAK_ENG_OP_ATTN] = want[DAK_ENG_OP_O] = L;
+    want[DAK_ENG_OP_FFN_IN] = want[DAK_ENG_OP_ACT] = want[DAK_ENG_OP_FFN_OUT] = L;
+    want[DAK_ENG_OP_WAIT] = mode == DAK_ENG_PREFETCH ? L + 2 : 0; /* each layer's, lm_head's, the last copies' */
+    double wb[DAK_ENG_NOPS] = {0}, sum = 0;
+    uint32_t M[DAK_ENG_NLIN], K[DAK_ENG_NLIN];
+    for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) dak_eng_lin_shape(m, j, &M[j], &K[j]);
+    wb[DAK_ENG_OP_QKV] = 2.0 * L * ((double)M[DAK_ENG_Q] * K[DAK_ENG_Q] + 2.0 * M[DAK_ENG_K] * K[DAK_ENG_K]);
+    wb[DAK_ENG_OP_O] = 2.0 * L * M[DAK_ENG_O] * K[DAK_ENG_O];
+    wb[DAK_ENG_OP_FFN_IN] = 2.0 * L * M[DAK_ENG_FC1] * K[DAK_ENG_FC1] * (opt ? 1 : 2);
+    wb[DAK_ENG_OP_FFN_OUT] = 2.0 * L * M[DAK_ENG_FC2] * K[DAK_ENG_FC2];
+    wb[DAK_ENG_OP_LM_HEAD] = 2.0 * m->vocab_pad * m->cfg.hidden;
+    wb[DAK_ENG_OP_ATTN] = 2.0 * L * batch * m->cfg.kv_heads * S * 128 * 2; /* K and V of the last step, len S */
+    for (int k = 0; k < DAK_ENG_NOPS; k++) {
+        CHECK(b.count[k] == want[k], "breakdown %s: %u operations, expected %u", dak_eng_op_name((dak_eng_op)k),
+              b.count[k], want[k]);
+        CHECK(b.bytes[k] == wb[k], "breakdown %s: %.0f bytes, expected %.0f", dak_eng_op_name((dak_eng_op)k),
+              b.bytes[k], wb[k]);
+        CHECK(b.us[k] >= 0 && (b.count[k] || b.us[k] == 0), "breakdown %s: %g us", dak_eng_op_name((dak_eng_op)k),
+              b.us[k]);
+        sum += b.us[k];
+    }
+    CHECK(b.step == S - 1 && b.reps == 3, "breakdown: step %u reps %u", b.step, b.reps);
+    CHECK(b.step_us > 0 && b.stamped_us > 0, "breakdown: step %g us, stamped %g us", b.step_us, b.stamped_us);
+    /* medians per kind need not add up exactly; within 25 % of the stamped step */
+    CHECK(fabs(sum - b.stamped_us) <= 0.25 * b.stamped_us + 2, "breakdown: parts %g us, stamped step %g us", sum,
+          b.stamped_us);
+    int32_t *after = malloc((size_t)S * batch * sizeof(int32_t));
+    if (dak_engine_tokens(e, after, S, &err)) CHECK(0, "tokens after the breakdown: %s", err.msg);
+    else CHECK(memcmp(after, hist, (size_t)S * batch * sizeof(int32_t)) == 0, "breakdown changed the token history");
+    free(after);
+    printf("breakdown %s batch %u %s: stamped %.1f us, graph %.1f us, attention %.1f us, qkv %.1f us\n",
+           opt ? "opt" : "llama", batch, mode ? "prefetch" : "direct", b.stamped_us, b.step_us,
+           b.us[DAK_ENG_OP_ATTN], b.us[DAK_ENG_OP_QKV]);
+}
+
+/* wide: one layer of hidden 4096 (32 heads; Llama 8 kv heads, groups of 4), ffn 1024: the norm's row over 128
+ * threads of 8 float4s each and the stacked q / k / v of unequal parts */
+static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
+{
+    const char *an = arch == DAK_ARCH_OPT ? (wide ? "opt-wide" : "opt") : (wide ? "llama-wide" : "llama");
     dak_model_config c;
     dak_eng_tiny_config(arch, &c);
+    if (wide) c.layers = 1, c.hidden = 4096, c.heads = 32, c.kv_heads = arch == DAK_ARCH_OPT ? 32 : 8, c.ffn = 1024;
     dak_eng_model m;
     cm_err err;
     if (dak_eng_model_make(&c, 0, &m, &err)) {
@@ -119,6 +174,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl)
         }
         CHECK(tok_bad == 0, "%s batch %u r %g: %d of %d greedy tokens differ", an, batch, cases[k].r, tok_bad,
               tok_checked);
+        if (!fail) check_breakdown(e, &m, batch, cases[k].mode, hist);
         CHECK(maxref > 0.5, "%s: logits too small (%g) for the check to mean anything", an, maxref);
         printf("%-5s batch %u r %.1f %-8s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
                "tokens checked %d\n",
@@ -134,12 +190,14 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl)
 
 int main(void)
 {
-    run_case(DAK_ARCH_OPT, 1, 0);
-    run_case(DAK_ARCH_OPT, 5, 0);
-    run_case(DAK_ARCH_LLAMA, 1, 0);
-    run_case(DAK_ARCH_LLAMA, 5, 0);
+    run_case(DAK_ARCH_OPT, 1, 0, 0);
+    run_case(DAK_ARCH_OPT, 5, 0, 0);
+    run_case(DAK_ARCH_LLAMA, 1, 0, 0);
+    run_case(DAK_ARCH_LLAMA, 5, 0, 0);
     /* the GEMMs as programmatic dependent launches (dak_eng_opts.gemm_pdl) */
-    run_case(DAK_ARCH_OPT, 5, 1);
-    run_case(DAK_ARCH_LLAMA, 5, 1);
+    run_case(DAK_ARCH_OPT, 5, 1, 0);
+    run_case(DAK_ARCH_LLAMA, 5, 1, 0);
+    run_case(DAK_ARCH_OPT, 3, 1, 1);
+    run_case(DAK_ARCH_LLAMA, 3, 1, 1);
     return check_done();
 }

@@ -27,7 +27,8 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: dak decode (--model CONFIG | --tiny opt|llama) [--batch B] [--prompt P] [--tokens D]\n"
             "                  [--ratios LIST] [--baseline direct|prefetch|both] [--layers N] [--seed S]\n"
-            "                  [--host-mem BYTES] [--gpu-mem BYTES] [--profile FILE] [--pdl 0|1] [--json FILE]\n\n"
+            "                  [--host-mem BYTES] [--gpu-mem BYTES] [--profile FILE] [--pdl 0|1] [--breakdown REPS]\n"
+            "                  [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -44,6 +45,9 @@ static void usage(FILE *o)
             "  --profile FILE   planner profile from `dak profile` (default: built-in H200 figures)\n"
             "  --pdl 0|1        1 (default): the GEMMs are programmatic dependent launches (each loads its first\n"
             "                   weights while the kernel before it runs; 5 %% faster where the host link binds)\n"
+            "  --breakdown REPS where the last step's time goes, per kind of operation, after every run: the\n"
+            "                   step re-captured with a timing event after each operation, median of REPS\n"
+            "                   replays (0, the default: off; at most 1000)\n"
             "  --json FILE      write the results as JSON ('-' for stdout)\n"
             "Weights are synthetic (random bf16, no checkpoint is read); unified memory is not a baseline here.\n");
 }
@@ -78,12 +82,52 @@ typedef struct {
     double r, host_bytes, tpot[2], eb[2], pred, tok_match[2];
     int ran[2];
     double op_host[16];
+    dak_eng_breakdown bk[2];
 } row_t;
+
+/* --breakdown: after a run, where its last step's time goes */
+static int breakdown(dak_engine *e, uint32_t reps, const char *label, dak_eng_breakdown *b, cm_err *err)
+{
+    if (dak_engine_breakdown(e, reps, b, err)) return -1;
+    printf("breakdown, %s, step %u (median of %u): stamped step %.1f us, its own graph %.1f us (overlap saves %.1f)\n",
+           label, b->step, b->reps, b->stamped_us, b->step_us, b->stamped_us - b->step_us);
+    printf("  %-10s %5s %10s %6s %10s %9s\n", "op", "count", "us", "%", "MB read", "GB/s");
+    for (int k = 0; k < DAK_ENG_NOPS; k++) {
+        if (!b->count[k]) continue;
+        printf("  %-10s %5u %10.1f %5.1f%% %10.2f %9.0f\n", dak_eng_op_name((dak_eng_op)k), b->count[k], b->us[k],
+               100.0 * b->us[k] / b->stamped_us, b->bytes[k] / 1e6,
+               b->bytes[k] > 0 && b->us[k] > 0 ? b->bytes[k] / b->us[k] / 1e3 : NAN);
+    }
+    return 0;
+}
+
+static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *b)
+{
+    json_key(w, key);
+    json_obj_begin(w);
+    json_kv_u64(w, "step", b->step);
+    json_kv_u64(w, "reps", b->reps);
+    json_kv_f64(w, "stamped_us", b->stamped_us);
+    json_kv_f64(w, "step_us", b->step_us);
+    json_key(w, "ops");
+    json_obj_begin(w);
+    for (int k = 0; k < DAK_ENG_NOPS; k++) {
+        if (!b->count[k]) continue;
+        json_key(w, dak_eng_op_name((dak_eng_op)k));
+        json_obj_begin(w);
+        json_kv_u64(w, "count", b->count[k]);
+        json_kv_f64(w, "us", b->us[k]);
+        json_kv_f64(w, "bytes", b->bytes[k]);
+        json_obj_end(w);
+    }
+    json_obj_end(w);
+    json_obj_end(w);
+}
 
 int cmd_decode(int argc, char **argv)
 {
     const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *baseline = "both";
-    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 1;
+    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 1, bk_reps = 0;
     uint64_t seed = 1, host_cap = UINT64_C(96) << 30, gpu_cap = 0;
     double ratios[MAX_RATIOS] = {0, 10, 20, 40, 60, 80, 100};
     int nr = 7;
@@ -152,6 +196,9 @@ int cmd_decode(int argc, char **argv)
         } else if (arg_is(a, "--pdl")) {
             VAL();
             if (arg_u32(prog, "--pdl", v, 0, 1, &pdl)) return 2;
+        } else if (arg_is(a, "--breakdown")) {
+            VAL();
+            if (arg_u32(prog, "--breakdown", v, 0, 1000, &bk_reps)) return 2;
         } else if (arg_is(a, "--json")) {
             VAL();
             json_path = v;
@@ -226,6 +273,8 @@ int cmd_decode(int argc, char **argv)
         goto done;
     }
     double total = dak_ops_total_bytes(ops, nops), tpot0 = NAN;
+    dak_eng_breakdown bk0;
+    memset(&bk0, 0, sizeof bk0);
     const dak_model_config *c = &m.cfg;
     /* bytes read per decode step: every weight (a gather: B rows) and the KV cache at the mean length */
     double wread = 0, kvread = 0;
@@ -260,7 +309,7 @@ int cmd_decode(int argc, char **argv)
         dak_eng_place pl;
         dak_eng_place_zero(&m, &pl);
         int bad = dak_engine_setup(e, &pl, DAK_ENG_DIRECT, prompt, tokens, &err) || dak_engine_run(e, &tpot0, &err) ||
-                  dak_engine_tokens(e, tok0, S, &err);
+                  dak_engine_tokens(e, tok0, S, &err) || (bk_reps && breakdown(e, bk_reps, "r = 0 (all HBM)", &bk0, &err));
         dak_eng_place_free(&pl);
         if (bad) {
             fprintf(stderr, "%s: r = 0: %s\n", prog, err.msg);
@@ -296,6 +345,13 @@ int cmd_decode(int argc, char **argv)
             double tp;
             if (dak_engine_setup(e, &pl, md ? DAK_ENG_PREFETCH : DAK_ENG_DIRECT, prompt, tokens, &err) ||
                 dak_engine_run(e, &tp, &err) || dak_engine_tokens(e, tokx, S, &err)) {
+                fprintf(stderr, "%s: ratio %g %% %s: %s\n", prog, ratios[k], md ? "prefetch" : "direct", err.msg);
+                dak_eng_place_free(&pl);
+                goto done;
+            }
+            char label[64];
+            snprintf(label, sizeof label, "r = %g %% %s", ratios[k], md ? "prefetch" : "direct");
+            if (bk_reps && breakdown(e, bk_reps, label, &rw->bk[md], &err)) {
                 fprintf(stderr, "%s: ratio %g %% %s: %s\n", prog, ratios[k], md ? "prefetch" : "direct", err.msg);
                 dak_eng_place_free(&pl);
                 goto done;
@@ -340,6 +396,7 @@ int cmd_decode(int argc, char **argv)
         json_kv_f64(&w, "weight_bytes_read_per_step", wread);
         json_kv_f64(&w, "kv_bytes_read_per_step_mean", kvread);
         json_kv_f64(&w, "tpot_r0_s", tpot0);
+        if (bk_reps) breakdown_json(&w, "breakdown_r0", &bk0);
         json_key(&w, "rows");
         json_arr_begin(&w);
         for (int k = 0; k < nr; k++) {
@@ -352,11 +409,13 @@ int cmd_decode(int argc, char **argv)
                 json_kv_f64(&w, "tpot_direct_s", rw->tpot[0]);
                 json_kv_f64(&w, "eb_direct_gbs", rw->eb[0] / 1e9);
                 json_kv_f64(&w, "tokens_equal_r0_direct", rw->tok_match[0]);
+                if (bk_reps) breakdown_json(&w, "breakdown_direct", &rw->bk[0]);
             }
             if (rw->ran[1]) {
                 json_kv_f64(&w, "tpot_prefetch_s", rw->tpot[1]);
                 json_kv_f64(&w, "eb_prefetch_gbs", rw->eb[1] / 1e9);
                 json_kv_f64(&w, "tokens_equal_r0_prefetch", rw->tok_match[1]);
+                if (bk_reps) breakdown_json(&w, "breakdown_prefetch", &rw->bk[1]);
             }
             json_key(&w, "op_host_bytes");
             json_obj_begin(&w);

@@ -43,7 +43,24 @@ __global__ void k_fill_f32(float *out, size_t n, uint64_t seed, uint32_t tensor,
 
 __device__ __forceinline__ uint16_t f2bf(float f) { return dak_f32_to_bf16(f); }
 
-/* Block sum of one value (NTHR threads). */
+/* STEP_KERNEL_TRIGGER: every small kernel of the step lets the next launch start at once
+ * (griddepcontrol.launch_dependents at its top).  Only the GEMMs are launched as programmatic
+ * dependents (dak_eng_opts.gemm_pdl), and they read nothing this kernel writes before their
+ * griddepcontrol.wait, which waits for this grid to complete; so a GEMM's launch and its first ring of
+ * weights overlap the small kernel before it.  Plain launches after it are unaffected. */
+/* The norm's row lives in registers: NORM_VEC float4s a thread, so hidden <= 4 x NORM_VEC x 1024 (32768;
+ * dak_eng_model_make checks).  All of a thread's loads are issued before any use: the first version looped
+ * over the row three times with loads behind stores (x may alias nothing, but the compiler could not know),
+ * one global latency an element group, 18 us a row of 4096 (session 20's breakdown). */
+#define NORM_VEC 8
+static unsigned norm_threads(uint32_t H)
+{
+    uint32_t t = (H / 4 + NORM_VEC - 1) / NORM_VEC;
+    t = (t + 31) / 32 * 32;
+    return t < 128 ? 128 : t;
+}
+
+/* Block sum of one value (any multiple of 32 threads, <= 1024). */
 __device__ float block_sum(float v, float *sh)
 {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -52,46 +69,70 @@ __device__ float block_sum(float v, float *sh)
     if (lane == 0) sh[w] = v;
     __syncthreads();
     float s = 0;
-    for (int i = 0; i < NTHR / 32; i++) s += sh[i];
+    for (unsigned i = 0; i < blockDim.x / 32; i++) s += sh[i];
     return s;
 }
 
-/* STEP_KERNEL_TRIGGER: every small kernel of the step lets the next launch start at once
- * (griddepcontrol.launch_dependents at its top).  Only the GEMMs are launched as programmatic
- * dependents (dak_eng_opts.gemm_pdl), and they read nothing this kernel writes before their
- * griddepcontrol.wait, which waits for this grid to complete; so a GEMM's launch and its first ring of
- * weights overlap the small kernel before it.  Plain launches after it are unaffected. */
-/* x[n] += c[n] + bias (c may be NULL: no add); out[n] = bf16(norm(x[n])) (beta NULL: RMSNorm).  One block a row. */
-__global__ void k_resid_norm(float *x, const float *c, const float *bias, const float *gamma, const float *beta,
-                             uint16_t *out, uint32_t H, float eps)
+/* x[n] += c[n] + bias (c may be NULL: no add); out[n] = bf16(norm(x[n])) (beta NULL: RMSNorm).  One block a row
+ * of norm_threads(H) threads; H a multiple of 4. */
+__global__ void __launch_bounds__(1024)
+    k_resid_norm(float *__restrict__ x, const float *__restrict__ c, const float *__restrict__ bias,
+                 const float *__restrict__ gamma, const float *__restrict__ beta, uint16_t *__restrict__ out, uint32_t H,
+                 float eps)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    __shared__ float sh[NTHR / 32];
-    float *xr = x + (size_t)blockIdx.x * H;
-    const float *cr = c ? c + (size_t)blockIdx.x * H : NULL;
-    float s = 0;
-    for (uint32_t i = threadIdx.x; i < H; i += NTHR) {
-        float v = xr[i];
-        if (cr) {
-            v += cr[i] + (bias ? bias[i] : 0.0f);
-            xr[i] = v;
+    __shared__ float sh[32];
+    const uint32_t H4 = H / 4;
+    float4 *xr = (float4 *)(x + (size_t)blockIdx.x * H);
+    const float4 *cr = c ? (const float4 *)(c + (size_t)blockIdx.x * H) : NULL;
+    const float4 *br = (const float4 *)bias;
+    float4 v[NORM_VEC];
+#pragma unroll
+    for (int j = 0; j < NORM_VEC; j++) {
+        uint32_t i = threadIdx.x + j * blockDim.x;
+        v[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (i < H4) {
+            v[j] = xr[i];
+            if (cr) {
+                float4 a = cr[i], b = br ? br[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+                v[j].x += a.x + b.x, v[j].y += a.y + b.y, v[j].z += a.z + b.z, v[j].w += a.w + b.w;
+            }
         }
-        s += beta ? v : v * v;
+    }
+    float s = 0;
+#pragma unroll
+    for (int j = 0; j < NORM_VEC; j++) {
+        uint32_t i = threadIdx.x + j * blockDim.x;
+        if (i < H4 && cr) xr[i] = v[j];
+        s += beta ? v[j].x + v[j].y + v[j].z + v[j].w
+                  : v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
     }
     s = block_sum(s, sh);
+    float mean = 0, inv;
     if (beta) {
-        float mean = s / (float)H, q = 0;
-        for (uint32_t i = threadIdx.x; i < H; i += NTHR) {
-            float d = xr[i] - mean;
-            q += d * d;
+        mean = s / (float)H;
+        float q = 0;
+#pragma unroll
+        for (int j = 0; j < NORM_VEC; j++) {
+            if (threadIdx.x + j * blockDim.x >= H4) continue;
+            float a = v[j].x - mean, b = v[j].y - mean, d = v[j].z - mean, e = v[j].w - mean;
+            q += a * a + b * b + d * d + e * e;
         }
         q = block_sum(q, sh);
-        float inv = rsqrtf(q / (float)H + eps);
-        for (uint32_t i = threadIdx.x; i < H; i += NTHR)
-            out[(size_t)blockIdx.x * H + i] = f2bf((xr[i] - mean) * inv * gamma[i] + beta[i]);
+        inv = rsqrtf(q / (float)H + eps);
     } else {
-        float inv = rsqrtf(s / (float)H + eps);
-        for (uint32_t i = threadIdx.x; i < H; i += NTHR) out[(size_t)blockIdx.x * H + i] = f2bf(xr[i] * inv * gamma[i]);
+        inv = rsqrtf(s / (float)H + eps);
+    }
+    const float4 *g4 = (const float4 *)gamma, *b4 = (const float4 *)beta;
+    uint2 *o = (uint2 *)(out + (size_t)blockIdx.x * H);
+#pragma unroll
+    for (int j = 0; j < NORM_VEC; j++) {
+        uint32_t i = threadIdx.x + j * blockDim.x;
+        if (i >= H4) continue;
+        float4 g = g4[i], b = b4 ? b4[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+        float y0 = (v[j].x - mean) * inv * g.x + b.x, y1 = (v[j].y - mean) * inv * g.y + b.y;
+        float y2 = (v[j].z - mean) * inv * g.z + b.z, y3 = (v[j].w - mean) * inv * g.w + b.w;
+        o[i] = make_uint2((uint32_t)f2bf(y0) | (uint32_t)f2bf(y1) << 16, (uint32_t)f2bf(y2) | (uint32_t)f2bf(y3) << 16);
     }
 }
 
@@ -111,8 +152,9 @@ __global__ void k_embed(float *x, const int32_t *tok, const uint16_t *emb_host, 
 }
 
 typedef struct {
-    const float *cq, *ck, *cv;       /* [N][heads*128], [N][kvh*128] */
-    const float *bq, *bk, *bv;       /* biases or NULL */
+    const float *c;                  /* the stacked GEMM's output [N][ld]: q (heads*128), k, v (kvh*128 each) */
+    const float *bias;               /* the stacked bias [ld] or NULL */
+    uint32_t ld;
     const float *cs, *sn;            /* rotary tables [max_len][64] or NULL */
     uint16_t *q;                     /* [N][heads][128] */
     uint16_t *k_host, *v_host;       /* host tier as the device maps it: [bh][kvh][max_len][128] */
@@ -128,11 +170,11 @@ __global__ void k_qkv_post(qkv_args a)
     uint32_t n = blockIdx.x, hh = blockIdx.y, i = threadIdx.x;
     const uint32_t D = DAK_ENG_HEAD_DIM;
     int kv = hh >= a.heads;
-    uint32_t h = kv ? hh - a.heads : hh, W = (kv ? a.kvh : a.heads) * D;
-    const float *c = (kv ? a.ck : a.cq) + (size_t)n * W + h * D;
-    const float *b = kv ? a.bk : a.bq;
-    float x0 = c[i], x1 = c[i + 64];
-    if (b) x0 += b[h * D + i], x1 += b[h * D + i + 64];
+    uint32_t h = kv ? hh - a.heads : hh;
+    uint32_t col = (kv ? a.heads * D : 0) + h * D, vcol = (a.heads + a.kvh) * D + h * D; /* q or k; v */
+    const float *c = a.c + (size_t)n * a.ld;
+    float x0 = c[col + i], x1 = c[col + i + 64];
+    if (a.bias) x0 += a.bias[col + i], x1 += a.bias[col + i + 64];
     if (a.cs) {
         float co = a.cs[a.pos * 64 + i], si = a.sn[a.pos * 64 + i];
         float y0 = x0 * co - x1 * si, y1 = x1 * co + x0 * si;
@@ -143,9 +185,8 @@ __global__ void k_qkv_post(qkv_args a)
         q[i] = f2bf(x0), q[i + 64] = f2bf(x1);
         return;
     }
-    const float *cv = a.cv + (size_t)n * W + h * D;
-    float v0 = cv[i], v1 = cv[i + 64];
-    if (a.bv) v0 += a.bv[h * D + i], v1 += a.bv[h * D + i + 64];
+    float v0 = c[vcol + i], v1 = c[vcol + i + 64];
+    if (a.bias) v0 += a.bias[vcol + i], v1 += a.bias[vcol + i + 64];
     uint16_t k0 = f2bf(x0), k1 = f2bf(x1), w0 = f2bf(v0), w1 = f2bf(v1);
     size_t off;
     uint16_t *kd, *vd;
@@ -164,17 +205,20 @@ __global__ void k_qkv_post(qkv_args a)
     vd[off + i] = w0, vd[off + i + 64] = w1;
 }
 
-/* out = bf16(relu(c + bias)) (OPT) or bf16(silu(g) * u) (Llama); n elements of rows of F. */
-__global__ void k_act(const float *c, const float *u, const float *bias, uint16_t *out, size_t n, uint32_t F)
+/* out[r][f] = bf16(relu(c[r][f] + bias[f])) (OPT: c is [N][F]) or bf16(silu(g) * u) with g = c[r][f], u = c[r][F + f]
+ * (Llama, gated: gate and up stacked, c is [N][2F]); n = N x F outputs. */
+__global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n, uint32_t F, int gated)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float g = c[i];
+        size_t r = i / F;
+        uint32_t f = (uint32_t)(i % F);
         float y;
-        if (u) {
-            y = g / (1.0f + expf(-g)) * u[i];
+        if (gated) {
+            float g = c[r * 2 * F + f];
+            y = g / (1.0f + expf(-g)) * c[r * 2 * F + F + f];
         } else {
-            if (bias) g += bias[i % F];
+            float g = c[i] + (bias ? bias[f] : 0.0f);
             y = g > 0.0f ? g : 0.0f;
         }
         out[i] = f2bf(y);
@@ -232,6 +276,25 @@ static unsigned grid_for(size_t n)
 
 /* ---- the engine ----------------------------------------------------------------------------------- */
 
+/* A layer's weight matrices as the engine stores and multiplies them: q, k and v stacked as one matrix (one
+ * GEMM), the out-projection, the FFN's input (OPT fc1; Llama gate and up stacked) and its output (fc2 / down).
+ * The placement's host rows of the planner's operations (dak_eng_place.rows_host, per DAK_ENG_Q..) are summed
+ * per matrix and become the first rows of the stack: the same host bytes in one GEMM (the operations share K,
+ * so a row costs the same in each).  Session 20: three 4096 x 4096 GEMMs took 3 x 14.7 us as PDL graphs at
+ * N = 8, the stacked 12288 x 4096 one 26.8 us. */
+enum { W_QKV = 0, W_O, W_IN, W_OUT, NW };
+
+/* the planner's kinds stacked in matrix w, in row order; returns their count */
+static uint32_t w_parts(int opt, uint32_t w, uint32_t part[3])
+{
+    switch (w) {
+    case W_QKV: part[0] = DAK_ENG_Q, part[1] = DAK_ENG_K, part[2] = DAK_ENG_V; return 3;
+    case W_O: part[0] = DAK_ENG_O; return 1;
+    case W_IN: part[0] = DAK_ENG_FC1, part[1] = DAK_ENG_UP; return opt ? 1 : 2;
+    default: part[0] = DAK_ENG_FC2; return 1;
+    }
+}
+
 typedef struct {
     uint32_t M, K;
     uint16_t *dev_full, *host_full; /* packed, full copies */
@@ -253,31 +316,40 @@ struct dak_engine {
     cudaEvent_t ev0, ev1, ev_start, ev_cpdone, ev_ready[2], ev_free[2];
     dak_gemm_ctx *g;
     dak_attn_ctx *a;
-    lin_t *lin; /* [L][NLIN] */
+    lin_t *lin; /* [L][NW] */
     lin_t lm;
     float *n1g, *n1b, *n2g, *n2b, *nfg, *nfb; /* [L][H] / [H] */
     uint16_t *emb_dev, *emb_host, *pos_dev;  /* row-major embedding (HBM; Llama also pinned), positions */
     float *cs, *sn;
     uint16_t **kh, **vh, **kd, **vd; /* [L] full copies [batch][kvh][max_len][128] */
     dak_kv_tiered *kv;
-    float *x, *cq, *ck, *cv, *co, *c1, *cu, *cd, *logits, *ca, *cb;
+    float *x, *cqkv, *co, *c1, *cd, *logits, *ca, *cb;
     uint16_t *hb, *qb, *ab, *fb;
     int32_t *prompt, *tok, *hist;
     /* prefetch staging */
-    uint16_t *sw[2][DAK_ENG_NLIN], *sk[2], *sv[2], *slm;
+    uint16_t *sw[2][NW], *sk[2], *sv[2], *slm;
     /* run */
     dak_eng_place pl;
     int have_pl;
     dak_eng_mode mode;
     uint32_t P, T, S, next;
+    uint32_t Mmax; /* rows of the largest matrix (lm_head's padded vocabulary included) */
     cudaGraphExec_t *ge;
+    /* breakdown (dak_engine_breakdown): while bk_on, a timing event after every operation */
+    cudaEvent_t *bk_ev;
+    uint8_t *bk_kind;
+    double *bk_bytes;
+    uint32_t bk_n, bk_cap;
+    int bk_on;
 };
+
+static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
 
 static void free_launches(dak_engine *e)
 {
     if (!e->lin) return;
-    for (uint32_t i = 0; i < e->L * DAK_ENG_NLIN + 1; i++) {
-        lin_t *w = i < e->L * DAK_ENG_NLIN ? &e->lin[i] : &e->lm;
+    for (uint32_t i = 0; i < e->L * NW + 1; i++) {
+        lin_t *w = i < e->L * NW ? &e->lin[i] : &e->lm;
         dak_gemm_launch_free(w->l), dak_gemm_launch_free(w->la), dak_gemm_launch_free(w->lb);
         w->l = w->la = w->lb = NULL;
     }
@@ -305,18 +377,18 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     free_graphs(e);
     free_launches(e);
     if (e->lin) {
-        for (uint32_t i = 0; i < e->L * DAK_ENG_NLIN; i++) {
+        for (uint32_t i = 0; i < e->L * NW; i++) {
             cudaFree(e->lin[i].dev_full), cudaFreeHost(e->lin[i].host_full), cudaFree(e->lin[i].bias);
         }
         free(e->lin);
     }
     cudaFree(e->lm.dev_full), cudaFreeHost(e->lm.host_full);
     void *d[] = {e->n1g, e->n1b, e->n2g, e->n2b, e->nfg, e->nfb, e->emb_dev, e->pos_dev, e->cs, e->sn, e->x,
-                 e->cq, e->ck, e->cv, e->co, e->c1, e->cu, e->cd, e->logits, e->ca, e->cb, e->hb, e->qb, e->ab,
+                 e->cqkv, e->co, e->c1, e->cd, e->logits, e->ca, e->cb, e->hb, e->qb, e->ab,
                  e->fb, e->prompt, e->tok, e->hist, e->sk[0], e->sk[1], e->sv[0], e->sv[1], e->slm};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) cudaFree(d[i]);
     for (int s = 0; s < 2; s++)
-        for (int j = 0; j < DAK_ENG_NLIN; j++) cudaFree(e->sw[s][j]);
+        for (int j = 0; j < NW; j++) cudaFree(e->sw[s][j]);
     cudaFreeHost(e->emb_host);
     for (uint32_t l = 0; e->kh && l < e->L; l++) {
         cudaFreeHost(e->kh[l]), cudaFreeHost(e->vh[l]), cudaFree(e->kd[l]), cudaFree(e->vd[l]);
@@ -331,6 +403,9 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
         if (ev[i]) cudaEventDestroy(ev[i]);
     if (e->have_pl) dak_eng_place_free(&e->pl);
+    for (uint32_t i = 0; e->bk_ev && i < e->bk_cap; i++)
+        if (e->bk_ev[i]) cudaEventDestroy(e->bk_ev[i]);
+    free(e->bk_ev), free(e->bk_kind), free(e->bk_bytes);
     free(e);
 }
 
@@ -374,7 +449,7 @@ static void need_bytes(const dak_eng_model *m, uint32_t B, uint32_t S, double *h
      * lm_head), activations */
     *hbm = w + c->layers * kv + (double)c->vocab * H * 2 + 2 * (lw + kv) + (double)m->vocab_pad * H * 2 +
            (double)B * (m->vocab_pad * 4.0 * 3 + (H + F) * 40) + (double)(c->max_pos + 2) * H * 2 + 64e6 +
-           (double)F * H * 2 /* fill scratch */;
+           (double)(F * 2 > Hq + 2 * Hkv ? F * 2 : Hq + 2 * Hkv) * H * 2 /* fill scratch (at least lm_head's, above) */;
 }
 
 extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint32_t batch, uint32_t max_len,
@@ -413,6 +488,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     e->Hkv = (uint32_t)(c->kv_heads * 128), e->F = (uint32_t)c->ffn, e->V = (uint32_t)c->vocab, e->Vp = m->vocab_pad;
     uint32_t B = batch, L = e->L, H = e->H, F = e->F;
     uint16_t *scratch = NULL;
+    size_t scratch_n = 0;
     bench_progress_t prog;
     if (cudaStreamCreateWithFlags(&e->st, cudaStreamNonBlocking) != cudaSuccess ||
         cudaStreamCreateWithFlags(&e->cp, cudaStreamNonBlocking) != cudaSuccess) {
@@ -435,19 +511,44 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             }
     }
     if (dak_gemm_ctx_create(&e->g, err) || dak_attn_ctx_create(&e->a, err)) goto fail;
-    if (dmalloc(e, (void **)&scratch, (size_t)(F > e->Vp ? F : e->Vp) * (H > F ? H : F) * 2, err)) goto fail;
-    e->lin = (lin_t *)cm_calloc((size_t)L * DAK_ENG_NLIN, sizeof(lin_t));
+    e->lin = (lin_t *)cm_calloc((size_t)L * NW, sizeof(lin_t));
+    /* every layer's matrices have the same shapes: layer 0's, and the largest sizes the scratch and buffers */
+    scratch_n = (size_t)e->Vp * H;
+    e->Mmax = e->Vp > H ? e->Vp : H;
+    for (uint32_t l = 0; l < L; l++)
+        for (uint32_t j = 0; j < NW; j++) {
+            lin_t *w = &e->lin[l * NW + j];
+            uint32_t part[3], np = w_parts(e->opt, j, part);
+            for (uint32_t p = 0; p < np; p++) {
+                uint32_t Mp, Kp;
+                dak_eng_lin_shape(m, part[p], &Mp, &Kp);
+                w->M += Mp, w->K = Kp;
+            }
+            if ((size_t)w->M * w->K > scratch_n) scratch_n = (size_t)w->M * w->K;
+            if (w->M > e->Mmax) e->Mmax = w->M;
+        }
+    if (dmalloc(e, (void **)&scratch, scratch_n * 2, err)) goto fail;
     if (oo.verbose) bench_progress_start(&prog, "engine: synthetic weights (layers)", L);
     for (uint32_t l = 0; l < L; l++) {
-        for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
-            lin_t *w = &e->lin[l * DAK_ENG_NLIN + j];
-            dak_eng_lin_shape(m, j, &w->M, &w->K);
-            if (!w->M) continue;
+        for (uint32_t j = 0; j < NW; j++) {
+            lin_t *w = &e->lin[l * NW + j];
+            uint32_t part[3], np = w_parts(e->opt, j, part);
             size_t n = (size_t)w->M * w->K;
             if (dmalloc(e, (void **)&w->dev_full, n * 2, err) || hmalloc(e, (void **)&w->host_full, n * 2, err))
                 goto fail;
-            k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(scratch, n, n, seed, dak_eng_tensor(l, j),
-                                                         dak_eng_lin_scale(w->K), 0.0f);
+            if (c->bias && dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err)) goto fail;
+            size_t row0 = 0;
+            for (uint32_t p = 0; p < np; p++) { /* each stacked part: its own tensor, indices from 0 */
+                uint32_t Mp, Kp;
+                dak_eng_lin_shape(m, part[p], &Mp, &Kp);
+                size_t np_el = (size_t)Mp * Kp;
+                k_fill_bf16<<<grid_for(np_el), NTHR, 0, e->st>>>(scratch + row0 * w->K, np_el, np_el, seed,
+                                                                 dak_eng_tensor(l, part[p]), dak_eng_lin_scale(Kp), 0.0f);
+                if (c->bias && fill_f32(w->bias + row0, Mp, seed, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), 0.05f,
+                                        0.0f, err))
+                    goto fail;
+                row0 += Mp;
+            }
             if (cudaStreamSynchronize(e->st) != cudaSuccess) {
                 cm_fail(err, "engine: fill failed");
                 goto fail;
@@ -456,11 +557,6 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             if (cudaMemcpy(w->host_full, w->dev_full, n * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
                 cm_fail(err, "engine: copy of a weight to host memory failed");
                 goto fail;
-            }
-            if (c->bias) {
-                if (dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err) ||
-                    fill_f32(w->bias, w->M, seed, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + j), 0.05f, 0.0f, err))
-                    goto fail;
             }
         }
         if (oo.verbose) bench_progress(&prog, l + 1);
@@ -544,14 +640,12 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     }
     {
         uint32_t Hm = e->Hq > H ? e->Hq : H;
-        void **f[] = {(void **)&e->x, (void **)&e->cq, (void **)&e->ck, (void **)&e->cv, (void **)&e->co,
-                      (void **)&e->c1, (void **)&e->cu, (void **)&e->cd, (void **)&e->logits, (void **)&e->ca,
-                      (void **)&e->cb};
-        size_t fb[] = {(size_t)B * H * 4,  (size_t)B * e->Hq * 4, (size_t)B * e->Hkv * 4, (size_t)B * e->Hkv * 4,
-                       (size_t)B * H * 4,  (size_t)B * F * 4,     (size_t)B * F * 4,      (size_t)B * H * 4,
-                       (size_t)B * e->Vp * 4, (size_t)B * (F > e->Vp ? F : e->Vp) * 4,
-                       (size_t)B * (F > e->Vp ? F : e->Vp) * 4};
-        for (int i = 0; i < 11; i++)
+        void **f[] = {(void **)&e->x,  (void **)&e->cqkv,   (void **)&e->co, (void **)&e->c1,
+                      (void **)&e->cd, (void **)&e->logits, (void **)&e->ca, (void **)&e->cb};
+        size_t fb[] = {(size_t)B * H * 4,     (size_t)B * LIN(e, 0, W_QKV)->M * 4, (size_t)B * H * 4,
+                       (size_t)B * LIN(e, 0, W_IN)->M * 4, (size_t)B * H * 4, (size_t)B * e->Vp * 4,
+                       (size_t)B * e->Mmax * 4, (size_t)B * e->Mmax * 4};
+        for (int i = 0; i < 8; i++)
             if (dmalloc(e, f[i], fb[i], err)) goto fail;
         if (dmalloc(e, (void **)&e->hb, (size_t)B * Hm * 2, err) || dmalloc(e, (void **)&e->qb, (size_t)B * e->Hq * 2, err) ||
             dmalloc(e, (void **)&e->ab, (size_t)B * e->Hq * 2, err) || dmalloc(e, (void **)&e->fb, (size_t)B * F * 2, err) ||
@@ -570,7 +664,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         goto fail;
     }
     cudaFree(scratch);
-    e->hbm_bytes -= (size_t)(F > e->Vp ? F : e->Vp) * (H > F ? H : F) * 2;
+    e->hbm_bytes -= scratch_n * 2;
     *out = e;
     return 0;
 fail:
@@ -582,7 +676,6 @@ fail:
 
 /* ---- setup: views, launches, graphs -------------------------------------------------------------- */
 
-static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t j) { return &e->lin[l * DAK_ENG_NLIN + j]; }
 
 /* prepares w's launches for B = b, C = c (fp32 [N][M]) */
 static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, float *c, uint16_t *stage, cm_err *err)
@@ -657,9 +750,9 @@ static int enqueue_copy(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
         if (e->lm.rh)
             ECU(cudaMemcpyAsync(e->slm, e->lm.host_full, (size_t)e->lm.rh * e->lm.K * 2, cudaMemcpyHostToDevice, e->cp));
     } else {
-        for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
+        for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = LIN(e, l, j);
-            if (w->M && w->rh)
+            if (w->rh)
                 ECU(cudaMemcpyAsync(e->sw[s][j], w->host_full, (size_t)w->rh * w->K * 2, cudaMemcpyHostToDevice, e->cp));
         }
         uint32_t bh = e->pl.batch_host[l];
@@ -673,6 +766,19 @@ static int enqueue_copy(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
     return 0;
 }
 
+/* the breakdown's stamp after an operation of this kind (nothing unless a breakdown is being captured) */
+static int mark(dak_engine *e, dak_eng_op kind, double bytes, cm_err *err)
+{
+    if (!e->bk_on) return 0;
+    if (e->bk_n >= e->bk_cap) return cm_fail(err, "engine: breakdown: more than %u operations in a step", e->bk_cap);
+    ECU(cudaEventRecordWithFlags(e->bk_ev[e->bk_n], e->st, cudaEventRecordExternal));
+    e->bk_kind[e->bk_n] = (uint8_t)kind, e->bk_bytes[e->bk_n] = bytes;
+    e->bk_n++;
+    return 0;
+}
+
+static double lin_bytes(const lin_t *w) { return 2.0 * w->M * w->K; }
+
 static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
 {
     const dak_model_config *c = &e->m.cfg;
@@ -680,10 +786,12 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
     int pf = e->mode == DAK_ENG_PREFETCH;
     const float eps = DAK_ENG_EPS;
     const int32_t *src = t < e->P ? e->prompt + (size_t)t * B : e->tok;
+    if (mark(e, DAK_ENG_NOPS, 0, err)) return -1; /* the start */
     k_embed<<<B, NTHR, 0, e->st>>>(e->x, src, e->opt ? e->emb_dev : e->emb_host, e->emb_dev,
                                    e->opt ? 0 : e->pl.embed_rows_host, e->opt ? e->pos_dev : NULL,
                                    t + DAK_ENG_OPT_POS_OFFSET, H, e->V);
     ECU(cudaGetLastError());
+    if (mark(e, DAK_ENG_OP_EMBED, 0, err)) return -1;
     if (pf) {
         ECU(cudaEventRecord(e->ev_start, e->st));
         if (enqueue_copy(e, 0, t, err)) return -1;
@@ -692,18 +800,18 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         if (pf) {
             if (enqueue_copy(e, l + 1, t, err)) return -1;
             ECU(cudaStreamWaitEvent(e->st, e->ev_ready[l % 2], 0));
+            if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
         }
-        const float *prev_c = l ? e->cd : NULL, *prev_b = l ? LIN(e, l - 1, DAK_ENG_FC2)->bias : NULL;
-        k_resid_norm<<<B, NTHR, 0, e->st>>>(e->x, prev_c, prev_b, e->n1g + (size_t)l * H,
+        const float *prev_c = l ? e->cd : NULL, *prev_b = l ? LIN(e, l - 1, W_OUT)->bias : NULL;
+        k_resid_norm<<<B, norm_threads(H), 0, e->st>>>(e->x, prev_c, prev_b, e->n1g + (size_t)l * H,
                                             e->opt ? e->n1b + (size_t)l * H : NULL, e->hb, H, eps);
         ECU(cudaGetLastError());
-        if (run_lin(e, LIN(e, l, DAK_ENG_Q), e->cq, err) || run_lin(e, LIN(e, l, DAK_ENG_K), e->ck, err) ||
-            run_lin(e, LIN(e, l, DAK_ENG_V), e->cv, err))
-            return -1;
+        if (mark(e, DAK_ENG_OP_NORM, 0, err)) return -1;
+        lin_t *wqkv = LIN(e, l, W_QKV);
+        if (run_lin(e, wqkv, e->cqkv, err) || mark(e, DAK_ENG_OP_QKV, lin_bytes(wqkv), err)) return -1;
         qkv_args a;
         memset(&a, 0, sizeof a);
-        a.cq = e->cq, a.ck = e->ck, a.cv = e->cv;
-        a.bq = LIN(e, l, DAK_ENG_Q)->bias, a.bk = LIN(e, l, DAK_ENG_K)->bias, a.bv = LIN(e, l, DAK_ENG_V)->bias;
+        a.c = e->cqkv, a.bias = wqkv->bias, a.ld = wqkv->M;
         a.cs = e->cs, a.sn = e->sn, a.q = e->qb;
         a.k_host = e->kv[l].k_host_dev, a.v_host = e->kv[l].v_host_dev;
         a.k_dev = e->kv[l].k_dev, a.v_dev = e->kv[l].v_dev;
@@ -712,31 +820,60 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         a.bh = e->pl.batch_host[l], a.pos = t;
         k_qkv_post<<<dim3(B, a.heads + a.kvh), 64, 0, e->st>>>(a);
         ECU(cudaGetLastError());
-        if (attn(e, l, t, err)) return -1;
-        if (run_lin(e, LIN(e, l, DAK_ENG_O), e->co, err)) return -1;
-        k_resid_norm<<<B, NTHR, 0, e->st>>>(e->x, e->co, LIN(e, l, DAK_ENG_O)->bias, e->n2g + (size_t)l * H,
+        if (mark(e, DAK_ENG_OP_QKV_POST, 0, err) || attn(e, l, t, err) ||
+            mark(e, DAK_ENG_OP_ATTN, 2.0 * B * c->kv_heads * (t + 1.0) * DAK_ENG_HEAD_DIM * 2, err) ||
+            run_lin(e, LIN(e, l, W_O), e->co, err) || mark(e, DAK_ENG_OP_O, lin_bytes(LIN(e, l, W_O)), err))
+            return -1;
+        k_resid_norm<<<B, norm_threads(H), 0, e->st>>>(e->x, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H,
                                             e->opt ? e->n2b + (size_t)l * H : NULL, e->hb, H, eps);
         ECU(cudaGetLastError());
+        if (mark(e, DAK_ENG_OP_NORM, 0, err)) return -1;
         size_t nf = (size_t)B * e->F;
-        if (run_lin(e, LIN(e, l, DAK_ENG_FC1), e->c1, err)) return -1;
-        if (!e->opt && run_lin(e, LIN(e, l, DAK_ENG_UP), e->cu, err)) return -1;
-        k_act<<<grid_for(nf), NTHR, 0, e->st>>>(e->c1, e->opt ? NULL : e->cu, LIN(e, l, DAK_ENG_FC1)->bias, e->fb, nf,
-                                                e->F);
+        if (run_lin(e, LIN(e, l, W_IN), e->c1, err) || mark(e, DAK_ENG_OP_FFN_IN, lin_bytes(LIN(e, l, W_IN)), err))
+            return -1;
+        k_act<<<grid_for(nf), NTHR, 0, e->st>>>(e->c1, LIN(e, l, W_IN)->bias, e->fb, nf, e->F, !e->opt);
         ECU(cudaGetLastError());
-        if (run_lin(e, LIN(e, l, DAK_ENG_FC2), e->cd, err)) return -1;
+        if (mark(e, DAK_ENG_OP_ACT, 0, err) || run_lin(e, LIN(e, l, W_OUT), e->cd, err) ||
+            mark(e, DAK_ENG_OP_FFN_OUT, lin_bytes(LIN(e, l, W_OUT)), err))
+            return -1;
         if (pf) ECU(cudaEventRecord(e->ev_free[l % 2], e->st));
     }
-    if (pf) ECU(cudaStreamWaitEvent(e->st, e->ev_ready[L % 2], 0));
-    k_resid_norm<<<B, NTHR, 0, e->st>>>(e->x, e->cd, LIN(e, L - 1, DAK_ENG_FC2)->bias, e->nfg, e->opt ? e->nfb : NULL,
+    if (pf) {
+        ECU(cudaStreamWaitEvent(e->st, e->ev_ready[L % 2], 0));
+        if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
+    }
+    k_resid_norm<<<B, norm_threads(H), 0, e->st>>>(e->x, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL,
                                         e->hb, H, eps);
     ECU(cudaGetLastError());
-    if (run_lin(e, &e->lm, e->logits, err)) return -1;
+    if (mark(e, DAK_ENG_OP_NORM, 0, err) || run_lin(e, &e->lm, e->logits, err) ||
+        mark(e, DAK_ENG_OP_LM_HEAD, lin_bytes(&e->lm), err))
+        return -1;
     k_argmax<<<B, NTHR, 0, e->st>>>(e->logits, e->Vp, e->V, e->tok, e->hist + (size_t)t * B);
     ECU(cudaGetLastError());
+    if (mark(e, DAK_ENG_OP_ARGMAX, 0, err)) return -1;
     if (pf) {
         ECU(cudaEventRecord(e->ev_cpdone, e->cp));
         ECU(cudaStreamWaitEvent(e->st, e->ev_cpdone, 0));
+        if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
     }
+    return 0;
+}
+
+/* captures step t into *g (the breakdown's stamps when e->bk_on) */
+static int capture_step(dak_engine *e, uint32_t t, cudaGraphExec_t *g, cm_err *err)
+{
+    ECU(cudaStreamBeginCapture(e->st, cudaStreamCaptureModeRelaxed));
+    int rc = enqueue_step(e, t, err);
+    cudaGraph_t cg = NULL;
+    cudaError_t ce = cudaStreamEndCapture(e->st, &cg);
+    if (rc) {
+        if (cg) cudaGraphDestroy(cg);
+        return -1;
+    }
+    if (ce != cudaSuccess) return cm_fail(err, "engine: capture of step %u: %s", t, cudaGetErrorString(ce));
+    ce = cudaGraphInstantiate(g, cg, 0);
+    cudaGraphDestroy(cg);
+    if (ce != cudaSuccess) return cm_fail(err, "engine: instantiate step %u: %s", t, cudaGetErrorString(ce));
     return 0;
 }
 
@@ -764,10 +901,11 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     for (uint32_t l = 0; l < L; l++) {
         if (e->pl.batch_host[l] > B) return cm_fail(err, "engine: layer %u: %u host entries of %u", l, e->pl.batch_host[l], B);
         for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
-            uint32_t rh = e->pl.rows_host[l * DAK_ENG_NLIN + j];
-            if (rh % 64 || rh > LIN(e, l, j)->M)
+            uint32_t rh = e->pl.rows_host[l * DAK_ENG_NLIN + j], M, K;
+            dak_eng_lin_shape(&e->m, j, &M, &K);
+            if (rh % 64 || rh > M)
                 return cm_fail(err, "engine: layer %u weight %u: %u host rows of %u (expected a multiple of 64)", l, j, rh,
-                               LIN(e, l, j)->M);
+                               M);
         }
     }
     if (e->pl.lm_rows_host % 64 || e->pl.lm_rows_host > e->Vp || e->pl.embed_rows_host > e->V)
@@ -779,9 +917,8 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     if (mode == DAK_ENG_PREFETCH && !e->sk[0]) {
         size_t kvb = (size_t)B * e->m.cfg.kv_heads * e->max_len * 128 * 2;
         for (int s = 0; s < 2; s++) {
-            for (uint32_t j = 0; j < DAK_ENG_NLIN; j++)
-                if (LIN(e, 0, j)->M && dmalloc(e, (void **)&e->sw[s][j], (size_t)LIN(e, 0, j)->M * LIN(e, 0, j)->K * 2, err))
-                    return -1;
+            for (uint32_t j = 0; j < NW; j++)
+                if (dmalloc(e, (void **)&e->sw[s][j], (size_t)LIN(e, 0, j)->M * LIN(e, 0, j)->K * 2, err)) return -1;
             if (dmalloc(e, (void **)&e->sk[s], kvb, err) || dmalloc(e, (void **)&e->sv[s], kvb, err)) return -1;
         }
         if (dmalloc(e, (void **)&e->slm, (size_t)e->Vp * e->H * 2, err)) return -1;
@@ -789,15 +926,14 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     /* views and launches */
     for (uint32_t l = 0; l < L; l++) {
         int s = l % 2;
-        uint32_t *rh = &e->pl.rows_host[l * DAK_ENG_NLIN];
-        if (prep_lin(e, LIN(e, l, DAK_ENG_Q), rh[DAK_ENG_Q], e->hb, e->cq, e->sw[s][DAK_ENG_Q], err) ||
-            prep_lin(e, LIN(e, l, DAK_ENG_K), rh[DAK_ENG_K], e->hb, e->ck, e->sw[s][DAK_ENG_K], err) ||
-            prep_lin(e, LIN(e, l, DAK_ENG_V), rh[DAK_ENG_V], e->hb, e->cv, e->sw[s][DAK_ENG_V], err) ||
-            prep_lin(e, LIN(e, l, DAK_ENG_O), rh[DAK_ENG_O], e->ab, e->co, e->sw[s][DAK_ENG_O], err) ||
-            prep_lin(e, LIN(e, l, DAK_ENG_FC1), rh[DAK_ENG_FC1], e->hb, e->c1, e->sw[s][DAK_ENG_FC1], err) ||
-            (!e->opt && prep_lin(e, LIN(e, l, DAK_ENG_UP), rh[DAK_ENG_UP], e->hb, e->cu, e->sw[s][DAK_ENG_UP], err)) ||
-            prep_lin(e, LIN(e, l, DAK_ENG_FC2), rh[DAK_ENG_FC2], e->fb, e->cd, e->sw[s][DAK_ENG_FC2], err))
-            return -1;
+        const uint32_t *rh = &e->pl.rows_host[l * DAK_ENG_NLIN];
+        const uint16_t *in[NW] = {e->hb, e->ab, e->hb, e->fb};
+        float *out[NW] = {e->cqkv, e->co, e->c1, e->cd};
+        for (uint32_t j = 0; j < NW; j++) {
+            uint32_t part[3], np = w_parts(e->opt, j, part), rows = 0;
+            for (uint32_t p = 0; p < np; p++) rows += rh[part[p]]; /* the stack's first rows (see W_QKV) */
+            if (prep_lin(e, LIN(e, l, j), rows, in[j], out[j], e->sw[s][j], err)) return -1;
+        }
         size_t ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128;
         uint32_t bh = e->pl.batch_host[l];
         if (dak_kv_view(&e->kv[l], B, (uint32_t)e->m.cfg.kv_heads, e->max_len, bh, bh ? e->kh[l] : NULL,
@@ -813,20 +949,8 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     ECU(cudaStreamSynchronize(e->st));
     /* one graph per step */
     e->ge = (cudaGraphExec_t *)cm_calloc(e->S, sizeof(cudaGraphExec_t));
-    for (uint32_t t = 0; t < e->S; t++) {
-        ECU(cudaStreamBeginCapture(e->st, cudaStreamCaptureModeRelaxed));
-        int rc = enqueue_step(e, t, err);
-        cudaGraph_t g = NULL;
-        cudaError_t ce = cudaStreamEndCapture(e->st, &g);
-        if (rc) {
-            if (g) cudaGraphDestroy(g);
-            return -1;
-        }
-        if (ce != cudaSuccess) return cm_fail(err, "engine: capture of step %u: %s", t, cudaGetErrorString(ce));
-        ce = cudaGraphInstantiate(&e->ge[t], g, 0);
-        cudaGraphDestroy(g);
-        if (ce != cudaSuccess) return cm_fail(err, "engine: instantiate step %u: %s", t, cudaGetErrorString(ce));
-    }
+    for (uint32_t t = 0; t < e->S; t++)
+        if (capture_step(e, t, &e->ge[t], err)) return -1;
     /* a fresh cache */
     for (uint32_t l = 0; l < L; l++) {
         size_t kvb = (size_t)B * e->m.cfg.kv_heads * e->max_len * 128 * 2;
@@ -882,5 +1006,57 @@ extern "C" int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err)
     float ms = 0;
     ECU(cudaEventElapsedTime(&ms, e->ev0, e->ev1));
     *tpot_s = e->T ? ms / 1e3 / e->T : 0;
+    return 0;
+}
+
+/* ---- breakdown ------------------------------------------------------------------------------------- */
+
+extern "C" int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_err *err)
+{
+    memset(b, 0, sizeof *b);
+    if (!e->ge || e->next != e->S) return cm_fail(err, "engine: breakdown: expected a finished run (dak_engine_run)");
+    if (reps < 1 || reps > 1000) return cm_fail(err, "engine: breakdown: %u repetitions: expected 1..1000", reps);
+    uint32_t t = e->S - 1, B = e->batch;
+    if (!e->bk_ev) {
+        e->bk_cap = 16 * e->L + 16;
+        e->bk_ev = (cudaEvent_t *)cm_calloc(e->bk_cap, sizeof(cudaEvent_t));
+        e->bk_kind = (uint8_t *)cm_calloc(e->bk_cap, 1);
+        e->bk_bytes = (double *)cm_calloc(e->bk_cap, sizeof(double));
+        for (uint32_t i = 0; i < e->bk_cap; i++) ECU(cudaEventCreate(&e->bk_ev[i]));
+    }
+    e->bk_n = 0, e->bk_on = 1;
+    cudaGraphExec_t gx = NULL;
+    int rc = capture_step(e, t, &gx, err);
+    e->bk_on = 0;
+    if (rc) return -1;
+    uint32_t n = e->bk_n;
+    b->step = t, b->reps = reps;
+    for (uint32_t i = 1; i < n; i++) b->count[e->bk_kind[i]]++, b->bytes[e->bk_kind[i]] += e->bk_bytes[i];
+    int32_t *hist_row = (int32_t *)cm_malloc((size_t)B * 4);
+    double *v = (double *)cm_calloc((size_t)reps * (DAK_ENG_NOPS + 2), sizeof(double)); /* [kind or total][rep] */
+    double *own = v + (size_t)reps * DAK_ENG_NOPS, *stamped = own + reps;
+    cudaError_t ce = cudaMemcpy(hist_row, e->hist + (size_t)t * B, (size_t)B * 4, cudaMemcpyDeviceToHost);
+    for (uint32_t r = 0; r < reps && ce == cudaSuccess; r++) {
+        float ms = 0;
+        if ((ce = cudaEventRecord(e->ev0, e->st)) || (ce = cudaGraphLaunch(e->ge[t], e->st)) ||
+            (ce = cudaEventRecord(e->ev1, e->st)) || (ce = cudaGraphLaunch(gx, e->st)) ||
+            (ce = cudaStreamSynchronize(e->st)) || (ce = cudaEventElapsedTime(&ms, e->ev0, e->ev1)))
+            break;
+        own[r] = ms * 1e3;
+        for (uint32_t i = 1; i < n && ce == cudaSuccess; i++) {
+            ce = cudaEventElapsedTime(&ms, e->bk_ev[i - 1], e->bk_ev[i]);
+            v[(size_t)e->bk_kind[i] * reps + r] += ms * 1e3;
+        }
+        if (ce == cudaSuccess) ce = cudaEventElapsedTime(&ms, e->bk_ev[0], e->bk_ev[n - 1]);
+        stamped[r] = ms * 1e3;
+    }
+    if (ce == cudaSuccess) ce = cudaMemcpy(e->hist + (size_t)t * B, hist_row, (size_t)B * 4, cudaMemcpyHostToDevice);
+    cudaGraphExecDestroy(gx);
+    if (ce == cudaSuccess) {
+        for (int k = 0; k < DAK_ENG_NOPS; k++) b->us[k] = bench_median(v + (size_t)k * reps, reps);
+        b->step_us = bench_median(own, reps), b->stamped_us = bench_median(stamped, reps);
+    }
+    free(hist_row), free(v);
+    if (ce != cudaSuccess) return cm_fail(err, "engine: breakdown: %s", cudaGetErrorString(ce));
     return 0;
 }

@@ -54,8 +54,8 @@ int dak_eng_model_make(const dak_model_config *cfg, uint32_t layers_override, da
                        (unsigned long long)c->heads);
     if (c->ffn < 64 || c->ffn % 64 || c->ffn > (1u << 20))
         return cm_fail(err, "engine: ffn %llu: expected a positive multiple of 64", (unsigned long long)c->ffn);
-    if (c->hidden > (1u << 16))
-        return cm_fail(err, "engine: hidden %llu: expected at most 65536", (unsigned long long)c->hidden);
+    if (c->hidden > (1u << 15)) /* the norm kernel holds a row in one block's registers */
+        return cm_fail(err, "engine: hidden %llu: expected at most 32768", (unsigned long long)c->hidden);
     if (c->vocab < 2 || c->vocab > (1u << 22))
         return cm_fail(err, "engine: vocab %llu: expected 2..4194304", (unsigned long long)c->vocab);
     if (c->arch == DAK_ARCH_OPT && !c->tie_embeddings)
@@ -186,4 +186,11 @@ int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, 
     }
     pl->host_bytes = pl->host_weight_bytes + pl->host_kv_bytes;
     return 0;
+}
+
+const char *dak_eng_op_name(dak_eng_op k)
+{
+    static const char *const names[DAK_ENG_NOPS] = {"embed", "norm", "qkv", "qkv_post", "attention", "o_proj",
+                                                    "ffn_in", "act", "ffn_out", "lm_head", "argmax", "wait"};
+    return (unsigned)k < DAK_ENG_NOPS ? names[k] : "?";
 }

@@ -44,3 +44,8 @@ int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err)
     (void)e, (void)tpot_s;
     return cm_fail(err, NB);
 }
+int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_err *err)
+{
+    (void)e, (void)reps, (void)b;
+    return cm_fail(err, NB);
+}
