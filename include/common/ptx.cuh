@@ -360,6 +360,9 @@ PTX_DEV void ptx_griddep_launch_dependents(void) { asm volatile("griddepcontrol.
  * (returns at once when the kernel was not launched as a programmatic dependent). */
 PTX_DEV void ptx_griddep_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
+/* Brings the line holding p into L1 (prefetch.global.L1): a later load of it hits L1; nothing waits. */
+PTX_DEV void ptx_prefetch_l1(const void *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+
 
 /* Atomic add returning the old value, acquire-release at GPU scope (a counter whose last
  * arriver then reads what the others published). */

@@ -214,11 +214,26 @@ typedef struct {
     int gemm_pdl;       /* 1: every GEMM launched as a programmatic dependent (dak_gemm_opts.pdl): it loads its
                            first ring of weights while the kernel before it drains, and waits for it before
                            reading the activations; 0 (default): plain launches */
+    int kernel_pdl;     /* 1: the step's small kernels (norms, bias / rotary, activation, embedding, argmax) are
+                           programmatic dependents too (each waits for the kernel before it on the device, not
+                           its launch); 0 (default): plain launches */
+    const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
+                                    so that any placement is a view (ratio sweeps); else a deployment of this
+                                    placement: HBM holds only its HBM rows and entries, pinned memory only its host
+                                    ones (what a model larger than the GPU needs), and dak_engine_setup accepts
+                                    this placement only */
 } dak_eng_opts;
 
+/* Bytes dak_engine_create allocates for this model, batch and length: with deploy NULL the full copies in
+ * each tier, else the deployment of that placement.  *staging: HBM the prefetch baseline's setup adds (two
+ * sets of the largest layer's host rows and host KV entries, and lm_head's host rows); dak_engine_create
+ * counts it against its HBM cap too. */
+void dak_eng_need_bytes(const dak_eng_model *m, uint32_t batch, uint32_t max_len, const dak_eng_place *deploy,
+                        double *hbm, double *host, double *staging);
+
 /* Allocates the model (a full packed copy of every weight in HBM and one in pinned host memory, so
- * that any placement is a view; the KV cache likewise), fills the synthetic parameters.  Fails with a
- * message when the caps are exceeded. */
+ * that any placement is a view; the KV cache likewise; or, with o->deploy, only that placement's rows in
+ * each tier), fills the synthetic parameters.  Fails with a message when the caps are exceeded. */
 int dak_engine_create(dak_engine **e, const dak_eng_model *m, uint32_t batch, uint32_t max_len, uint64_t seed,
                       const dak_eng_opts *o, cm_err *err);
 void dak_engine_destroy(dak_engine *e);

@@ -27,6 +27,10 @@ expect 2 "--seed" -- "$dak" decode --tiny opt --seed -1
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown 1001
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown -1
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown
+expect 2 "--deploy" -- "$dak" decode --tiny opt --deploy 2
+expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit
+expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --deploy 1
+expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --gpu-mem 1GiB
 expect 2 "unknown option" -- "$dak" decode --tiny opt --frobnicate
 expect 2 "positions" -- "$dak" decode --model "$cfg/opt-6.7b" --prompt 2000 --tokens 100
 expect 0 "usage: dak decode" -- "$dak" decode --help

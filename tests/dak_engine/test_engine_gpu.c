@@ -2,7 +2,8 @@
  * 128 (Llama: 1 kv head), ffn 512, vocab 1000 -> 1024), batch 1 and 5, prompt 4, 6 decoded tokens, at
  * offload ratios 0, 0.3 and 1 (greedy planner) with direct access, and 0.3 and 1 with the prefetch
  * baseline; batch 5 again with the GEMMs as programmatic dependent launches; a wide one-layer model (hidden
- * 4096) at batch 3.  After each run, dak_engine_breakdown's counts, bytes and sums (check_breakdown).
+ * 4096) at batch 3; r = 0.3 direct and 0.6 prefetch again on engines holding only that placement
+ * (deployed()).  After each run, dak_engine_breakdown's counts, bytes and sums (check_breakdown).
  * Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
  *   max |gpu - ref| <= 2e-2 x max |ref|   (bf16 rounding of the GEMM inputs, fp32 sums in another order);
  * the greedy tokens equal the reference's argmax wherever its top-2 margin exceeds twice that bound. */
@@ -82,6 +83,35 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
 
 /* wide: one layer of hidden 4096 (32 heads; Llama 8 kv heads, groups of 4), ffn 1024: the norm's row over 128
  * threads of 8 float4s each and the stacked q / k / v of unequal parts */
+/* An engine holding only placement pl in each tier: its pinned bytes are exactly what dak_eng_need_bytes
+ * says (the host rows and host KV entries), its HBM within the estimate, and it refuses another placement. */
+static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, const dak_eng_place *pl)
+{
+    cm_err err = {{0}};
+    dak_eng_opts o;
+    memset(&o, 0, sizeof o);
+    o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2, o.deploy = pl;
+    dak_engine *e;
+    if (dak_engine_create(&e, m, batch, S, SEED, &o, &err)) {
+        CHECK(0, "create a deployment: %s", err.msg);
+        return NULL;
+    }
+    uint64_t hbm, host;
+    double need_hbm, need_host, need_st;
+    dak_engine_mem(e, &hbm, &host);
+    dak_eng_need_bytes(m, batch, S, pl, &need_hbm, &need_host, &need_st);
+    CHECK((double)host == need_host, "deployment: %llu pinned bytes, expected %.0f", (unsigned long long)host,
+          need_host);
+    CHECK((double)hbm <= need_hbm, "deployment: %llu HBM bytes, more than the estimate %.0f", (unsigned long long)hbm,
+          need_hbm);
+    dak_eng_place z;
+    dak_eng_place_zero(m, &z);
+    CHECK(dak_engine_setup(e, &z, DAK_ENG_DIRECT, P, D, &err) != 0 && strstr(err.msg, "another placement"),
+          "a deployment set up with all of it in HBM: expected a refusal, got '%s'", err.msg);
+    dak_eng_place_free(&z);
+    return e;
+}
+
 static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
 {
     const char *an = arch == DAK_ARCH_OPT ? (wide ? "opt-wide" : "opt") : (wide ? "llama-wide" : "llama");
@@ -97,7 +127,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
     dak_engine *e;
     dak_eng_opts o;
     memset(&o, 0, sizeof o);
-    o.gemm_pdl = pdl;
+    o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2;
     if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create: %s", err.msg);
         return;
@@ -112,8 +142,9 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
     const struct {
         double r;
         dak_eng_mode mode;
-    } cases[] = {{0, DAK_ENG_DIRECT}, {0.3, DAK_ENG_DIRECT}, {1, DAK_ENG_DIRECT}, {0.3, DAK_ENG_PREFETCH},
-                 {1, DAK_ENG_PREFETCH}};
+        int deploy; /* a second engine holding only this placement (dak_eng_opts.deploy) */
+    } cases[] = {{0, DAK_ENG_DIRECT, 0},   {0.3, DAK_ENG_DIRECT, 0}, {1, DAK_ENG_DIRECT, 0}, {0.3, DAK_ENG_PREFETCH, 0},
+                 {1, DAK_ENG_PREFETCH, 0}, {0.3, DAK_ENG_DIRECT, 1}, {0.6, DAK_ENG_PREFETCH, 1}};
     uint32_t V = (uint32_t)m.cfg.vocab;
     float *lg = malloc((size_t)batch * V * sizeof(float)), *lr = malloc((size_t)batch * V * sizeof(float));
     int32_t *hist = malloc((size_t)S * batch * sizeof(int32_t)), *tok = malloc(batch * sizeof(int32_t));
@@ -128,6 +159,12 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
         for (uint32_t i = 0; i < pl.layers * DAK_ENG_NLIN; i++) hosted += pl.rows_host[i];
         for (uint32_t i = 0; i < pl.layers; i++) hosted += pl.batch_host[i];
         CHECK(cases[k].r == 0 || hosted > 0, "r %g: nothing placed in host memory", cases[k].r);
+        dak_engine *full = e;
+        if (cases[k].deploy && !(e = deployed(&m, batch, pdl, &pl))) {
+            e = full;
+            dak_eng_place_free(&pl);
+            continue;
+        }
         int ok = dak_engine_setup(e, &pl, cases[k].mode, P, D, &err) == 0;
         CHECK(ok, "setup %s r %g: %s", an, cases[k].r, err.msg);
         dak_eng_ref *ref;
@@ -176,10 +213,11 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
               tok_checked);
         if (!fail) check_breakdown(e, &m, batch, cases[k].mode, hist);
         CHECK(maxref > 0.5, "%s: logits too small (%g) for the check to mean anything", an, maxref);
-        printf("%-5s batch %u r %.1f %-8s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
+        printf("%-5s batch %u r %.1f %-8s%s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
                "tokens checked %d\n",
-               an, batch, cases[k].r, cases[k].mode ? "prefetch" : "direct", pdl ? " pdl" : "", pl.host_bytes / 1e6,
-               worst, maxref, tok_checked);
+               an, batch, cases[k].r, cases[k].mode ? "prefetch" : "direct", pdl == 2 ? " pdl2" : pdl ? " pdl" : "",
+               cases[k].deploy ? " deployed" : "", pl.host_bytes / 1e6, worst, maxref, tok_checked);
+        if (cases[k].deploy) dak_engine_destroy(e), e = full;
         dak_eng_ref_destroy(ref);
         dak_eng_place_free(&pl);
     }
@@ -194,10 +232,10 @@ int main(void)
     run_case(DAK_ARCH_OPT, 5, 0, 0);
     run_case(DAK_ARCH_LLAMA, 1, 0, 0);
     run_case(DAK_ARCH_LLAMA, 5, 0, 0);
-    /* the GEMMs as programmatic dependent launches (dak_eng_opts.gemm_pdl) */
+    /* pdl 1: the GEMMs as programmatic dependent launches (dak_eng_opts.gemm_pdl); 2: the small kernels too */
     run_case(DAK_ARCH_OPT, 5, 1, 0);
-    run_case(DAK_ARCH_LLAMA, 5, 1, 0);
-    run_case(DAK_ARCH_OPT, 3, 1, 1);
+    run_case(DAK_ARCH_LLAMA, 5, 2, 0);
+    run_case(DAK_ARCH_OPT, 3, 2, 1);
     run_case(DAK_ARCH_LLAMA, 3, 1, 1);
     return check_done();
 }

@@ -110,6 +110,22 @@ static void mapping_hand(void)
     CHECK(pl.host_kv_bytes == kb, "kv bytes %.0f, expected %.0f", pl.host_kv_bytes, kb);
     CHECK(fabs(pl.host_bytes - dak_plan_host_bytes(ops, n, u)) < 1, "planner bytes %.0f vs %.0f", pl.host_bytes,
           dak_plan_host_bytes(ops, n, u));
+    /* the bytes a deployment of this placement allocates (dak_eng_need_bytes): in host memory the same rows, with
+     * lm_head's 32 padding rows; the full engine holds every row in HBM, so it needs exactly that much more */
+    double hbm_d, host_d, st_d, hbm_f, host_f, st_f;
+    dak_eng_need_bytes(&m, 8, 64, &pl, &hbm_d, &host_d, &st_d);
+    dak_eng_need_bytes(&m, 8, 64, NULL, &hbm_f, &host_f, &st_f);
+    double host_hand = (33.0 * 128 + 32.0 * 16384 + 50304.0) * 4096 * 2 + kb;
+    CHECK(host_d == host_hand, "deployment host bytes %.0f, expected %.0f", host_d, host_hand);
+    CHECK(hbm_f - hbm_d == host_d, "full HBM %.0f - deployment HBM %.0f != deployment host %.0f", hbm_f, hbm_d, host_d);
+    double all_hand = 32.0 * (4.0 * 4096 * 4096 + 2.0 * 16384 * 4096) * 2 + 32.0 * 8 * 2 * 64 * 4096 * 2 +
+                      50304.0 * 4096 * 2; /* every weight, all KV, lm_head (OPT: tied, no separate embedding rows) */
+    CHECK(host_f == all_hand, "full host bytes %.0f, expected %.0f", host_f, all_hand);
+    /* staging: two sets of layer 0's host rows (256 of q, all of fc1) and host entries (2), one lm_head */
+    double st_hand = 2 * ((256.0 + 16384) * 4096 * 2 + 2.0 * 2 * 64 * 4096 * 2) + 50304.0 * 4096 * 2;
+    CHECK(st_d == st_hand, "deployment staging %.0f, expected %.0f", st_d, st_hand);
+    CHECK(hbm_d > 0 && hbm_d < hbm_f && st_f > st_d, "full %.0f / %.0f, deployment %.0f / %.0f", hbm_f, st_f, hbm_d,
+          st_d);
     dak_eng_place_free(&pl);
     u[iq] = 32 * 32 + 1; /* past q_proj's 32 units a layer */
     CHECK(dak_eng_place_map(&m, 8, 64, ops, n, u, &pl, &err) != 0 && strstr(err.msg, "q_proj"),

@@ -27,24 +27,30 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: dak decode (--model CONFIG | --tiny opt|llama) [--batch B] [--prompt P] [--tokens D]\n"
             "                  [--ratios LIST] [--baseline direct|prefetch|both] [--layers N] [--seed S]\n"
-            "                  [--host-mem BYTES] [--gpu-mem BYTES] [--profile FILE] [--pdl 0|1] [--breakdown REPS]\n"
-            "                  [--json FILE]\n\n"
+            "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
+            "                  [--breakdown REPS] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
             "  --prompt P       prompt tokens fed through the same step, 1..8192 (default 32)\n"
             "  --tokens D       decoded tokens, timed: TPOT = their time / D, 1..8192 (default 32)\n"
             "  --ratios LIST    offload ratios in percent of weight + KV bytes, comma-separated, 0..100\n"
-            "                   (default 0,10,20,40,60,80,100)\n"
+            "                   (default 0,10,20,40,60,80,100), or 'fit' (with --deploy 1 and --gpu-mem): the\n"
+            "                   smallest ratio whose deployment fits in --gpu-mem\n"
             "  --baseline B     direct (split kernels reading host memory in place), prefetch (FlexGen-style\n"
             "                   layer-by-layer double-buffered copies), or both (default)\n"
             "  --layers N       run only the first N layers of the model (quick runs of big models)\n"
             "  --seed S         synthetic weights and prompt (default 1)\n"
             "  --host-mem BYTES pinned host memory allowed (default 96GiB; the engine keeps a full copy)\n"
             "  --gpu-mem BYTES  HBM allowed (default: free memory less 2 GiB)\n"
+            "  --deploy 0|1     1: allocate only each ratio's placement, its HBM rows in HBM and its host rows in\n"
+            "                   pinned memory, as a deployment would (a model larger than --gpu-mem runs; the\n"
+            "                   engine is created again for each ratio, and there is no r = 0 reference run);\n"
+            "                   0 (default): a full copy in each tier, every ratio a view of it\n"
             "  --profile FILE   planner profile from `dak profile` (default: built-in H200 figures)\n"
-            "  --pdl 0|1        1 (default): the GEMMs are programmatic dependent launches (each loads its first\n"
-            "                   weights while the kernel before it runs; 5 %% faster where the host link binds)\n"
+            "  --pdl 0|1|2      1 (default): the GEMMs are programmatic dependent launches (each loads its first\n"
+            "                   weights while the kernel before it runs; 5 %% faster where the host link binds);\n"
+            "                   2: the step's small kernels too; 0: plain launches\n"
             "  --breakdown REPS where the last step's time goes, per kind of operation, after every run: the\n"
             "                   step re-captured with a timing event after each operation, median of REPS\n"
             "                   replays (0, the default: off; at most 1000)\n"
@@ -83,7 +89,46 @@ typedef struct {
     int ran[2];
     double op_host[16];
     dak_eng_breakdown bk[2];
+    double hbm, host; /* --deploy: the engine's allocation for this ratio */
 } row_t;
+
+/* --ratios fit: the smallest ratio (binary search over the greedy plans) whose deployment's HBM (with the
+ * prefetch baseline's staging when it runs) fits in cap */
+static int fit_ratio(const dak_eng_model *m, uint32_t batch, uint32_t S, const dak_op *ops, size_t nops,
+                     const dak_profile *prof, double cap, int with_staging, double *r_out, cm_err *err)
+{
+    double total = dak_ops_total_bytes(ops, nops), lo = 0, hi = 1, need_hi = 0;
+    uint64_t *u = cm_calloc(nops, sizeof *u);
+    int rc = -1;
+    for (int it = 0; it < 40; it++) {
+        double r = it == 0 ? 1.0 : it == 1 ? 0.0 : 0.5 * (lo + hi);
+        dak_eng_place pl;
+        if (dak_plan_greedy(ops, nops, r * total, prof->b_h, prof->b_g, u, err) ||
+            dak_eng_place_map(m, batch, S, ops, nops, u, &pl, err))
+            goto out;
+        double hbm, host, st;
+        dak_eng_need_bytes(m, batch, S, &pl, &hbm, &host, &st);
+        dak_eng_place_free(&pl);
+        double need = hbm + (with_staging ? st : 0);
+        if (it == 0 && need > cap) {
+            cm_fail(err, "even with every weight and KV entry in host memory the engine needs %.2f GB of HBM "
+                         "(activations, the embedding, workspaces%s), more than %.2f GB",
+                    need / 1e9, with_staging ? ", the prefetch baseline's staging" : "", cap / 1e9);
+            goto out;
+        }
+        if (need <= cap) hi = r, need_hi = need;
+        else lo = r;
+        if (it == 1 && need <= cap) break; /* all of it fits in HBM */
+        if (it > 1 && hi - lo < 1e-4) break;
+    }
+    *r_out = hi;
+    printf("fit: the smallest offload whose deployment fits in %.2f GB of HBM%s: r = %.2f %% (needs %.2f GB)\n",
+           cap / 1e9, with_staging ? " (with the prefetch baseline's staging)" : "", 100 * hi, need_hi / 1e9);
+    rc = 0;
+out:
+    free(u);
+    return rc;
+}
 
 /* --breakdown: after a run, where its last step's time goes */
 static int breakdown(dak_engine *e, uint32_t reps, const char *label, dak_eng_breakdown *b, cm_err *err)
@@ -127,7 +172,8 @@ static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *
 int cmd_decode(int argc, char **argv)
 {
     const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *baseline = "both";
-    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 1, bk_reps = 0;
+    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 1, bk_reps = 0, deploy = 0;
+    int fit = 0;
     uint64_t seed = 1, host_cap = UINT64_C(96) << 30, gpu_cap = 0;
     double ratios[MAX_RATIOS] = {0, 10, 20, 40, 60, 80, 100};
     int nr = 7;
@@ -162,7 +208,12 @@ int cmd_decode(int argc, char **argv)
             if (arg_u32(prog, "--tokens", v, 1, 8192, &tokens)) return 2;
         } else if (arg_is(a, "--ratios")) {
             VAL();
-            if (parse_ratios(v, ratios, &nr)) return 2;
+            fit = !strcmp(v, "fit");
+            if (fit) nr = 1;
+            else if (parse_ratios(v, ratios, &nr)) return 2;
+        } else if (arg_is(a, "--deploy")) {
+            VAL();
+            if (arg_u32(prog, "--deploy", v, 0, 1, &deploy)) return 2;
         } else if (arg_is(a, "--baseline")) {
             VAL();
             if (strcmp(v, "direct") && strcmp(v, "prefetch") && strcmp(v, "both")) {
@@ -195,7 +246,7 @@ int cmd_decode(int argc, char **argv)
             profile = v;
         } else if (arg_is(a, "--pdl")) {
             VAL();
-            if (arg_u32(prog, "--pdl", v, 0, 1, &pdl)) return 2;
+            if (arg_u32(prog, "--pdl", v, 0, 2, &pdl)) return 2;
         } else if (arg_is(a, "--breakdown")) {
             VAL();
             if (arg_u32(prog, "--breakdown", v, 0, 1000, &bk_reps)) return 2;
@@ -212,6 +263,10 @@ int cmd_decode(int argc, char **argv)
     if (!model == !tiny) {
         fprintf(stderr, "%s: expected exactly one of --model CONFIG and --tiny opt|llama\n", prog);
         usage(stderr);
+        return 2;
+    }
+    if (fit && (!deploy || !gpu_cap)) {
+        fprintf(stderr, "%s: --ratios fit: expected --deploy 1 and --gpu-mem BYTES (the budget to fit)\n", prog);
         return 2;
     }
     cm_err err = {{0}};
@@ -262,7 +317,7 @@ int cmd_decode(int argc, char **argv)
         dak_profile_free(&prof);
         return 2;
     }
-    int rc = 1;
+    int rc = 1, have_ref = 0;
     dak_engine *e = NULL;
     row_t *rows = cm_calloc((size_t)nr, sizeof *rows);
     uint64_t *u = cm_calloc(nops, sizeof *u);
@@ -292,20 +347,27 @@ int cmd_decode(int argc, char **argv)
            batch, prompt, tokens, total / 1e9, wread / 1e9, kvread / 1e9, prof.source);
     dak_eng_opts eo;
     memset(&eo, 0, sizeof eo);
-    eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = (int)pdl;
-    if (dak_engine_create(&e, &m, batch, S, seed, &eo, &err)) {
-        fprintf(stderr, "%s: %s\n", prog, err.msg);
-        goto done;
+    eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
+    if (fit) {
+        if (fit_ratio(&m, batch, S, ops, nops, &prof, (double)gpu_cap, do_pf, &ratios[0], &err)) {
+            fprintf(stderr, "%s: --ratios fit: %s\n", prog, err.msg);
+            goto done;
+        }
+        ratios[0] *= 100;
     }
-    {
+    if (!deploy) {
+        if (dak_engine_create(&e, &m, batch, S, seed, &eo, &err)) {
+            fprintf(stderr, "%s: %s\n", prog, err.msg);
+            goto done;
+        }
         uint64_t hb, hh;
         dak_engine_mem(e, &hb, &hh);
         printf("engine: %.2f GB HBM, %.2f GB pinned host (full copies of weights and KV cache, so that every "
                "placement is a view)\n",
                hb / 1e9, hh / 1e9);
     }
-    /* r = 0 reference */
-    {
+    /* r = 0 reference (a deployment has none: the first run's tokens are the reference) */
+    if (!deploy) {
         dak_eng_place pl;
         dak_eng_place_zero(&m, &pl);
         int bad = dak_engine_setup(e, &pl, DAK_ENG_DIRECT, prompt, tokens, &err) || dak_engine_run(e, &tpot0, &err) ||
@@ -333,6 +395,22 @@ int cmd_decode(int argc, char **argv)
         }
         rw->host_bytes = pl.host_bytes;
         rw->pred = dak_plan_time(ops, nops, u, prof.b_h, prof.b_g);
+        if (deploy) { /* this placement only, in each tier */
+            dak_engine_destroy(e);
+            e = NULL;
+            eo.deploy = &pl;
+            int bad = dak_engine_create(&e, &m, batch, S, seed, &eo, &err);
+            eo.deploy = NULL;
+            if (bad) {
+                fprintf(stderr, "%s: ratio %g %%: %s\n", prog, ratios[k], err.msg);
+                dak_eng_place_free(&pl);
+                goto done;
+            }
+            uint64_t hb, hh;
+            dak_engine_mem(e, &hb, &hh);
+            printf("deployment r = %g %%: engine %.2f GB HBM, %.2f GB pinned host\n", ratios[k], hb / 1e9, hh / 1e9);
+            rw->hbm = (double)hb, rw->host = (double)hh;
+        }
         printf("plan r = %g %%: host %.3f GB (weights %.3f, KV %.3f); predicted step %.3f ms; host bytes by op:",
                ratios[k], pl.host_bytes / 1e9, pl.host_weight_bytes / 1e9, pl.host_kv_bytes / 1e9, rw->pred * 1e3);
         for (size_t i = 0; i < nops && i < 16; i++) {
@@ -357,6 +435,7 @@ int cmd_decode(int argc, char **argv)
                 goto done;
             }
             rw->ran[md] = 1, rw->tpot[md] = tp, rw->eb[md] = (wread + kvread) / tp;
+            if (deploy && !have_ref) memcpy(tok0, tokx, (size_t)S * batch * 4), have_ref = 1;
             size_t same = 0, all = (size_t)(tokens + 1) * batch;
             for (size_t i = (size_t)(prompt - 1) * batch; i < (size_t)S * batch; i++) same += tok0[i] == tokx[i];
             rw->tok_match[md] = (double)same / (double)all;
@@ -366,7 +445,7 @@ int cmd_decode(int argc, char **argv)
     }
     bench_progress_end(&pg, done_runs);
     printf("\n%6s %8s %12s %12s %12s %10s %10s %12s %8s %9s\n", "r %", "host GB", "TPOT direct", "TPOT prefetch",
-           "TPOT r=0", "EB direct", "EB prefetch", "predicted", "pf/dir", "tok=r0");
+           "TPOT r=0", "EB direct", "EB prefetch", "predicted", "pf/dir", deploy ? "tok=1st" : "tok=r0");
     printf("%6s %8s %12s %12s %12s %10s %10s %12s %8s %9s\n", "", "", "ms", "ms", "ms", "GB/s", "GB/s", "ms", "", "");
     for (int k = 0; k < nr; k++) {
         row_t *rw = &rows[k];
@@ -395,6 +474,8 @@ int cmd_decode(int argc, char **argv)
         json_kv_f64(&w, "plannable_bytes", total);
         json_kv_f64(&w, "weight_bytes_read_per_step", wread);
         json_kv_f64(&w, "kv_bytes_read_per_step_mean", kvread);
+        json_kv_u64(&w, "deploy", deploy);
+        if (gpu_cap) json_kv_u64(&w, "gpu_mem", gpu_cap);
         json_kv_f64(&w, "tpot_r0_s", tpot0);
         if (bk_reps) breakdown_json(&w, "breakdown_r0", &bk0);
         json_key(&w, "rows");
@@ -405,6 +486,7 @@ int cmd_decode(int argc, char **argv)
             json_kv_f64(&w, "ratio", rw->r);
             json_kv_f64(&w, "host_bytes", rw->host_bytes);
             json_kv_f64(&w, "predicted_step_s", rw->pred);
+            if (deploy) json_kv_f64(&w, "engine_hbm_bytes", rw->hbm), json_kv_f64(&w, "engine_host_bytes", rw->host);
             if (rw->ran[0]) {
                 json_kv_f64(&w, "tpot_direct_s", rw->tpot[0]);
                 json_kv_f64(&w, "eb_direct_gbs", rw->eb[0] / 1e9);

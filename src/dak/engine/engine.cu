@@ -44,10 +44,13 @@ __global__ void k_fill_f32(float *out, size_t n, uint64_t seed, uint32_t tensor,
 __device__ __forceinline__ uint16_t f2bf(float f) { return dak_f32_to_bf16(f); }
 
 /* STEP_KERNEL_TRIGGER: every small kernel of the step lets the next launch start at once
- * (griddepcontrol.launch_dependents at its top).  Only the GEMMs are launched as programmatic
- * dependents (dak_eng_opts.gemm_pdl), and they read nothing this kernel writes before their
- * griddepcontrol.wait, which waits for this grid to complete; so a GEMM's launch and its first ring of
- * weights overlap the small kernel before it.  Plain launches after it are unaffected. */
+ * (griddepcontrol.launch_dependents at its top).  The GEMMs are launched as programmatic dependents
+ * (dak_eng_opts.gemm_pdl) and read nothing this kernel writes before their griddepcontrol.wait, which
+ * waits for this grid to complete; so a GEMM's launch and its first ring of weights overlap the small
+ * kernel before it.  With dak_eng_opts.kernel_pdl the small kernels are programmatic dependents too:
+ * each waits (griddepcontrol.wait, right after its trigger) before reading anything, and every kernel
+ * of the step executes that wait, so a kernel's completion still implies its predecessors'.  Without
+ * PDL the wait returns at once.  Plain launches after them are unaffected. */
 /* The norm's row lives in registers: NORM_VEC float4s a thread, so hidden <= 4 x NORM_VEC x 1024 (32768;
  * dak_eng_model_make checks).  All of a thread's loads are issued before any use: the first version looped
  * over the row three times with loads behind stores (x may alias nothing, but the compiler could not know),
@@ -85,7 +88,17 @@ __global__ void __launch_bounds__(1024)
     const uint32_t H4 = H / 4;
     float4 *xr = (float4 *)(x + (size_t)blockIdx.x * H);
     const float4 *cr = c ? (const float4 *)(c + (size_t)blockIdx.x * H) : NULL;
-    const float4 *br = (const float4 *)bias;
+    const float4 *br = (const float4 *)bias, *g4 = (const float4 *)gamma, *b4 = (const float4 *)beta;
+    /* gamma and beta are read after the reductions: start bringing them into L1 now (no registers held) */
+#pragma unroll
+    for (int j = 0; j < NORM_VEC; j++) {
+        uint32_t i = threadIdx.x + j * blockDim.x;
+        if (i < H4) {
+            ptx_prefetch_l1(g4 + i);
+            if (b4) ptx_prefetch_l1(b4 + i);
+        }
+    }
+    ptx_griddep_wait(); /* launched as a programmatic dependent: x and c are written (the parameters were not) */
     float4 v[NORM_VEC];
 #pragma unroll
     for (int j = 0; j < NORM_VEC; j++) {
@@ -123,7 +136,6 @@ __global__ void __launch_bounds__(1024)
     } else {
         inv = rsqrtf(s / (float)H + eps);
     }
-    const float4 *g4 = (const float4 *)gamma, *b4 = (const float4 *)beta;
     uint2 *o = (uint2 *)(out + (size_t)blockIdx.x * H);
 #pragma unroll
     for (int j = 0; j < NORM_VEC; j++) {
@@ -136,14 +148,17 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
-/* x[n][:] = emb[tok[n]] (+ pos[pos_row]); the embedding's rows [0, rows_host) from host memory. */
+/* x[n][:] = emb[tok[n]] (+ pos[pos_row]); the embedding's rows [0, rows_host) from host memory, the others from
+ * emb_dev, which holds rows [dev_from, vocab). */
 __global__ void k_embed(float *x, const int32_t *tok, const uint16_t *emb_host, const uint16_t *emb_dev,
-                        uint32_t rows_host, const uint16_t *pos, uint32_t pos_row, uint32_t H, uint32_t vocab)
+                        uint32_t rows_host, uint32_t dev_from, const uint16_t *pos, uint32_t pos_row, uint32_t H,
+                        uint32_t vocab)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
+    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
     int32_t v = tok[blockIdx.x];
     if (v < 0 || (uint32_t)v >= vocab) v = 0;
-    const uint16_t *e = ((uint32_t)v < rows_host ? emb_host : emb_dev) + (size_t)v * H;
+    const uint16_t *e = (uint32_t)v < rows_host ? emb_host + (size_t)v * H : emb_dev + (size_t)(v - dev_from) * H;
     for (uint32_t i = threadIdx.x; i < H; i += NTHR) {
         float f = dak_bf16_to_f32(e[i]);
         if (pos) f += dak_bf16_to_f32(pos[(size_t)pos_row * H + i]);
@@ -167,6 +182,7 @@ typedef struct {
 __global__ void k_qkv_post(qkv_args a)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
+    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
     uint32_t n = blockIdx.x, hh = blockIdx.y, i = threadIdx.x;
     const uint32_t D = DAK_ENG_HEAD_DIM;
     int kv = hh >= a.heads;
@@ -210,6 +226,7 @@ __global__ void k_qkv_post(qkv_args a)
 __global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n, uint32_t F, int gated)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
+    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         size_t r = i / F;
         uint32_t f = (uint32_t)(i % F);
@@ -228,6 +245,7 @@ __global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n
 /* tok[n] = argmax of logits[n][0..vocab) (lowest index on ties, NaN never wins); also hist[n]. */
 __global__ void k_argmax(const float *logits, uint32_t ld, uint32_t vocab, int32_t *tok, int32_t *hist)
 {
+    ptx_griddep_wait(); /* see STEP_KERNEL_TRIGGER */
     __shared__ float sv[NTHR];
     __shared__ uint32_t si[NTHR];
     const float *l = logits + (size_t)blockIdx.x * ld;
@@ -261,6 +279,7 @@ __global__ void k_argmax(const float *logits, uint32_t ld, uint32_t vocab, int32
 __global__ void k_join(float *c, const float *ca, const float *cb, uint32_t ma, uint32_t M, uint32_t N)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
+    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
     size_t n_all = (size_t)N * M;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_all; i += (size_t)gridDim.x * blockDim.x) {
         uint32_t n = (uint32_t)(i / M), m = (uint32_t)(i % M);
@@ -297,7 +316,9 @@ static uint32_t w_parts(int opt, uint32_t w, uint32_t part[3])
 
 typedef struct {
     uint32_t M, K;
-    uint16_t *dev_full, *host_full; /* packed, full copies */
+    uint16_t *dev_rows, *host_full; /* packed: HBM holds rows [d_from, M), host memory rows [0, h_rows) (the full
+                                       engine: both whole; a deployment: its placement's rows) */
+    uint32_t h_rows, d_from;
     float *bias;                    /* [M] or NULL */
     dak_tiered view;
     dak_gemm_launch *l;             /* direct */
@@ -319,9 +340,14 @@ struct dak_engine {
     lin_t *lin; /* [L][NW] */
     lin_t lm;
     float *n1g, *n1b, *n2g, *n2b, *nfg, *nfb; /* [L][H] / [H] */
-    uint16_t *emb_dev, *emb_host, *pos_dev;  /* row-major embedding (HBM; Llama also pinned), positions */
+    uint16_t *emb_dev, *emb_host, *pos_dev;  /* row-major embedding (HBM rows [emb_d_from, V); Llama: pinned rows
+                                                [0, emb_h_rows)), positions */
+    uint32_t emb_h_rows, emb_d_from;
     float *cs, *sn;
-    uint16_t **kh, **vh, **kd, **vd; /* [L] full copies [batch][kvh][max_len][128] */
+    uint16_t **kh, **vh, **kd, **vd; /* [L]: [entries][kvh][max_len][128]; host entries [0, kv_h[l]), HBM entries
+                                        [kv_d[l], batch) (the full engine: both all) */
+    uint32_t *kv_h, *kv_d;
+    int deployed;                    /* created for one placement (dak_eng_opts.deploy) */
     dak_kv_tiered *kv;
     float *x, *cqkv, *co, *c1, *cd, *logits, *ca, *cb;
     uint16_t *hb, *qb, *ab, *fb;
@@ -334,6 +360,8 @@ struct dak_engine {
     dak_eng_mode mode;
     uint32_t P, T, S, next;
     uint32_t Mmax; /* rows of the largest matrix (lm_head's padded vocabulary included) */
+    double hbm_cap; /* HBM bytes the engine may allocate */
+    size_t st_bytes[NW + 2]; /* prefetch staging allocated: per matrix, per KV tensor (K and V alike), lm_head */
     cudaGraphExec_t *ge;
     /* breakdown (dak_engine_breakdown): while bk_on, a timing event after every operation */
     cudaEvent_t *bk_ev;
@@ -344,6 +372,23 @@ struct dak_engine {
 };
 
 static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
+
+/* A small kernel of the step on e->st: a programmatic dependent of the kernel before it with
+ * dak_eng_opts.kernel_pdl (see STEP_KERNEL_TRIGGER), else a plain launch. */
+static int step_launch(dak_engine *e, const void *fn, dim3 grid, unsigned threads, void **args, cm_err *err)
+{
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute at[1];
+    cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.stream = e->st;
+    if (e->o.kernel_pdl) {
+        at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = at, cfg.numAttrs = 1;
+    }
+    ECU(cudaLaunchKernelExC(&cfg, fn, args));
+    return 0;
+}
 
 static void free_launches(dak_engine *e)
 {
@@ -378,11 +423,11 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     free_launches(e);
     if (e->lin) {
         for (uint32_t i = 0; i < e->L * NW; i++) {
-            cudaFree(e->lin[i].dev_full), cudaFreeHost(e->lin[i].host_full), cudaFree(e->lin[i].bias);
+            cudaFree(e->lin[i].dev_rows), cudaFreeHost(e->lin[i].host_full), cudaFree(e->lin[i].bias);
         }
         free(e->lin);
     }
-    cudaFree(e->lm.dev_full), cudaFreeHost(e->lm.host_full);
+    cudaFree(e->lm.dev_rows), cudaFreeHost(e->lm.host_full);
     void *d[] = {e->n1g, e->n1b, e->n2g, e->n2b, e->nfg, e->nfb, e->emb_dev, e->pos_dev, e->cs, e->sn, e->x,
                  e->cqkv, e->co, e->c1, e->cd, e->logits, e->ca, e->cb, e->hb, e->qb, e->ab,
                  e->fb, e->prompt, e->tok, e->hist, e->sk[0], e->sk[1], e->sv[0], e->sv[1], e->slm};
@@ -393,7 +438,7 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     for (uint32_t l = 0; e->kh && l < e->L; l++) {
         cudaFreeHost(e->kh[l]), cudaFreeHost(e->vh[l]), cudaFree(e->kd[l]), cudaFree(e->vd[l]);
     }
-    free(e->kh), free(e->vh), free(e->kd), free(e->vd), free(e->kv);
+    free(e->kh), free(e->vh), free(e->kd), free(e->vd), free(e->kv), free(e->kv_h), free(e->kv_d);
     if (e->g) dak_gemm_ctx_destroy(e->g);
     if (e->a) dak_attn_ctx_destroy(e->a);
     if (e->st) cudaStreamDestroy(e->st);
@@ -436,20 +481,50 @@ static int fill_f32(float *p, size_t n, uint64_t seed, uint32_t tensor, float sc
     return 0;
 }
 
-/* Bytes the engine will allocate (a full copy of each weight in HBM and in host memory). */
-static void need_bytes(const dak_eng_model *m, uint32_t B, uint32_t S, double *hbm, double *host)
+/* a placement's ranges: host rows multiples of 64 within each weight, host entries within the batch */
+static int check_place(const dak_eng_model *m, uint32_t B, const dak_eng_place *pl, cm_err *err)
 {
-    const dak_model_config *c = &m->cfg;
-    double H = (double)c->hidden, F = (double)c->ffn, Hq = (double)c->heads * 128, Hkv = (double)c->kv_heads * 128;
-    double lw = (H * Hq * 2 + H * Hkv * 2 + H * F * (c->arch == DAK_ARCH_LLAMA ? 3 : 2)) * 2;
-    double kv = 2.0 * B * Hkv * S * 2;
-    double w = c->layers * lw + (double)m->vocab_pad * H * 2;
-    *host = w + c->layers * kv + (c->arch == DAK_ARCH_LLAMA ? (double)c->vocab * H * 2 : 0);
-    /* HBM: the weights, the KV cache, the embedding, staging (at most twice a layer's weights and KV, and
-     * lm_head), activations */
-    *hbm = w + c->layers * kv + (double)c->vocab * H * 2 + 2 * (lw + kv) + (double)m->vocab_pad * H * 2 +
-           (double)B * (m->vocab_pad * 4.0 * 3 + (H + F) * 40) + (double)(c->max_pos + 2) * H * 2 + 64e6 +
-           (double)(F * 2 > Hq + 2 * Hkv ? F * 2 : Hq + 2 * Hkv) * H * 2 /* fill scratch (at least lm_head's, above) */;
+    uint32_t L = (uint32_t)m->cfg.layers;
+    if (pl->layers != L) return cm_fail(err, "engine: placement of %u layers for %u", pl->layers, L);
+    for (uint32_t l = 0; l < L; l++) {
+        if (pl->batch_host[l] > B) return cm_fail(err, "engine: layer %u: %u host entries of %u", l, pl->batch_host[l], B);
+        for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
+            uint32_t rh = pl->rows_host[l * DAK_ENG_NLIN + j], M, K;
+            dak_eng_lin_shape(m, j, &M, &K);
+            if (rh % 64 || rh > M)
+                return cm_fail(err, "engine: layer %u weight %u: %u host rows of %u (expected a multiple of 64)", l, j, rh,
+                               M);
+        }
+    }
+    if (pl->lm_rows_host % 64 || pl->lm_rows_host > m->vocab_pad || pl->embed_rows_host > m->cfg.vocab)
+        return cm_fail(err, "engine: lm_head %u / embedding %u host rows out of range", pl->lm_rows_host,
+                       pl->embed_rows_host);
+    if (m->cfg.arch == DAK_ARCH_OPT && pl->embed_rows_host)
+        return cm_fail(err, "engine: OPT's embedding is tied (no gather op)");
+    return 0;
+}
+
+/* host rows of matrix w of layer l under placement pl: the stacked operations' sum (see W_QKV) */
+static uint32_t w_rows_host(int opt, const dak_eng_place *pl, uint32_t l, uint32_t w)
+{
+    uint32_t part[3], np = w_parts(opt, w, part), rows = 0;
+    for (uint32_t p = 0; p < np; p++) rows += pl->rows_host[l * DAK_ENG_NLIN + part[p]];
+    return rows;
+}
+
+/* Fills matrix w's tiers from the row-major matrix in scratch: packs it into `packed` (M x K, HBM), copies its
+ * rows [0, h_rows) to host memory and [d_from, M) to HBM (allocated here). */
+static int lin_store(dak_engine *e, lin_t *w, const uint16_t *scratch, uint16_t *packed, cm_err *err)
+{
+    size_t row = (size_t)w->K * 2;
+    if (dmalloc(e, (void **)&w->dev_rows, (size_t)(w->M - w->d_from) * row, err) ||
+        hmalloc(e, (void **)&w->host_full, (size_t)w->h_rows * row, err) ||
+        dak_pack_rowmajor(scratch, packed, w->M, w->K, err))
+        return -1;
+    ECU(cudaMemcpy(w->host_full, packed, (size_t)w->h_rows * row, cudaMemcpyDeviceToHost));
+    ECU(cudaMemcpy(w->dev_rows, packed + (size_t)w->d_from * w->K, (size_t)(w->M - w->d_from) * row,
+                   cudaMemcpyDeviceToDevice));
+    return 0;
 }
 
 extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint32_t batch, uint32_t max_len,
@@ -461,33 +536,42 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     if (max_len < 1 || max_len > 65536 || (m->cfg.arch == DAK_ARCH_OPT && max_len > m->cfg.max_pos))
         return cm_fail(err, "engine: %u positions: expected 1..%llu", max_len,
                        (unsigned long long)(m->cfg.arch == DAK_ARCH_OPT ? m->cfg.max_pos : 65536));
-    double need_hbm, need_host;
-    need_bytes(m, batch, max_len, &need_hbm, &need_host);
     dak_eng_opts oo;
     memset(&oo, 0, sizeof oo);
     if (o) oo = *o;
+    const dak_eng_place *dp = oo.deploy;
+    if (dp && check_place(m, batch, dp, err)) return -1;
+    double need_hbm, need_host, need_stage;
+    dak_eng_need_bytes(m, batch, max_len, dp, &need_hbm, &need_host, &need_stage);
+    const char *what = dp ? "this placement's host rows and KV entries"
+                          : "a full copy of the weights and KV cache";
     if (oo.host_cap && need_host > (double)oo.host_cap)
         return cm_fail(err,
-                       "engine: needs %.2f GB of pinned host memory (a full copy of the weights and KV cache), "
-                       "more than the cap of %.2f GB: raise the cap or run fewer layers (--layers)",
-                       need_host / 1e9, oo.host_cap / 1e9);
+                       "engine: needs %.2f GB of pinned host memory (%s), more than the cap of %.2f GB: raise the cap "
+                       "or run fewer layers (--layers)",
+                       need_host / 1e9, what, oo.host_cap / 1e9);
     size_t fr = 0, tot = 0;
     ECU(cudaMemGetInfo(&fr, &tot));
     double cap = oo.hbm_cap ? (double)oo.hbm_cap : (double)fr - 2.0 * (1u << 30);
-    if (need_hbm > cap)
+    /* the full engine reserves the prefetch baseline's staging too; a deployment's setup checks it when asked */
+    if (need_hbm + (dp ? 0 : need_stage) > cap)
         return cm_fail(err,
-                       "engine: needs about %.2f GB of HBM (a full copy of the weights and KV cache, staging, "
-                       "activations), more than the %.2f GB allowed (free %.2f GB): run fewer layers (--layers) or a "
-                       "smaller batch",
-                       need_hbm / 1e9, cap / 1e9, fr / 1e9);
+                       "engine: needs about %.2f GB of HBM (%s%s, activations), more than the %.2f GB allowed (free "
+                       "%.2f GB): %s",
+                       (need_hbm + (dp ? 0 : need_stage)) / 1e9, dp ? "the HBM rows and KV entries" : what,
+                       dp ? "" : ", staging", cap / 1e9, fr / 1e9,
+                       dp ? "offload more (a higher ratio), or a smaller batch"
+                          : "run fewer layers (--layers), a smaller batch, or a deployment of one placement");
     dak_engine *e = (dak_engine *)cm_calloc(1, sizeof *e);
-    e->m = *m, e->batch = batch, e->max_len = max_len, e->seed = seed, e->o = oo;
+    e->m = *m, e->batch = batch, e->max_len = max_len, e->seed = seed, e->o = oo, e->deployed = dp != NULL;
+    e->o.deploy = NULL; /* the caller's placement is read here only */
+    e->hbm_cap = cap;
     const dak_model_config *c = &m->cfg;
     e->opt = c->arch == DAK_ARCH_OPT;
     e->L = (uint32_t)c->layers, e->H = (uint32_t)c->hidden, e->Hq = (uint32_t)(c->heads * 128),
     e->Hkv = (uint32_t)(c->kv_heads * 128), e->F = (uint32_t)c->ffn, e->V = (uint32_t)c->vocab, e->Vp = m->vocab_pad;
     uint32_t B = batch, L = e->L, H = e->H, F = e->F;
-    uint16_t *scratch = NULL;
+    uint16_t *scratch = NULL, *packed = NULL;
     size_t scratch_n = 0;
     bench_progress_t prog;
     if (cudaStreamCreateWithFlags(&e->st, cudaStreamNonBlocking) != cudaSuccess ||
@@ -526,16 +610,15 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             }
             if ((size_t)w->M * w->K > scratch_n) scratch_n = (size_t)w->M * w->K;
             if (w->M > e->Mmax) e->Mmax = w->M;
+            w->h_rows = dp ? w_rows_host(e->opt, dp, l, j) : w->M; /* a deployment: its rows in each tier */
+            w->d_from = dp ? w->h_rows : 0;
         }
-    if (dmalloc(e, (void **)&scratch, scratch_n * 2, err)) goto fail;
+    if (dmalloc(e, (void **)&scratch, scratch_n * 2, err) || dmalloc(e, (void **)&packed, scratch_n * 2, err)) goto fail;
     if (oo.verbose) bench_progress_start(&prog, "engine: synthetic weights (layers)", L);
     for (uint32_t l = 0; l < L; l++) {
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = &e->lin[l * NW + j];
             uint32_t part[3], np = w_parts(e->opt, j, part);
-            size_t n = (size_t)w->M * w->K;
-            if (dmalloc(e, (void **)&w->dev_full, n * 2, err) || hmalloc(e, (void **)&w->host_full, n * 2, err))
-                goto fail;
             if (c->bias && dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err)) goto fail;
             size_t row0 = 0;
             for (uint32_t p = 0; p < np; p++) { /* each stacked part: its own tensor, indices from 0 */
@@ -553,11 +636,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                 cm_fail(err, "engine: fill failed");
                 goto fail;
             }
-            if (dak_pack_rowmajor(scratch, w->dev_full, w->M, w->K, err)) goto fail;
-            if (cudaMemcpy(w->host_full, w->dev_full, n * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
-                cm_fail(err, "engine: copy of a weight to host memory failed");
-                goto fail;
-            }
+            if (lin_store(e, w, scratch, packed, err)) goto fail;
         }
         if (oo.verbose) bench_progress(&prog, l + 1);
     }
@@ -584,14 +663,21 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             goto fail;
     }
     {
-        /* embedding, row-major in HBM (the gather); OPT: its packed copy is lm_head, Llama: a pinned copy too */
+        /* embedding, row-major (the gather).  OPT: all of it in HBM (tied: its packed copy is lm_head); Llama: rows
+         * [0, emb_h_rows) pinned, [emb_d_from, V) in HBM (the full engine: all in both) */
         size_t ne = (size_t)e->V * H;
-        if (dmalloc(e, (void **)&e->emb_dev, ne * 2, err)) goto fail;
-        k_fill_bf16<<<grid_for(ne), NTHR, 0, e->st>>>(e->emb_dev, ne, ne, seed, DAK_ENG_T_EMBED,
-                                                      dak_eng_embed_scale(m), 0.0f);
+        e->emb_h_rows = e->opt ? 0 : dp ? dp->embed_rows_host : e->V;
+        e->emb_d_from = e->opt || !dp ? 0 : dp->embed_rows_host;
+        if (dmalloc(e, (void **)&e->emb_dev, (size_t)(e->V - e->emb_d_from) * H * 2, err)) goto fail;
+        k_fill_bf16<<<grid_for(ne), NTHR, 0, e->st>>>(packed, ne, ne, seed, DAK_ENG_T_EMBED, dak_eng_embed_scale(m),
+                                                      0.0f);
+        if (cudaMemcpyAsync(e->emb_dev, packed + (size_t)e->emb_d_from * H, (size_t)(e->V - e->emb_d_from) * H * 2,
+                            cudaMemcpyDeviceToDevice, e->st) != cudaSuccess)
+            goto fail;
         if (!e->opt) {
-            if (hmalloc(e, (void **)&e->emb_host, ne * 2, err)) goto fail;
-            if (cudaMemcpyAsync(e->emb_host, e->emb_dev, ne * 2, cudaMemcpyDeviceToHost, e->st) != cudaSuccess)
+            if (hmalloc(e, (void **)&e->emb_host, (size_t)e->emb_h_rows * H * 2, err)) goto fail;
+            if (cudaMemcpyAsync(e->emb_host, packed, (size_t)e->emb_h_rows * H * 2, cudaMemcpyDeviceToHost, e->st) !=
+                cudaSuccess)
                 goto fail;
         } else {
             size_t np = (size_t)(max_len + DAK_ENG_OPT_POS_OFFSET) * H;
@@ -600,16 +686,15 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         }
         lin_t *w = &e->lm;
         w->M = e->Vp, w->K = H;
+        w->h_rows = dp ? dp->lm_rows_host : w->M, w->d_from = dp ? w->h_rows : 0;
         size_t n = (size_t)w->M * H;
-        if (dmalloc(e, (void **)&w->dev_full, n * 2, err) || hmalloc(e, (void **)&w->host_full, n * 2, err)) goto fail;
         k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(scratch, n, ne, seed, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM,
                                                      e->opt ? dak_eng_embed_scale(m) : dak_eng_lin_scale(H), 0.0f);
         if (cudaStreamSynchronize(e->st) != cudaSuccess) {
             cm_fail(err, "engine: fill failed");
             goto fail;
         }
-        if (dak_pack_rowmajor(scratch, w->dev_full, w->M, w->K, err)) goto fail;
-        if (cudaMemcpy(w->host_full, w->dev_full, n * 2, cudaMemcpyDeviceToHost) != cudaSuccess) goto fail;
+        if (lin_store(e, w, scratch, packed, err)) goto fail;
     }
     if (!e->opt) {
         /* rotary tables, the reference's values */
@@ -624,18 +709,20 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         if (bad) goto fail;
     }
     {
-        size_t kvb = (size_t)B * c->kv_heads * max_len * 128 * 2;
+        size_t ent = (size_t)c->kv_heads * max_len * 128 * 2; /* bytes of one sequence's K (or V) in a layer */
+        e->kv_h = (uint32_t *)cm_calloc(L, sizeof(uint32_t));
+        e->kv_d = (uint32_t *)cm_calloc(L, sizeof(uint32_t));
         e->kh = (uint16_t **)cm_calloc(L, sizeof(void *));
         e->vh = (uint16_t **)cm_calloc(L, sizeof(void *));
         e->kd = (uint16_t **)cm_calloc(L, sizeof(void *));
         e->vd = (uint16_t **)cm_calloc(L, sizeof(void *));
         e->kv = (dak_kv_tiered *)cm_calloc(L, sizeof(dak_kv_tiered));
         for (uint32_t l = 0; l < L; l++) {
-            if (hmalloc(e, (void **)&e->kh[l], kvb, err) || hmalloc(e, (void **)&e->vh[l], kvb, err) ||
-                dmalloc(e, (void **)&e->kd[l], kvb, err) || dmalloc(e, (void **)&e->vd[l], kvb, err))
+            e->kv_h[l] = dp ? dp->batch_host[l] : B, e->kv_d[l] = dp ? dp->batch_host[l] : 0;
+            size_t hb = e->kv_h[l] * ent, db = (B - e->kv_d[l]) * ent;
+            if (hmalloc(e, (void **)&e->kh[l], hb, err) || hmalloc(e, (void **)&e->vh[l], hb, err) ||
+                dmalloc(e, (void **)&e->kd[l], db, err) || dmalloc(e, (void **)&e->vd[l], db, err))
                 goto fail;
-            memset(e->kh[l], 0, kvb), memset(e->vh[l], 0, kvb);
-            if (cudaMemset(e->kd[l], 0, kvb) != cudaSuccess || cudaMemset(e->vd[l], 0, kvb) != cudaSuccess) goto fail;
         }
     }
     {
@@ -663,13 +750,13 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         cm_fail(err, "engine: initialisation failed: %s", cudaGetErrorString(cudaGetLastError()));
         goto fail;
     }
-    cudaFree(scratch);
-    e->hbm_bytes -= scratch_n * 2;
+    cudaFree(scratch), cudaFree(packed);
+    e->hbm_bytes -= scratch_n * 4;
     *out = e;
     return 0;
 fail:
     if (!err->msg[0]) cm_fail(err, "engine: CUDA call failed: %s", cudaGetErrorString(cudaGetLastError()));
-    cudaFree(scratch);
+    cudaFree(scratch), cudaFree(packed);
     dak_engine_destroy(e);
     return -1;
 }
@@ -677,7 +764,10 @@ fail:
 /* ---- setup: views, launches, graphs -------------------------------------------------------------- */
 
 
-/* prepares w's launches for B = b, C = c (fp32 [N][M]) */
+/* w's HBM rows from row r on (r >= d_from) */
+static uint16_t *dev_row(const lin_t *w, uint32_t r) { return w->dev_rows + (size_t)(r - w->d_from) * w->K; }
+
+/* prepares w's launches for B = b, C = c (fp32 [N][M]); rh within [d_from, h_rows] (setup checks) */
 static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, float *c, uint16_t *stage, cm_err *err)
 {
     dak_gemm_opts go;
@@ -685,7 +775,9 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
     go.pdl = e->o.gemm_pdl ? 1 : 0;
     w->rh = rh;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
-        if (dak_tiered_view(&w->view, w->M, w->K, rh, w->host_full, w->dev_full, 1, err)) return -1;
+        /* a view of rows [0, rh) in host memory and [rh, M) in HBM: dak_tiered_view's HBM part, then its start */
+        if (dak_tiered_view(&w->view, w->M, w->K, rh, w->host_full, w->dev_rows, 1, err)) return -1;
+        if (rh < w->M) w->view.dev = dev_row(w, rh);
         return dak_gemm_prepare(e->g, &w->view, b, c, e->batch, &go, &w->l, err);
     }
     dak_tiered va, vb;
@@ -694,7 +786,7 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
         return dak_gemm_prepare(e->g, &va, b, c, e->batch, &go, &w->la, err);
     }
     if (dak_tiered_view(&va, rh, w->K, 0, NULL, stage, 1, err) ||
-        dak_tiered_view(&vb, w->M - rh, w->K, 0, NULL, w->dev_full + (size_t)rh * w->K, 1, err))
+        dak_tiered_view(&vb, w->M - rh, w->K, 0, NULL, dev_row(w, rh), 1, err))
         return -1;
     if (dak_gemm_prepare(e->g, &va, b, e->ca, e->batch, &go, &w->la, err) ||
         dak_gemm_prepare(e->g, &vb, b, e->cb, e->batch, &go, &w->lb, err))
@@ -708,9 +800,8 @@ static int run_lin(dak_engine *e, lin_t *w, float *c, cm_err *err)
     if (w->la && !w->lb) return dak_gemm_run(w->la, e->st, err);
     if (dak_gemm_run(w->la, e->st, err) || dak_gemm_run(w->lb, e->st, err)) return -1;
     size_t n = (size_t)e->batch * w->M;
-    k_join<<<grid_for(n), NTHR, 0, e->st>>>(c, e->ca, e->cb, w->rh, w->M, e->batch);
-    ECU(cudaGetLastError());
-    return 0;
+    void *args[] = {&c, &e->ca, &e->cb, &w->rh, &w->M, &e->batch};
+    return step_launch(e, (const void *)k_join, dim3(grid_for(n)), NTHR, args, err);
 }
 
 /* the attention of layer l at position t (len t + 1) */
@@ -732,7 +823,8 @@ static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
         dak_attn_decode(e->a, &v, e->qb, heads, len, scale, e->ab, &p, e->st, err))
         return -1;
     if (bh < B) {
-        if (dak_kv_view(&v, B - bh, kvh, e->max_len, 0, NULL, NULL, e->kd[l] + bh * ent, e->vd[l] + bh * ent, err) ||
+        size_t d0 = (bh - e->kv_d[l]) * ent; /* the first HBM entry held is kv_d[l] */
+        if (dak_kv_view(&v, B - bh, kvh, e->max_len, 0, NULL, NULL, e->kd[l] + d0, e->vd[l] + d0, err) ||
             dak_attn_plan_make(B - bh, 0, heads, kvh, len, dak_attn_ctx_sms(e->a), NULL, &p, err) ||
             dak_attn_decode(e->a, &v, e->qb + (size_t)bh * e->Hq, heads, len, scale, e->ab + (size_t)bh * e->Hq, &p,
                             e->st, err))
@@ -779,19 +871,29 @@ static int mark(dak_engine *e, dak_eng_op kind, double bytes, cm_err *err)
 
 static double lin_bytes(const lin_t *w) { return 2.0 * w->M * w->K; }
 
+/* x += c + bias (c NULL: no add), hb = bf16(norm(x)) over the batch (k_resid_norm) */
+static int resid_norm(dak_engine *e, const float *c, const float *bias, const float *gamma, const float *beta,
+                      cm_err *err)
+{
+    float eps = DAK_ENG_EPS;
+    void *args[] = {&e->x, &c, &bias, &gamma, &beta, &e->hb, &e->H, &eps};
+    return step_launch(e, (const void *)k_resid_norm, dim3(e->batch), norm_threads(e->H), args, err);
+}
+
 static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
 {
     const dak_model_config *c = &e->m.cfg;
     uint32_t B = e->batch, H = e->H, L = e->L;
     int pf = e->mode == DAK_ENG_PREFETCH;
-    const float eps = DAK_ENG_EPS;
     const int32_t *src = t < e->P ? e->prompt + (size_t)t * B : e->tok;
     if (mark(e, DAK_ENG_NOPS, 0, err)) return -1; /* the start */
-    k_embed<<<B, NTHR, 0, e->st>>>(e->x, src, e->opt ? e->emb_dev : e->emb_host, e->emb_dev,
-                                   e->opt ? 0 : e->pl.embed_rows_host, e->opt ? e->pos_dev : NULL,
-                                   t + DAK_ENG_OPT_POS_OFFSET, H, e->V);
-    ECU(cudaGetLastError());
-    if (mark(e, DAK_ENG_OP_EMBED, 0, err)) return -1;
+    {
+        const uint16_t *eh = e->emb_host, *ed = e->emb_dev, *pos = e->opt ? e->pos_dev : NULL;
+        uint32_t rows_host = e->opt ? 0 : e->pl.embed_rows_host, pos_row = t + DAK_ENG_OPT_POS_OFFSET;
+        void *args[] = {&e->x, &src, &eh, &ed, &rows_host, &e->emb_d_from, &pos, &pos_row, &e->H, &e->V};
+        if (step_launch(e, (const void *)k_embed, dim3(B), NTHR, args, err) || mark(e, DAK_ENG_OP_EMBED, 0, err))
+            return -1;
+    }
     if (pf) {
         ECU(cudaEventRecord(e->ev_start, e->st));
         if (enqueue_copy(e, 0, t, err)) return -1;
@@ -803,10 +905,9 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
             if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
         }
         const float *prev_c = l ? e->cd : NULL, *prev_b = l ? LIN(e, l - 1, W_OUT)->bias : NULL;
-        k_resid_norm<<<B, norm_threads(H), 0, e->st>>>(e->x, prev_c, prev_b, e->n1g + (size_t)l * H,
-                                            e->opt ? e->n1b + (size_t)l * H : NULL, e->hb, H, eps);
-        ECU(cudaGetLastError());
-        if (mark(e, DAK_ENG_OP_NORM, 0, err)) return -1;
+        if (resid_norm(e, prev_c, prev_b, e->n1g + (size_t)l * H, e->opt ? e->n1b + (size_t)l * H : NULL, err) ||
+            mark(e, DAK_ENG_OP_NORM, 0, err))
+            return -1;
         lin_t *wqkv = LIN(e, l, W_QKV);
         if (run_lin(e, wqkv, e->cqkv, err) || mark(e, DAK_ENG_OP_QKV, lin_bytes(wqkv), err)) return -1;
         qkv_args a;
@@ -818,22 +919,24 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         if (pf && e->pl.batch_host[l]) a.k_stage = e->sk[l % 2], a.v_stage = e->sv[l % 2];
         a.heads = (uint32_t)c->heads, a.kvh = (uint32_t)c->kv_heads, a.max_len = e->max_len;
         a.bh = e->pl.batch_host[l], a.pos = t;
-        k_qkv_post<<<dim3(B, a.heads + a.kvh), 64, 0, e->st>>>(a);
-        ECU(cudaGetLastError());
-        if (mark(e, DAK_ENG_OP_QKV_POST, 0, err) || attn(e, l, t, err) ||
+        void *qargs[] = {&a};
+        if (step_launch(e, (const void *)k_qkv_post, dim3(B, a.heads + a.kvh), 64, qargs, err) ||
+            mark(e, DAK_ENG_OP_QKV_POST, 0, err) || attn(e, l, t, err) ||
             mark(e, DAK_ENG_OP_ATTN, 2.0 * B * c->kv_heads * (t + 1.0) * DAK_ENG_HEAD_DIM * 2, err) ||
             run_lin(e, LIN(e, l, W_O), e->co, err) || mark(e, DAK_ENG_OP_O, lin_bytes(LIN(e, l, W_O)), err))
             return -1;
-        k_resid_norm<<<B, norm_threads(H), 0, e->st>>>(e->x, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H,
-                                            e->opt ? e->n2b + (size_t)l * H : NULL, e->hb, H, eps);
-        ECU(cudaGetLastError());
-        if (mark(e, DAK_ENG_OP_NORM, 0, err)) return -1;
+        if (resid_norm(e, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H, e->opt ? e->n2b + (size_t)l * H : NULL,
+                       err) ||
+            mark(e, DAK_ENG_OP_NORM, 0, err))
+            return -1;
         size_t nf = (size_t)B * e->F;
         if (run_lin(e, LIN(e, l, W_IN), e->c1, err) || mark(e, DAK_ENG_OP_FFN_IN, lin_bytes(LIN(e, l, W_IN)), err))
             return -1;
-        k_act<<<grid_for(nf), NTHR, 0, e->st>>>(e->c1, LIN(e, l, W_IN)->bias, e->fb, nf, e->F, !e->opt);
-        ECU(cudaGetLastError());
-        if (mark(e, DAK_ENG_OP_ACT, 0, err) || run_lin(e, LIN(e, l, W_OUT), e->cd, err) ||
+        const float *c1 = e->c1, *b1 = LIN(e, l, W_IN)->bias;
+        int gated = !e->opt;
+        void *aargs[] = {&c1, &b1, &e->fb, &nf, &e->F, &gated};
+        if (step_launch(e, (const void *)k_act, dim3(grid_for(nf)), NTHR, aargs, err) ||
+            mark(e, DAK_ENG_OP_ACT, 0, err) || run_lin(e, LIN(e, l, W_OUT), e->cd, err) ||
             mark(e, DAK_ENG_OP_FFN_OUT, lin_bytes(LIN(e, l, W_OUT)), err))
             return -1;
         if (pf) ECU(cudaEventRecord(e->ev_free[l % 2], e->st));
@@ -842,15 +945,17 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         ECU(cudaStreamWaitEvent(e->st, e->ev_ready[L % 2], 0));
         if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
     }
-    k_resid_norm<<<B, norm_threads(H), 0, e->st>>>(e->x, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL,
-                                        e->hb, H, eps);
-    ECU(cudaGetLastError());
-    if (mark(e, DAK_ENG_OP_NORM, 0, err) || run_lin(e, &e->lm, e->logits, err) ||
+    if (resid_norm(e, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL, err) ||
+        mark(e, DAK_ENG_OP_NORM, 0, err) || run_lin(e, &e->lm, e->logits, err) ||
         mark(e, DAK_ENG_OP_LM_HEAD, lin_bytes(&e->lm), err))
         return -1;
-    k_argmax<<<B, NTHR, 0, e->st>>>(e->logits, e->Vp, e->V, e->tok, e->hist + (size_t)t * B);
-    ECU(cudaGetLastError());
-    if (mark(e, DAK_ENG_OP_ARGMAX, 0, err)) return -1;
+    {
+        const float *lg = e->logits;
+        int32_t *hist = e->hist + (size_t)t * B;
+        void *args[] = {&lg, &e->Vp, &e->V, &e->tok, &hist};
+        if (step_launch(e, (const void *)k_argmax, dim3(B), NTHR, args, err) || mark(e, DAK_ENG_OP_ARGMAX, 0, err))
+            return -1;
+    }
     if (pf) {
         ECU(cudaEventRecord(e->ev_cpdone, e->cp));
         ECU(cudaStreamWaitEvent(e->st, e->ev_cpdone, 0));
@@ -884,8 +989,28 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     if (prompt < 1 || (uint64_t)prompt + tokens > e->max_len)
         return cm_fail(err, "engine: prompt %u + tokens %u: expected prompt >= 1 and a sum <= %u", prompt, tokens,
                        e->max_len);
-    if (pl->layers != L) return cm_fail(err, "engine: placement of %u layers for %u", pl->layers, L);
+    if (check_place(&e->m, B, pl, err)) return -1;
     if (mode != DAK_ENG_DIRECT && mode != DAK_ENG_PREFETCH) return cm_fail(err, "engine: mode %d", (int)mode);
+    /* the rows and entries this engine holds in each tier (a deployment: its own placement's only) */
+    for (uint32_t l = 0; l <= L; l++)
+        for (uint32_t j = 0; j < (l < L ? NW : 1u); j++) {
+            const lin_t *w = l < L ? LIN(e, l, j) : &e->lm;
+            uint32_t rows = l < L ? w_rows_host(e->opt, pl, l, j) : pl->lm_rows_host;
+            if (rows > w->h_rows || rows < w->d_from)
+                return cm_fail(err,
+                               "engine: %s %u of layer %u: %u host rows, but this engine holds rows [0, %u) in host "
+                               "memory and [%u, %u) in HBM (created as the deployment of another placement)",
+                               l < L ? "weight matrix" : "lm_head", j, l, rows, w->h_rows, w->d_from, w->M);
+            if (l < L && (pl->batch_host[l] > e->kv_h[l] || pl->batch_host[l] < e->kv_d[l]))
+                return cm_fail(err,
+                               "engine: layer %u: %u host KV entries, but this engine holds entries [0, %u) in host "
+                               "memory and [%u, %u) in HBM (created as the deployment of another placement)",
+                               l, pl->batch_host[l], e->kv_h[l], e->kv_d[l], B);
+        }
+    if (!e->opt && (pl->embed_rows_host > e->emb_h_rows || pl->embed_rows_host < e->emb_d_from))
+        return cm_fail(err, "engine: %u host rows of the embedding, but this engine holds [0, %u) in host memory and "
+                            "[%u, vocab) in HBM",
+                       pl->embed_rows_host, e->emb_h_rows, e->emb_d_from);
     ECU(cudaDeviceSynchronize());
     free_graphs(e);
     free_launches(e);
@@ -898,30 +1023,43 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     e->pl.lm_rows_host = pl->lm_rows_host, e->pl.embed_rows_host = pl->embed_rows_host;
     e->pl.host_bytes = pl->host_bytes, e->pl.host_weight_bytes = pl->host_weight_bytes;
     e->pl.host_kv_bytes = pl->host_kv_bytes;
-    for (uint32_t l = 0; l < L; l++) {
-        if (e->pl.batch_host[l] > B) return cm_fail(err, "engine: layer %u: %u host entries of %u", l, e->pl.batch_host[l], B);
-        for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
-            uint32_t rh = e->pl.rows_host[l * DAK_ENG_NLIN + j], M, K;
-            dak_eng_lin_shape(&e->m, j, &M, &K);
-            if (rh % 64 || rh > M)
-                return cm_fail(err, "engine: layer %u weight %u: %u host rows of %u (expected a multiple of 64)", l, j, rh,
-                               M);
-        }
-    }
-    if (e->pl.lm_rows_host % 64 || e->pl.lm_rows_host > e->Vp || e->pl.embed_rows_host > e->V)
-        return cm_fail(err, "engine: lm_head %u / embedding %u host rows out of range", e->pl.lm_rows_host,
-                       e->pl.embed_rows_host);
-    if (e->opt && e->pl.embed_rows_host) return cm_fail(err, "engine: OPT's embedding is tied (no gather op)");
     e->mode = mode, e->P = prompt, e->T = tokens, e->S = prompt + tokens, e->next = 0;
-    /* staging (prefetch): allocated once at the largest shapes */
-    if (mode == DAK_ENG_PREFETCH && !e->sk[0]) {
-        size_t kvb = (size_t)B * e->m.cfg.kv_heads * e->max_len * 128 * 2;
-        for (int s = 0; s < 2; s++) {
-            for (uint32_t j = 0; j < NW; j++)
-                if (dmalloc(e, (void **)&e->sw[s][j], (size_t)LIN(e, 0, j)->M * LIN(e, 0, j)->K * 2, err)) return -1;
-            if (dmalloc(e, (void **)&e->sk[s], kvb, err) || dmalloc(e, (void **)&e->sv[s], kvb, err)) return -1;
+    /* staging (prefetch): two sets of the placement's largest host rows and host entries, grown when a placement
+     * needs more (the full engine reserved room for the largest at creation) */
+    if (mode == DAK_ENG_PREFETCH) {
+        size_t need[NW + 2] = {0}, ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128 * 2;
+        for (uint32_t l = 0; l < L; l++) {
+            for (uint32_t j = 0; j < NW; j++) {
+                size_t b = (size_t)w_rows_host(e->opt, pl, l, j) * LIN(e, l, j)->K * 2;
+                if (b > need[j]) need[j] = b;
+            }
+            if (pl->batch_host[l] * ent > need[NW]) need[NW] = pl->batch_host[l] * ent;
         }
-        if (dmalloc(e, (void **)&e->slm, (size_t)e->Vp * e->H * 2, err)) return -1;
+        need[NW + 1] = (size_t)pl->lm_rows_host * e->H * 2;
+        double more = 0; /* buffers of a kind: a matrix's two sets, K and V of two sets, one lm_head */
+        for (uint32_t j = 0; j < NW + 2; j++)
+            if (need[j] > e->st_bytes[j]) more += (j < NW ? 2.0 : j == NW ? 4.0 : 1.0) * (double)(need[j] - e->st_bytes[j]);
+        if (more > 0 && (double)e->hbm_bytes + more > e->hbm_cap)
+            return cm_fail(err, "engine: the prefetch baseline needs %.2f GB more HBM for staging, beyond the %.2f GB "
+                                "allowed (%.2f GB allocated)",
+                           more / 1e9, e->hbm_cap / 1e9, e->hbm_bytes / 1e9);
+        for (uint32_t j = 0; j < NW + 2; j++) {
+            if (need[j] <= e->st_bytes[j]) continue;
+            uint16_t **slot[2] = {j < NW ? &e->sw[0][j] : j == NW ? &e->sk[0] : &e->slm,
+                                  j < NW ? &e->sw[1][j] : j == NW ? &e->sk[1] : NULL};
+            for (int s = 0; s < 2; s++) {
+                if (!slot[s]) continue;
+                if (*slot[s]) cudaFree(*slot[s]), e->hbm_bytes -= e->st_bytes[j];
+                *slot[s] = NULL;
+                if (dmalloc(e, (void **)slot[s], need[j], err)) return -1;
+                if (j == NW) { /* V's staging beside K's */
+                    if (e->sv[s]) cudaFree(e->sv[s]), e->hbm_bytes -= e->st_bytes[j];
+                    e->sv[s] = NULL;
+                    if (dmalloc(e, (void **)&e->sv[s], need[j], err)) return -1;
+                }
+            }
+            e->st_bytes[j] = need[j];
+        }
     }
     /* views and launches */
     for (uint32_t l = 0; l < L; l++) {
@@ -934,11 +1072,10 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
             for (uint32_t p = 0; p < np; p++) rows += rh[part[p]]; /* the stack's first rows (see W_QKV) */
             if (prep_lin(e, LIN(e, l, j), rows, in[j], out[j], e->sw[s][j], err)) return -1;
         }
-        size_t ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128;
+        size_t ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128, d0 = (e->pl.batch_host[l] - e->kv_d[l]) * ent;
         uint32_t bh = e->pl.batch_host[l];
         if (dak_kv_view(&e->kv[l], B, (uint32_t)e->m.cfg.kv_heads, e->max_len, bh, bh ? e->kh[l] : NULL,
-                        bh ? e->vh[l] : NULL, bh < B ? e->kd[l] + bh * ent : NULL, bh < B ? e->vd[l] + bh * ent : NULL,
-                        err))
+                        bh ? e->vh[l] : NULL, bh < B ? e->kd[l] + d0 : NULL, bh < B ? e->vd[l] + d0 : NULL, err))
             return -1;
     }
     if (prep_lin(e, &e->lm, e->pl.lm_rows_host, e->hb, e->logits, e->slm, err)) return -1;
@@ -953,10 +1090,10 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         if (capture_step(e, t, &e->ge[t], err)) return -1;
     /* a fresh cache */
     for (uint32_t l = 0; l < L; l++) {
-        size_t kvb = (size_t)B * e->m.cfg.kv_heads * e->max_len * 128 * 2;
-        memset(e->kh[l], 0, kvb), memset(e->vh[l], 0, kvb);
-        ECU(cudaMemset(e->kd[l], 0, kvb));
-        ECU(cudaMemset(e->vd[l], 0, kvb));
+        size_t ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128 * 2;
+        memset(e->kh[l], 0, e->kv_h[l] * ent), memset(e->vh[l], 0, e->kv_h[l] * ent);
+        ECU(cudaMemset(e->kd[l], 0, (B - e->kv_d[l]) * ent));
+        ECU(cudaMemset(e->vd[l], 0, (B - e->kv_d[l]) * ent));
     }
     ECU(cudaMemset(e->hist, 0xff, (size_t)e->max_len * B * 4));
     ECU(cudaDeviceSynchronize());

@@ -194,3 +194,62 @@ const char *dak_eng_op_name(dak_eng_op k)
                                                     "ffn_in", "act", "ffn_out", "lm_head", "argmax", "wait"};
     return (unsigned)k < DAK_ENG_NOPS ? names[k] : "?";
 }
+
+/* The stacked matrices' largest row count (engine.cu's W_QKV .. W_OUT and lm_head) */
+static double max_rows(const dak_eng_model *m)
+{
+    const dak_model_config *c = &m->cfg;
+    double qkv = (double)(c->heads + 2 * c->kv_heads) * DAK_ENG_HEAD_DIM;
+    double in = (double)c->ffn * (c->arch == DAK_ARCH_LLAMA ? 2 : 1), r = (double)m->vocab_pad;
+    if (qkv > r) r = qkv;
+    if (in > r) r = in;
+    if ((double)c->hidden > r) r = (double)c->hidden;
+    return r;
+}
+
+void dak_eng_need_bytes(const dak_eng_model *m, uint32_t B, uint32_t S, const dak_eng_place *pl, double *hbm,
+                        double *host, double *staging)
+{
+    const dak_model_config *c = &m->cfg;
+    const uint32_t L = (uint32_t)c->layers;
+    const double H = (double)c->hidden, F = (double)c->ffn, Hq = (double)c->heads * DAK_ENG_HEAD_DIM;
+    const double Hkv = (double)c->kv_heads * DAK_ENG_HEAD_DIM, V = (double)c->vocab, Vp = (double)m->vocab_pad;
+    const double entry = 2.0 * Hkv * S * 2; /* one sequence's K and V in one layer */
+    const int llama = c->arch == DAK_ARCH_LLAMA;
+    double h = 0, d = 0, layer_host_max = 0, kv_host_max = 0, big = 0;
+    for (uint32_t l = 0; l < L; l++) {
+        double lh = 0;
+        for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
+            uint32_t M, K;
+            dak_eng_lin_shape(m, j, &M, &K);
+            double rh = pl ? pl->rows_host[(size_t)l * DAK_ENG_NLIN + j] : M;
+            lh += rh * K * 2;
+            d += (pl ? M - rh : M) * K * 2.0 + (c->bias ? M * 4.0 : 0);
+        }
+        double bh = pl ? pl->batch_host[l] : B;
+        h += lh + bh * entry;
+        d += (pl ? B - bh : B) * entry;
+        if (lh > layer_host_max) layer_host_max = lh;
+        if (bh * entry > kv_host_max) kv_host_max = bh * entry;
+    }
+    double lm_rows = pl ? pl->lm_rows_host : Vp;
+    h += lm_rows * H * 2, d += (pl ? Vp - lm_rows : Vp) * H * 2;
+    if (llama) {
+        double er = pl ? pl->embed_rows_host : V;
+        h += er * H * 2, d += (pl ? V - er : V) * H * 2 + 2.0 * S * 64 * 4; /* + rotary tables */
+    } else {
+        d += V * H * 2 + (S + 2.0) * H * 2; /* the tied embedding's row-major copy for the gather, positions */
+    }
+    d += (4.0 * L + 2) * H * 4; /* norms */
+    { /* the largest matrix: [q;k;v], o, the FFN's input and output, lm_head */
+        double sz[5] = {(Hq + 2 * Hkv) * H, H * Hq, F * (llama ? 2 : 1) * H, H * F, Vp * H};
+        for (int i = 0; i < 5; i++)
+            if (sz[i] * 2 > big) big = sz[i] * 2;
+    }
+    d += 2 * big; /* the fill's row-major scratch and packed matrix (freed after creation) */
+    d += (double)B * (H * 3 + Hq + 2 * Hkv + F * (llama ? 2 : 1) + Vp + 2 * max_rows(m)) * 4 + /* fp32 */
+         (double)B * ((Hq > H ? Hq : H) + 2 * Hq + F) * 2 + (double)S * B * 4 * 2 + /* bf16, tokens */
+         64e6; /* the GEMM and attention contexts' workspaces */
+    *hbm = d, *host = h;
+    *staging = 2 * (layer_host_max + kv_host_max) + lm_rows * H * 2;
+}
