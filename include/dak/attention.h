@@ -6,16 +6,21 @@
  * in HBM.  The kernel is persistent and warp-specialised: the first `host_ctas` CTAs read host
  * entries only, the rest HBM entries only.  In each CTA one producer thread issues 1-D bulk
  * copies (TMA, cp.async.bulk) of 64-token K and V chunks into a ring of shared-memory slots that
- * complete on mbarriers; consumer warps (one or two groups of four, taking alternate slots) run an
- * online softmax (fp32) over the slots.  A host
- * CTA keeps at most `window` slots (two copies each: K and V) in flight (congestion window).
+ * complete on mbarriers; consumer warps (four or eight) run an online softmax (fp32) over the
+ * slots.  A host CTA keeps at most `window` slots (two copies each: K and V) in flight
+ * (congestion window).
  *
  * Work unit: (entry, kv_head, split s); split s covers a contiguous range of whole 64-token
  * chunks of [0, len).  Each tier's units are numbered pair-major (pair = local entry * kv_heads +
  * kv_head, unit = pair * splits + s) and CTA j of a tier takes one contiguous range of them, the
- * ranges' sizes differing by at most one (the even split: wave alignment).  A unit that covers
- * the whole sequence writes its output rows directly; split units write fp32 partials (m, l, o)
- * into the context's workspace and a small combine kernel writes those rows.
+ * ranges' sizes differing by at most one (the even split: wave alignment).  A CTA's consumer warps
+ * form `teams` teams that work on that many units at once (rounds of `teams` consecutive units, the
+ * producer interleaving their chunks in the ring); one team of eight warps is the long-sequence
+ * layout (two halves taking alternate slots of one unit).  A unit that covers the whole sequence
+ * writes its output rows directly; split units write fp32 partials (m, l, o) into the context's
+ * workspace, and the team that completes the last split of an (entry, kv_head) merges them and
+ * writes those rows (a per-pair arrival counter in the workspace: one launch a call), or, with
+ * combine = DAK_ATTN_COMBINE_KERNEL, a second small kernel does.
  *
  * Layout (bf16 as uint16_t bits, head_dim D = 128):
  *   K, V of a tier: [entry][kv_head][max_len][D]   (host tier: entries [0, batch_host);
@@ -102,10 +107,20 @@ typedef struct {
     uint32_t stages;    /* ring slots per CTA: 0 auto (6), else 1..6 */
     uint32_t splits;    /* splits per (entry, kv_head): 0 auto (enough units for >= 2 per CTA of the tier), else
                            that many in both tiers, reduced to the chunk count where it exceeds it */
-    uint32_t groups;    /* consumer groups of 4 warps a CTA, taking alternate ring slots: 0 auto (2), 1 or 2 */
+    uint32_t groups;    /* consumer warps a CTA in fours: 0 auto (2: eight warps), 1 or 2 */
+    uint32_t teams;     /* units a CTA works on at once (its consumer warps in that many teams): 0 auto (per tier,
+                           from the chunks a unit, the units a CTA and the ring: at most stages - 2, 8 only for
+                           units of <= 32 tokens), else 1, 2, 4 or 8, at most 4 x groups; 1 when heads / kv_heads > 4 */
+    uint32_t combine;   /* how split units' partials become rows: 0 auto (DAK_ATTN_COMBINE_INLINE, or _KERNEL when a
+                           splitting tier runs one team), or one of DAK_ATTN_COMBINE_INLINE / DAK_ATTN_COMBINE_KERNEL */
+    int pdl;            /* 1: launch as a programmatic dependent (CUDA PDL): the CTAs start while the previous kernel
+                           in the stream finishes and wait (griddepcontrol.wait) before reading q, K, V or writing */
     int diag_nomath;    /* diagnostic: the consumers wait for and release every slot but skip the math (out is
                            garbage): the kernel's streaming rate alone */
 } dak_attn_opts;
+
+#define DAK_ATTN_COMBINE_INLINE 1u /* the last split's team merges the partials (one launch a call) */
+#define DAK_ATTN_COMBINE_KERNEL 2u /* a second kernel merges them (sessions <= 19) */
 
 void dak_attn_opts_default(dak_attn_opts *o);
 
@@ -117,18 +132,29 @@ typedef struct {
     uint32_t host_units, hbm_units;    /* batch_host * kv_heads * host_splits, ... */
     uint32_t window;                   /* ring slots in flight per host CTA (1..stages) */
     uint32_t stages;                   /* ring slots per CTA */
-    uint32_t groups;                   /* consumer groups of 4 warps (1 or 2): 32 + 128 groups threads a CTA */
+    uint32_t groups;                   /* consumer warps in fours (1 or 2): 32 + 128 groups threads a CTA */
+    uint32_t host_teams, hbm_teams;    /* units a CTA of each tier works on at once (1, 2, 4, 8; <= 4 groups) */
+    uint32_t combine;                  /* DAK_ATTN_COMBINE_INLINE or _KERNEL (used only when a tier splits) */
+    int pdl;                           /* dak_attn_opts.pdl */
     int diag_nomath;                   /* dak_attn_opts.diag_nomath */
     uint32_t smem_bytes;               /* dynamic shared memory per CTA */
-    size_t ws_floats;                  /* workspace for split partials (0 when no tier splits) */
+    size_t ws_floats;                  /* workspace floats for split partials (0 when no tier splits) */
+    size_t ws_counters;                /* workspace 32-bit arrival counters (batch x kv_heads when a tier splits and
+                                          the combine is inline, else 0) */
 } dak_attn_plan;
 
 /* Makes the plan of one decode launch (o NULL: defaults).  Fails, with a message, on batch 0,
  * batch_host > batch, heads or kv_heads 0, heads not a multiple of kv_heads, group > 8, len 0,
  * sm_count 0 (or 1 beside both tiers), head_dim other than 0/128, stages > 6, window > stages, groups > 2,
+ * teams not 0/1/2/4/8 or above 4 x groups, combine not 0/1/2,
  * host_ctas that leave no SM for the HBM tier, host_ctas + hbm_ctas > sm_count. */
 int dak_attn_plan_make(uint32_t batch, uint32_t batch_host, uint32_t heads, uint32_t kv_heads, uint32_t len,
                        uint32_t sm_count, const dak_attn_opts *o, dak_attn_plan *p, cm_err *err);
+
+/* The workspace of a set of plans, ahead of time (pure C): raises *ws_floats and *ws_counters to at least
+ * p->ws_floats and p->ws_counters.  Start both at 0, call it for every plan a CUDA graph will run (every
+ * (step, layer) of a decode), then pass them to dak_attn_ctx_reserve once. */
+void dak_attn_plan_ws_max(const dak_attn_plan *p, size_t *ws_floats, size_t *ws_counters);
 
 /* [lo, hi) of part j of an even split of n items into `parts` parts (sizes differ by at most one). */
 static inline CM_HD void dak_attn_range(uint32_t n, uint32_t parts, uint32_t j, uint32_t *lo, uint32_t *hi)
@@ -183,18 +209,32 @@ static inline CM_HD uint16_t dak_f32_to_bf16(float f)
 
 typedef struct dak_attn_ctx dak_attn_ctx;
 
-/* A context: the device's SM count and shared memory, the split partials' workspace.  A call whose
- * plan needs more workspace than the context holds frees it and allocates a larger one (cudaFree
- * waits for the work already enqueued); a CUDA graph captured before such a call still names the old
- * buffer and must not be replayed after it. */
+/* A context: the device's SM count and shared memory, the workspace (split partials, and the
+ * inline combine's arrival counters, zero between calls).  A call whose plan needs more workspace than
+ * the context holds frees it and allocates a larger one (cudaFree waits for the work already enqueued;
+ * new counters are zeroed on the call's stream); a CUDA graph captured before such a call still names the
+ * old buffers and must not be replayed after it.  A call that would grow the workspace while its stream
+ * is being captured fails instead (reserve first).  One context serves one stream at a time: calls on
+ * two streams at once share the workspace. */
 int dak_attn_ctx_create(dak_attn_ctx **ctx, cm_err *err);
 void dak_attn_ctx_destroy(dak_attn_ctx *ctx);
 uint32_t dak_attn_ctx_sms(const dak_attn_ctx *ctx);
 
+/* Grows the workspace once to at least ws_floats partial floats and ws_counters counters (each kept if
+ * already that large; counters zeroed; synchronises the device when it allocates).  Call it outside any
+ * stream capture.  A CUDA graph captured after a reserve large enough for all its plans (dak_attn_plan_ws_max
+ * over them) never triggers an allocation, and stays valid for as long as the context lives unless a later,
+ * larger plan grows the workspace again. */
+int dak_attn_ctx_reserve(dak_attn_ctx *ctx, size_t ws_floats, size_t ws_counters, cm_err *err);
+
+/* The workspace the context holds now (either pointer may be NULL). */
+void dak_attn_ctx_ws(const dak_attn_ctx *ctx, size_t *ws_floats, size_t *ws_counters);
+
 /* out[b][h][:] = softmax(q[b][h] . K[b][h/g][0..len) * scale) V[b][h/g][0..len), for every b, h, as
  * planned by p (made for kv->batch, kv->batch_host, heads, kv->kv_heads, len).  q and out in HBM.
- * Enqueued on `stream` (a cudaStream_t, NULL: the default stream); capturable in a CUDA graph once
- * the workspace is large enough (a first call outside the capture grows it). */
+ * Enqueued on `stream` (a cudaStream_t, NULL: the default stream) as one kernel (two when a tier splits
+ * and the plan's combine is DAK_ATTN_COMBINE_KERNEL); capturable in a CUDA graph once the workspace is
+ * large enough (dak_attn_ctx_reserve, or a first call outside the capture). */
 int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const uint16_t *q, uint32_t heads, uint32_t len,
                     float scale, uint16_t *out, const dak_attn_plan *p, void *stream, cm_err *err);
 

@@ -1,8 +1,13 @@
 /* dak split attention on the GPU against the CPU reference (double accumulation): random bf16
  * caches and queries, out poisoned with NaN first (every element must be written), offload
- * ratios 0 / 0.25 / 0.5 / 1, splits forced 1 and > 1, host CTAs 1 / 2 / 8 / 16, windows 1 / 4,
- * one and two consumer groups, rings of 1, 3 and 6 slots,
- * GQA groups 1, 3, 4, 8, lengths 1 .. 2048 with max_len > len in some cases.
+ * ratios 0 / 0.25 / 0.5 / 1, splits forced 1 and > 1 (2, 3, 5), host CTAs 1 / 2 / 8 / 16, windows 1 / 4,
+ * one and two consumer groups, teams 1 / 2 / 4 / 8 (groups of 8 heads: teams > 1 refused), the split
+ * partials merged in the kernel (last arriver) or by a second kernel, plain and PDL launches, rings of
+ * 1, 3 and 6 slots, GQA groups 1, 3, 4, 8, lengths 1 .. 2048 with max_len > len in some cases.
+ * The two combines must give the same bits, and repeated launches too (the merge order is fixed).
+ * Workspace: a graph of several plans captured after dak_attn_ctx_reserve (no allocation in the capture,
+ * replayed twice: the arrival counters return to 0), and a capture that would need a larger workspace
+ * refused with a message.
  * Tolerance: relative Frobenius error <= 1e-2 and max |err| <= 1e-2 (outputs are at most ~1 in
  * magnitude; the bf16 output alone rounds by up to 2^-9 relative, ~2e-3 absolute). */
 #include <math.h>
@@ -39,6 +44,41 @@ typedef struct {
     uint32_t batch, heads, kv, len, max_len;
 } shape_t;
 
+/* out (device, qn bf16) against ref: 1 when within tolerance and every element finite */
+static int check_out(const char *what, const uint16_t *od, const float *ref, size_t qn, uint16_t *out, double *rel_out,
+                     double *max_out)
+{
+    CM_CUDA_OR_EXIT(cudaMemcpy(out, od, qn * 2, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0, mx = 0;
+    size_t nan = 0, first_bad = (size_t)-1;
+    for (size_t i = 0; i < qn; i++) {
+        double g = dak_bf16_to_f32(out[i]), r = ref[i];
+        if (!isfinite(g)) {
+            nan++;
+            if (first_bad == (size_t)-1) first_bad = i;
+            continue;
+        }
+        num += (g - r) * (g - r), den += r * r;
+        if (fabs(g - r) > mx) mx = fabs(g - r);
+        if (fabs(g - r) > 1e-2 && first_bad == (size_t)-1) first_bad = i;
+    }
+    double rel = sqrt(num / (den > 0 ? den : 1));
+    int ok = nan == 0 && rel <= 1e-2 && mx <= 1e-2;
+    CHECK(ok, "%s: rel %.3g, max %.3g, %zu not finite, first bad index %zu", what, rel, mx, nan, first_bad);
+    if (rel_out) *rel_out = rel;
+    if (max_out) *max_out = mx;
+    return ok;
+}
+
+static void sync_or_exit(const char *what)
+{
+    cudaError_t ce = cudaDeviceSynchronize();
+    if (ce != cudaSuccess) {
+        CHECK(0, "%s: kernel: %s", what, cudaGetErrorString(ce));
+        exit(1);
+    }
+}
+
 static int run_shape(dak_attn_ctx *ctx, const shape_t *sh, uint64_t seed, int full_matrix)
 {
     cm_err e;
@@ -58,10 +98,14 @@ static int run_shape(dak_attn_ctx *ctx, const shape_t *sh, uint64_t seed, int fu
     CM_CUDA_OR_EXIT(cudaMalloc((void **)&od, qn * 2));
     CM_CUDA_OR_EXIT(cudaMemcpy(qd, q, qn * 2, cudaMemcpyHostToDevice));
     const double ratios[] = {0.0, 0.25, 0.5, 1.0};
-    /* opts: {splits, host_ctas, window, consumer groups, stages} */
-    const uint32_t cfg[][5] = {{0, 0, 0, 0, 0}, {1, 0, 0, 0, 0}, {3, 0, 0, 1, 0}, {0, 1, 1, 0, 0}, {0, 8, 4, 0, 0},
-                               {2, 16, 1, 1, 0}, {0, 16, 4, 0, 0}, {0, 8, 1, 2, 3}, {5, 2, 1, 1, 1}, {0, 0, 0, 1, 0}};
-    const int ncfg = full_matrix ? 10 : 4;
+    /* opts: {splits, host_ctas, window, consumer groups, stages, teams, combine, pdl} */
+    const uint32_t cfg[][8] = {{0, 0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0}, {3, 0, 0, 1, 0, 0, 0, 0},
+                               {0, 1, 1, 0, 0, 0, 0, 0}, {2, 0, 0, 0, 0, 4, 0, 0}, {5, 0, 0, 0, 3, 8, 0, 0},
+                               {0, 8, 4, 0, 0, 0, 0, 0}, {2, 16, 1, 1, 0, 0, 0, 0}, {0, 16, 4, 0, 0, 0, 0, 0},
+                               {0, 8, 1, 2, 3, 0, 0, 0}, {5, 2, 1, 1, 1, 0, 0, 0}, {0, 0, 0, 1, 0, 0, 0, 0},
+                               {0, 0, 0, 0, 0, 8, 0, 1}, {3, 2, 1, 0, 0, 2, 0, 0}, {3, 0, 0, 0, 0, 1, 2, 0},
+                               {2, 8, 4, 1, 0, 4, 0, 1}, {0, 0, 0, 0, 1, 2, 0, 0}, {5, 0, 0, 0, 0, 4, 2, 1}};
+    const int ncfg = full_matrix ? 18 : 6;
     int worst_case = 0;
     for (int ri = 0; ri < 4; ri++) {
         uint32_t bh;
@@ -80,13 +124,23 @@ static int run_shape(dak_attn_ctx *ctx, const shape_t *sh, uint64_t seed, int fu
             o.window = cfg[ci][2];
             o.groups = cfg[ci][3];
             o.stages = cfg[ci][4];
+            o.teams = cfg[ci][5];
+            o.combine = cfg[ci][6];
+            o.pdl = (int)cfg[ci][7];
             dak_attn_plan p;
-            char what[200];
+            char what[240];
             snprintf(what, sizeof what,
-                     "batch %u heads %u/%u len %u max_len %u host %u splits %u hctas %u win %u groups %u stages %u",
+                     "batch %u heads %u/%u len %u max_len %u host %u splits %u hctas %u win %u groups %u stages %u "
+                     "teams %u combine %u pdl %d",
                      sh->batch, sh->heads, sh->kv, sh->len, sh->max_len, bh, o.splits, o.host_ctas, o.window, o.groups,
-                     o.stages);
-            if (dak_attn_plan_make(sh->batch, bh, sh->heads, sh->kv, sh->len, dak_attn_ctx_sms(ctx), &o, &p, &e)) {
+                     o.stages, o.teams, o.combine, o.pdl);
+            const int rc = dak_attn_plan_make(sh->batch, bh, sh->heads, sh->kv, sh->len, dak_attn_ctx_sms(ctx), &o, &p,
+                                              &e);
+            if (o.teams > 1 && sh->heads / sh->kv > 4) { /* one team for groups of 8 */
+                CHECK(rc == -1 && strstr(e.msg, "teams"), "%s: accepted (%s)", what, rc ? e.msg : "");
+                continue;
+            }
+            if (rc) {
                 CHECK(0, "%s: plan: %s", what, e.msg);
                 continue;
             }
@@ -95,33 +149,16 @@ static int run_shape(dak_attn_ctx *ctx, const shape_t *sh, uint64_t seed, int fu
                 CHECK(0, "%s: decode: %s", what, e.msg);
                 continue;
             }
-            cudaError_t ce = cudaDeviceSynchronize();
-            if (ce != cudaSuccess) {
-                CHECK(0, "%s: kernel: %s", what, cudaGetErrorString(ce));
-                exit(1);
-            }
-            CM_CUDA_OR_EXIT(cudaMemcpy(out, od, qn * 2, cudaMemcpyDeviceToHost));
-            double num = 0, den = 0, mx = 0;
-            size_t nan = 0, first_bad = (size_t)-1;
-            for (size_t i = 0; i < qn; i++) {
-                double g = dak_bf16_to_f32(out[i]), r = ref[i];
-                if (!isfinite(g)) {
-                    nan++;
-                    if (first_bad == (size_t)-1) first_bad = i;
-                    continue;
-                }
-                num += (g - r) * (g - r), den += r * r;
-                if (fabs(g - r) > mx) mx = fabs(g - r);
-                if (fabs(g - r) > 1e-2 && first_bad == (size_t)-1) first_bad = i;
-            }
-            double rel = sqrt(num / (den > 0 ? den : 1));
-            int ok = nan == 0 && rel <= 1e-2 && mx <= 1e-2;
-            CHECK(ok, "%s (CTAs %u+%u, splits %u/%u): rel %.3g, max %.3g, %zu not finite, first bad index %zu", what,
-                  p.host_ctas, p.hbm_ctas, p.host_splits, p.hbm_splits, rel, mx, nan, first_bad);
+            sync_or_exit(what);
+            char what2[300];
+            snprintf(what2, sizeof what2, "%s (CTAs %u+%u, splits %u/%u, teams %u/%u)", what, p.host_ctas, p.hbm_ctas,
+                     p.host_splits, p.hbm_splits, p.host_teams, p.hbm_teams);
+            double rel = 0, mx = 0;
+            int ok = check_out(what2, od, ref, qn, out, &rel, &mx);
             if (!ok) worst_case = 1;
             if (ci == 0)
-                printf("%-80s rel %.2e max %.2e (CTAs %u+%u, splits %u/%u, window %u)\n", what, rel, mx, p.host_ctas,
-                       p.hbm_ctas, p.host_splits, p.hbm_splits, p.window);
+                printf("%-80s rel %.2e max %.2e (CTAs %u+%u, splits %u/%u, teams %u/%u, window %u)\n", what, rel, mx,
+                       p.host_ctas, p.hbm_ctas, p.host_splits, p.hbm_splits, p.host_teams, p.hbm_teams, p.window);
         }
         dak_kv_destroy(&kv);
     }
@@ -155,6 +192,183 @@ static void test_rejects(dak_attn_ctx *ctx)
     cudaFree(qd), cudaFree(od);
 }
 
+/* The in-kernel combine against the second kernel: the same bits (both merge the partials in split order
+ * with the same rounded operations), and three inline launches give the same bits (whichever CTA is last). */
+static void test_combine_identity(dak_attn_ctx *ctx)
+{
+    const shape_t sh = {8, 32, 8, 1000, 1037};
+    cm_err e;
+    const size_t kvn = (size_t)sh.batch * sh.kv * sh.max_len * D, qn = (size_t)sh.batch * sh.heads * D;
+    uint16_t *k = malloc(kvn * 2), *v = malloc(kvn * 2), *q = malloc(qn * 2), *a = malloc(qn * 2), *b = malloc(qn * 2);
+    float *ref = malloc(qn * 4);
+    fill(k, kvn, 77, 1.0f), fill(v, kvn, 78, 1.0f), fill(q, qn, 79, 3.0f);
+    const float scale = 1.0f / sqrtf((float)D);
+    CHECK(dak_attn_decode_ref(k, v, q, sh.batch, sh.heads, sh.kv, sh.max_len, sh.len, scale, ref, &e) == 0, "%s", e.msg);
+    uint16_t *qd, *od;
+    CM_CUDA_OR_EXIT(cudaMalloc((void **)&qd, qn * 2));
+    CM_CUDA_OR_EXIT(cudaMalloc((void **)&od, qn * 2));
+    CM_CUDA_OR_EXIT(cudaMemcpy(qd, q, qn * 2, cudaMemcpyHostToDevice));
+    const uint32_t bhs[] = {0, 4};
+    const uint32_t splits[] = {2, 3, 5, 16};
+    const uint32_t teams[] = {1, 2, 4};
+    int compared = 0;
+    for (int bi = 0; bi < 2; bi++) {
+        dak_kv_tiered kv;
+        if (dak_kv_create(&kv, sh.batch, sh.kv, sh.max_len, bhs[bi], &e) || dak_kv_upload(&kv, k, v, 0, &e)) {
+            CHECK(0, "cache: %s", e.msg);
+            continue;
+        }
+        for (int si = 0; si < 4; si++)
+            for (int ti = 0; ti < 3; ti++) {
+                char what[160];
+                snprintf(what, sizeof what, "combine identity: host %u splits %u teams %u", bhs[bi], splits[si],
+                         teams[ti]);
+                for (int run = 0; run < 4; run++) { /* 0: kernel combine; 1..3: inline */
+                    dak_attn_opts o;
+                    dak_attn_opts_default(&o);
+                    o.splits = splits[si], o.teams = teams[ti];
+                    o.combine = run == 0 ? DAK_ATTN_COMBINE_KERNEL : DAK_ATTN_COMBINE_INLINE;
+                    dak_attn_plan p;
+                    if (dak_attn_plan_make(sh.batch, bhs[bi], sh.heads, sh.kv, sh.len, dak_attn_ctx_sms(ctx), &o, &p,
+                                           &e)) {
+                        CHECK(0, "%s: plan: %s", what, e.msg);
+                        break;
+                    }
+                    CHECK(p.hbm_splits == (bhs[bi] < sh.batch ? splits[si] : 1u) && p.hbm_teams == teams[ti],
+                          "%s: plan splits %u teams %u", what, p.hbm_splits, p.hbm_teams);
+                    CHECK((p.ws_counters > 0) == (run > 0), "%s run %d: ws_counters %zu", what, run, p.ws_counters);
+                    CM_CUDA_OR_EXIT(cudaMemset(od, 0xff, qn * 2));
+                    if (dak_attn_decode(ctx, &kv, qd, sh.heads, sh.len, scale, od, &p, NULL, &e)) {
+                        CHECK(0, "%s: decode: %s", what, e.msg);
+                        break;
+                    }
+                    sync_or_exit(what);
+                    if (run == 0) {
+                        check_out(what, od, ref, qn, a, NULL, NULL);
+                    } else {
+                        CM_CUDA_OR_EXIT(cudaMemcpy(b, od, qn * 2, cudaMemcpyDeviceToHost));
+                        size_t diff = 0;
+                        for (size_t i = 0; i < qn; i++) diff += a[i] != b[i];
+                        CHECK(diff == 0, "%s: inline run %d differs from the combine kernel in %zu of %zu values", what,
+                              run, diff, qn);
+                        compared++;
+                    }
+                }
+            }
+        dak_kv_destroy(&kv);
+    }
+    CHECK(compared == 2 * 4 * 3 * 3, "combine identity: %d comparisons", compared);
+    printf("combine identity: %d inline launches bit-identical to the combine kernel\n", compared);
+    cudaFree(qd), cudaFree(od);
+    free(k), free(v), free(q), free(a), free(b), free(ref);
+}
+
+/* Reserve, then capture a graph of several plans (lens 1..300, splits or not, teams, PDL, both combines)
+ * with no allocation (global capture mode: a cudaMalloc would break it), replay it twice, every output
+ * right; the workspace unchanged.  A fresh context asked to grow inside a capture refuses with a message. */
+static void test_graph_reserve(void)
+{
+    cm_err e;
+    const uint32_t B = 8, H = 32, KV = 8, ML = 300, BH = 2;
+    const uint32_t lens[] = {1, 37, 64, 130, 300, 200, 65};
+    const int NP = 7;
+    const size_t kvn = (size_t)B * KV * ML * D, qn = (size_t)B * H * D;
+    uint16_t *k = malloc(kvn * 2), *v = malloc(kvn * 2), *q = malloc(qn * 2), *out = malloc(qn * 2);
+    float *ref = malloc(qn * 4 * NP);
+    fill(k, kvn, 501, 1.0f), fill(v, kvn, 502, 1.0f), fill(q, qn, 503, 3.0f);
+    const float scale = 1.0f / sqrtf((float)D);
+    for (int i = 0; i < NP; i++)
+        CHECK(dak_attn_decode_ref(k, v, q, B, H, KV, ML, lens[i], scale, ref + qn * i, &e) == 0, "%s", e.msg);
+    dak_attn_ctx *ctx;
+    if (dak_attn_ctx_create(&ctx, &e)) {
+        CHECK(0, "context: %s", e.msg);
+        return;
+    }
+    size_t f0 = 1, c0 = 1;
+    dak_attn_ctx_ws(ctx, &f0, &c0);
+    CHECK(f0 == 0 && c0 == 0, "a new context holds %zu floats, %zu counters", f0, c0);
+    dak_kv_tiered kv;
+    CHECK(dak_kv_create(&kv, B, KV, ML, BH, &e) == 0 && dak_kv_upload(&kv, k, v, 0, &e) == 0, "cache: %s", e.msg);
+    uint16_t *qd, *od[7];
+    CM_CUDA_OR_EXIT(cudaMalloc((void **)&qd, qn * 2));
+    CM_CUDA_OR_EXIT(cudaMemcpy(qd, q, qn * 2, cudaMemcpyHostToDevice));
+    dak_attn_plan p[7];
+    size_t wf = 0, wc = 0;
+    for (int i = 0; i < NP; i++) {
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&od[i], qn * 2));
+        dak_attn_opts o;
+        dak_attn_opts_default(&o);
+        o.splits = i == 3 ? 3u : i == 4 ? 5u : 0u;
+        o.teams = i == 1 ? 8u : i == 5 ? 2u : 0u;
+        o.combine = i == 4 ? DAK_ATTN_COMBINE_KERNEL : 0u;
+        o.pdl = i % 2;
+        CHECK(dak_attn_plan_make(B, BH, H, KV, lens[i], dak_attn_ctx_sms(ctx), &o, &p[i], &e) == 0, "plan %d: %s", i,
+              e.msg);
+        dak_attn_plan_ws_max(&p[i], &wf, &wc);
+    }
+    CHECK(wf > 0 && wc > 0, "the graph's plans need %zu floats, %zu counters (expected splits among them)", wf, wc);
+    CHECK(dak_attn_ctx_reserve(ctx, wf, wc, &e) == 0, "reserve: %s", e.msg);
+    size_t f1 = 0, c1 = 0;
+    dak_attn_ctx_ws(ctx, &f1, &c1);
+    CHECK(f1 >= wf && c1 >= wc, "reserved %zu / %zu, asked %zu / %zu", f1, c1, wf, wc);
+    CHECK(dak_attn_ctx_reserve(ctx, wf / 2, wc / 2, &e) == 0, "a smaller reserve: %s", e.msg);
+    cudaStream_t st;
+    CM_CUDA_OR_EXIT(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    CM_CUDA_OR_EXIT(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    int captured = 0;
+    for (int i = 0; i < NP; i++) {
+        if (dak_attn_decode(ctx, &kv, qd, H, lens[i], scale, od[i], &p[i], st, &e))
+            CHECK(0, "capture, plan %d: %s", i, e.msg);
+        else
+            captured++;
+    }
+    cudaError_t ce = cudaStreamEndCapture(st, &g);
+    CHECK(ce == cudaSuccess && captured == NP, "capture: %s, %d of %d decodes", cudaGetErrorString(ce), captured, NP);
+    if (ce == cudaSuccess && captured == NP) {
+        CM_CUDA_OR_EXIT(cudaGraphInstantiate(&ge, g, 0));
+        for (int rep = 0; rep < 2; rep++) {
+            for (int i = 0; i < NP; i++) CM_CUDA_OR_EXIT(cudaMemsetAsync(od[i], 0xff, qn * 2, st));
+            CM_CUDA_OR_EXIT(cudaGraphLaunch(ge, st));
+            CM_CUDA_OR_EXIT(cudaStreamSynchronize(st));
+            for (int i = 0; i < NP; i++) {
+                char what[160];
+                snprintf(what, sizeof what, "graph replay %d, plan %d (len %u, splits %u/%u, teams %u/%u, pdl %d)", rep,
+                         i, lens[i], p[i].host_splits, p[i].hbm_splits, p[i].host_teams, p[i].hbm_teams, p[i].pdl);
+                check_out(what, od[i], ref + qn * i, qn, out, NULL, NULL);
+            }
+        }
+        CM_CUDA_OR_EXIT(cudaGraphExecDestroy(ge));
+    }
+    if (g) CM_CUDA_OR_EXIT(cudaGraphDestroy(g));
+    size_t f2 = 0, c2 = 0;
+    dak_attn_ctx_ws(ctx, &f2, &c2);
+    CHECK(f2 == f1 && c2 == c1, "the workspace changed during capture / replay: %zu / %zu -> %zu / %zu", f1, c1, f2, c2);
+    printf("graph after reserve: %d plans (%zu floats, %zu counters), replayed twice\n", NP, wf, wc);
+    dak_attn_ctx_destroy(ctx);
+
+    /* a fresh context: growing inside a capture is refused */
+    CHECK(dak_attn_ctx_create(&ctx, &e) == 0, "%s", e.msg);
+    CM_CUDA_OR_EXIT(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    e.msg[0] = 0;
+    int rc = dak_attn_decode(ctx, &kv, qd, H, lens[3], scale, od[3], &p[3], st, &e);
+    g = NULL;
+    ce = cudaStreamEndCapture(st, &g);
+    CHECK(rc == -1 && strstr(e.msg, "reserve") && strstr(e.msg, "captured"), "grow inside a capture: rc %d '%s'", rc,
+          e.msg);
+    CHECK(ce == cudaSuccess, "the capture survives the refusal: %s", cudaGetErrorString(ce));
+    if (g) cudaGraphDestroy(g);
+    CHECK(dak_attn_ctx_reserve(NULL, 1, 1, &e) == -1 && strstr(e.msg, "context"), "reserve without a context");
+    CHECK(dak_attn_ctx_reserve(ctx, (size_t)1 << 41, 0, &e) == -1 && strstr(e.msg, "2^40"), "reserve of 2^41 floats");
+    dak_attn_ctx_destroy(ctx);
+    CM_CUDA_OR_EXIT(cudaStreamDestroy(st));
+    dak_kv_destroy(&kv);
+    cudaFree(qd);
+    for (int i = 0; i < NP; i++) cudaFree(od[i]);
+    free(k), free(v), free(q), free(out), free(ref);
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -176,6 +390,8 @@ int main(int argc, char **argv)
         if (quick && i >= 4) break;
         run_shape(ctx, &shapes[i], 1000u + (uint64_t)i * 7u, i != 10);
     }
+    test_combine_identity(ctx);
     dak_attn_ctx_destroy(ctx);
+    test_graph_reserve();
     return check_done();
 }

@@ -34,7 +34,7 @@ static void test_ratio(void)
 }
 
 /* ---- the plan ---- */
-static int plan_ok(const dak_attn_plan *p, const char *what)
+static int plan_ok(const dak_attn_plan *p, const char *what, uint32_t forced_teams, uint32_t forced_combine)
 {
     int bad = 0;
     const uint32_t nb = p->batch, bh = p->batch_host;
@@ -52,6 +52,34 @@ static int plan_ok(const dak_attn_plan *p, const char *what)
     PCHK(p->host_ctas == 0 || (p->window >= 1 && p->window <= p->stages), "%s: window %u (stages %u)", what,
          p->window, p->stages);
     PCHK(p->stages >= 1 && p->stages <= DAK_ATTN_MAX_STAGES, "%s: stages %u", what, p->stages);
+    for (int tier = 0; tier < 2; tier++) {
+        const uint32_t t = tier ? p->hbm_teams : p->host_teams;
+        const uint32_t splits = tier ? p->hbm_splits : p->host_splits;
+        PCHK((t == 1 || t == 2 || t == 4 || t == 8) && t <= 4u * p->groups, "%s: tier %d teams %u (groups %u)", what,
+             tier, t, p->groups);
+        PCHK(p->group <= 4 || t == 1, "%s: tier %d teams %u with group %u", what, tier, t, p->group);
+        /* units of >= 8 chunks: one team of every warp (auto) */
+        if (forced_teams && p->group <= 4) PCHK(t == forced_teams, "%s: tier %d teams %u, forced %u", what, tier, t, forced_teams);
+        /* auto: within the ring's slack (stages - 2), 8 only for units of <= 32 tokens (one slot, <= 2 passes) */
+        if (!forced_teams) {
+            const uint32_t cpu = (p->chunks + splits - 1) / splits, tok = cpu * 64 < p->len ? cpu * 64 : p->len;
+            const uint32_t slack = p->stages > 2 ? p->stages - 2 : 1;
+            PCHK(t <= slack || (t == 8 && tok <= 32 && p->stages == 6), "%s: tier %d: %u teams, %u stages, %u tokens a unit",
+                 what, tier, t, p->stages, tok);
+        }
+        /* a splitting tier on one team merges with the second kernel unless forced */
+        if (splits > 1 && t == 1 && !forced_combine)
+            PCHK(p->combine == DAK_ATTN_COMBINE_KERNEL, "%s: tier %d: one team, combine %u", what, tier, p->combine);
+    }
+    {
+        const int split = p->host_splits > 1 || p->hbm_splits > 1;
+        PCHK(p->combine == DAK_ATTN_COMBINE_INLINE || p->combine == DAK_ATTN_COMBINE_KERNEL, "%s: combine %u", what,
+             p->combine);
+        PCHK(p->ws_floats == (split ? ((size_t)p->host_units + p->hbm_units) * p->group * (D + 2) : 0), "%s: ws_floats %zu",
+             what, p->ws_floats);
+        PCHK(p->ws_counters == (split && p->combine == DAK_ATTN_COMBINE_INLINE ? (size_t)nb * p->kv_heads : 0),
+             "%s: ws_counters %zu", what, p->ws_counters);
+    }
     for (int tier = 0; tier < 2; tier++) {
         const uint32_t ctas = tier ? p->hbm_ctas : p->host_ctas;
         const uint32_t units = tier ? p->hbm_units : p->host_units;
@@ -128,15 +156,22 @@ static void test_plans(void)
                                 dak_attn_opts_default(&o);
                                 o.splits = splits[pi];
                                 o.host_ctas = hctas[ci];
+                                static const uint32_t teams[] = {0, 1, 2, 4, 8};
+                                o.teams = teams[(li + pi + ci) % 5];
+                                o.combine = (uint32_t)((hi + si) % 3); /* auto, inline, kernel */
                                 dak_attn_plan p;
                                 cm_err e;
                                 char what[160];
-                                snprintf(what, sizeof what, "b %u bh %u h %u/%u len %u sm %u splits %u hc %u", b, bh,
-                                         hk[hi][0], hk[hi][1], lens[li], sms[si], o.splits, o.host_ctas);
+                                snprintf(what, sizeof what, "b %u bh %u h %u/%u len %u sm %u splits %u hc %u teams %u", b,
+                                         bh, hk[hi][0], hk[hi][1], lens[li], sms[si], o.splits, o.host_ctas, o.teams);
                                 int mixed = bh > 0 && bh < b;
                                 int expect_fail = mixed && o.host_ctas >= sms[si];
                                 if (!mixed && bh == b && o.host_ctas > sms[si]) expect_fail = 1;
                                 int rc = dak_attn_plan_make(b, bh, hk[hi][0], hk[hi][1], lens[li], sms[si], &o, &p, &e);
+                                if (o.teams > 1 && hk[hi][0] / hk[hi][1] > 4) { /* groups of 8: one team */
+                                    CHECK(rc == -1 && strstr(e.msg, "teams"), "%s: accepted", what);
+                                    continue;
+                                }
                                 if (expect_fail) {
                                     CHECK(rc == -1 && strstr(e.msg, "host_ctas"), "%s: accepted", what);
                                     continue;
@@ -144,7 +179,10 @@ static void test_plans(void)
                                 CHECK(rc == 0, "%s: %s", what, e.msg);
                                 if (rc) continue;
                                 n++;
-                                if (!plan_ok(&p, what)) bad++;
+                                if (!plan_ok(&p, what, o.teams, o.combine)) bad++;
+                                CHECK(o.combine ? p.combine == o.combine
+                                                : p.combine == DAK_ATTN_COMBINE_INLINE || p.combine == DAK_ATTN_COMBINE_KERNEL,
+                                      "%s: combine %u", what, p.combine);
                                 /* auto splits give >= 2 units a CTA where the chunks allow */
                                 if (o.splits == 0) {
                                     uint64_t hp = (uint64_t)bh * hk[hi][1], gp = (uint64_t)(b - bh) * hk[hi][1];
@@ -185,6 +223,67 @@ static void test_plans(void)
           p.hbm_splits);
     CHECK(dak_attn_plan_make(512, 0, 32, 32, 1024, 132, NULL, &p, &e) == 0 && p.hbm_splits == 1 && p.ws_floats == 0,
           "splits %u ws %zu", p.hbm_splits, p.ws_floats);
+    /* teams by the rule's model, worked by hand (Llama-2-7B on 132 SMs, 6 slots: at most 4 teams, 8 for units of
+     * <= 32 tokens; cost ceil(units a CTA / T) x (1 + 2 x passes), ties to the larger T):
+     * 64 x 32: 2048 units, 16 a CTA, 2 blocks: T 4 -> 4 x 3 = 12, T 8 -> 2 x 5 = 10: 8.
+     * 64 x 1024: 16 a CTA, 64 blocks: T 2 -> 8 x 33 = 264, T 4 -> 4 x 65 = 260: 4.
+     * 512 x 1024: 125 a CTA: T 2 -> 63 x 33 = 2079, T 4 -> 32 x 65 = 2080: 2.
+     * 8 x 32: 2 a CTA: T 2 -> 1 x 3, T 4 -> 1 x 3 (tie: 4), T 8 -> 1 x 5: 4. */
+    CHECK(dak_attn_plan_make(64, 0, 32, 32, 32, 132, NULL, &p, &e) == 0 && p.hbm_teams == 8, "teams %u", p.hbm_teams);
+    CHECK(dak_attn_plan_make(64, 0, 32, 32, 1024, 132, NULL, &p, &e) == 0 && p.hbm_teams == 4, "teams %u", p.hbm_teams);
+    CHECK(dak_attn_plan_make(512, 0, 32, 32, 1024, 132, NULL, &p, &e) == 0 && p.hbm_teams == 2, "teams %u",
+          p.hbm_teams);
+    CHECK(dak_attn_plan_make(8, 0, 32, 32, 32, 132, NULL, &p, &e) == 0 && p.hbm_teams == 4, "teams %u", p.hbm_teams);
+    CHECK(dak_attn_plan_make(64, 0, 64, 8, 128, 132, NULL, &p, &e) == 0 && p.hbm_teams == 1, "group 8: teams %u",
+          p.hbm_teams);
+    dak_attn_opts o;
+    dak_attn_opts_default(&o);
+    o.stages = 3; /* slack 1: one team */
+    CHECK(dak_attn_plan_make(64, 0, 32, 32, 128, 132, &o, &p, &e) == 0 && p.hbm_teams == 1, "3 stages: teams %u",
+          p.hbm_teams);
+    /* a split plan: inline combine by default (counters); the second kernel when the splitting tier runs one team
+     * (group 8: 8 x 1024 on 64/8 heads) or when asked */
+    CHECK(dak_attn_plan_make(8, 0, 32, 32, 1024, 132, NULL, &p, &e) == 0 && p.combine == DAK_ATTN_COMBINE_INLINE &&
+              p.ws_counters == 8u * 32u && p.hbm_teams > 1,
+          "combine %u counters %zu teams %u", p.combine, p.ws_counters, p.hbm_teams);
+    CHECK(dak_attn_plan_make(8, 0, 64, 8, 1024, 132, NULL, &p, &e) == 0 && p.hbm_splits > 1 && p.hbm_teams == 1 &&
+              p.combine == DAK_ATTN_COMBINE_KERNEL && p.ws_counters == 0,
+          "group 8 split: combine %u counters %zu", p.combine, p.ws_counters);
+    dak_attn_opts_default(&o);
+    o.combine = DAK_ATTN_COMBINE_KERNEL;
+    CHECK(dak_attn_plan_make(8, 0, 32, 32, 1024, 132, &o, &p, &e) == 0 && p.ws_counters == 0 && p.ws_floats > 0,
+          "combine kernel: counters %zu", p.ws_counters);
+    o.pdl = 1;
+    CHECK(dak_attn_plan_make(8, 0, 32, 32, 1024, 132, &o, &p, &e) == 0 && p.pdl == 1, "pdl %d", p.pdl);
+}
+
+/* the workspace of several plans, ahead of time: the element-wise maximum */
+static void test_ws_max(void)
+{
+    cm_err e;
+    dak_attn_plan a, b, c;
+    dak_attn_opts o;
+    dak_attn_opts_default(&o);
+    CHECK(dak_attn_plan_make(8, 0, 32, 32, 1024, 132, NULL, &a, &e) == 0, "%s", e.msg);    /* splits: both */
+    CHECK(dak_attn_plan_make(512, 0, 32, 32, 1024, 132, NULL, &b, &e) == 0, "%s", e.msg);  /* no split: none */
+    o.splits = 16, o.combine = DAK_ATTN_COMBINE_KERNEL;
+    CHECK(dak_attn_plan_make(64, 0, 32, 8, 2048, 132, &o, &c, &e) == 0, "%s", e.msg);      /* floats, no counters */
+    CHECK(a.ws_floats > 0 && a.ws_counters > 0 && b.ws_floats == 0 && b.ws_counters == 0 && c.ws_counters == 0 &&
+              c.ws_floats > a.ws_floats,
+          "the three plans' workspaces: %zu/%zu %zu/%zu %zu/%zu", a.ws_floats, a.ws_counters, b.ws_floats, b.ws_counters,
+          c.ws_floats, c.ws_counters);
+    size_t f = 0, n = 0;
+    dak_attn_plan_ws_max(&b, &f, &n);
+    CHECK(f == 0 && n == 0, "after the unsplit plan: %zu %zu", f, n);
+    dak_attn_plan_ws_max(&a, &f, &n);
+    CHECK(f == a.ws_floats && n == a.ws_counters, "after a: %zu %zu", f, n);
+    dak_attn_plan_ws_max(&c, &f, &n);
+    CHECK(f == c.ws_floats && n == a.ws_counters, "after c: %zu %zu", f, n);
+    dak_attn_plan_ws_max(&a, &f, &n);
+    CHECK(f == c.ws_floats && n == a.ws_counters, "a again: %zu %zu", f, n);
+    dak_attn_plan_ws_max(NULL, &f, &n);
+    dak_attn_plan_ws_max(&a, NULL, &n);
+    CHECK(f == c.ws_floats && n == a.ws_counters, "NULL plan / pointer: %zu %zu", f, n);
 }
 
 static void test_plan_rejects(void)
@@ -226,6 +325,18 @@ static void test_plan_rejects(void)
     REJ("host_ctas", 8, 4, 32, 32, 10, 132, &o);
     o.host_ctas = 100, o.hbm_ctas = 40;
     REJ("exceed", 8, 4, 32, 32, 10, 132, &o);
+    dak_attn_opts_default(&o);
+    o.teams = 3;
+    REJ("teams", 8, 0, 32, 32, 10, 132, &o);
+    o.teams = 16;
+    REJ("teams", 8, 0, 32, 32, 10, 132, &o);
+    o.teams = 8, o.groups = 1;
+    REJ("4 x groups", 8, 0, 32, 32, 10, 132, &o);
+    o.teams = 2, o.groups = 0;
+    REJ("teams", 8, 0, 64, 8, 10, 132, &o);
+    dak_attn_opts_default(&o);
+    o.combine = 3;
+    REJ("combine", 8, 0, 32, 32, 10, 132, &o);
     dak_attn_opts_default(&o);
     o.hbm_ctas = 133;
     REJ("exceed", 8, 0, 32, 32, 10, 132, &o);
@@ -346,6 +457,7 @@ int main(void)
     test_ratio();
     test_plan_rejects();
     test_plans();
+    test_ws_max();
     test_reference();
     return check_done();
 }

@@ -25,6 +25,11 @@ expect 2 "\-\-host-ctas: expected an integer" -- "$DAK" bench attn --host-ctas -
 expect 2 "\-\-reps: expected an integer" -- "$DAK" bench attn --reps 0
 expect 2 "\-\-groups: expected an integer" -- "$DAK" bench attn --groups 3
 expect 2 "\-\-launches: expected an integer" -- "$DAK" bench attn --launches 65
+expect 2 "\-\-teams: expected 0, 1, 2, 4 or 8" -- "$DAK" bench attn --teams 3
+expect 2 "\-\-teams: expected an integer" -- "$DAK" bench attn --teams 16
+expect 2 "\-\-teams 8: expected at most 4 x groups" -- "$DAK" bench attn --groups 1 --teams 8
+expect 2 "\-\-teams 2: expected 0 or 1 with 8 query heads" -- "$DAK" bench attn --model custom --heads 64 --kv-heads 8 --teams 2
+expect 2 "\-\-combine: expected auto, inline or kernel" -- "$DAK" bench attn --combine twice
 expect 2 "\-\-sweep-ratio: expected a ratio" -- "$DAK" bench attn --sweep-ratio 0
 expect 2 "\-\-hbm-budget" -- "$DAK" bench attn --hbm-budget lots
 expect 2 "expected --heads and --kv-heads" -- "$DAK" bench attn --model custom --heads 32

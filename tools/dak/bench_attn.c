@@ -28,8 +28,8 @@ typedef struct {
     uint32_t batches[AMAX], lens[AMAX];
     double ratios[AMAX]; /* fractions */
     int nb, nl, nr;
-    uint32_t host_ctas, window, reps, launches, groups;
-    int sweep, nomath;
+    uint32_t host_ctas, window, reps, launches, groups, teams, combine;
+    int sweep, nomath, pdl;
     double sweep_ratio;
     uint64_t hbm_budget, host_budget;
     const char *json;
@@ -50,6 +50,11 @@ static void usage(FILE *o)
             "  --window N         ring slots (32 KiB) in flight per host CTA, 0 = auto, else 1..%u (default 0)\n"
             "  --groups N         consumer groups of 4 warps a CTA (alternate ring slots): 0 = auto (2), 1 or 2\n"
             "                     (default 0; also for the all-HBM and prefetch baselines)\n"
+            "  --teams N          units a CTA works on at once: 0 = auto, 1, 2, 4 or 8 (at most 4 x groups; all\n"
+            "                     baselines too) (default 0)\n"
+            "  --combine MODE     split partials merged by the last split's CTA (inline) or a second kernel\n"
+            "                     (kernel): auto, inline or kernel (default auto = inline)\n"
+            "  --pdl              launch every decode as a programmatic dependent (overlaps the previous one's tail)\n"
             "  --reps N           timed repetitions per point, median reported (default 20)\n"
             "  --launches N       decode launches per CUDA graph replay (default 4)\n"
             "  --diag-nomath      diagnostic: the split kernel's consumers skip the math (its streaming rate; the\n"
@@ -140,6 +145,23 @@ static int parse(int argc, char **argv, attn_cfg *c)
             if (!VAL() || arg_u32("dak bench attn", "--window", v, 0, DAK_ATTN_MAX_STAGES, &c->window)) return -1;
         } else if (arg_is(a, "--groups")) {
             if (!VAL() || arg_u32("dak bench attn", "--groups", v, 0, 2, &c->groups)) return -1;
+        } else if (arg_is(a, "--teams")) {
+            if (!VAL() || arg_u32("dak bench attn", "--teams", v, 0, 8, &c->teams)) return -1;
+            if (c->teams != 0 && c->teams != 1 && c->teams != 2 && c->teams != 4 && c->teams != 8) {
+                fprintf(stderr, "dak bench attn: --teams: expected 0, 1, 2, 4 or 8, got '%s'\n", v);
+                return -1;
+            }
+        } else if (arg_is(a, "--combine")) {
+            if (!VAL()) return -1;
+            if (!strcmp(v, "auto")) c->combine = 0;
+            else if (!strcmp(v, "inline")) c->combine = DAK_ATTN_COMBINE_INLINE;
+            else if (!strcmp(v, "kernel")) c->combine = DAK_ATTN_COMBINE_KERNEL;
+            else {
+                fprintf(stderr, "dak bench attn: --combine: expected auto, inline or kernel, got '%s'\n", v);
+                return -1;
+            }
+        } else if (!strcmp(a, "--pdl")) {
+            c->pdl = 1;
         } else if (arg_is(a, "--reps")) {
             if (!VAL() || arg_u32("dak bench attn", "--reps", v, 1, 100000, &c->reps)) return -1;
         } else if (arg_is(a, "--launches")) {
@@ -191,6 +213,16 @@ static int parse(int argc, char **argv, attn_cfg *c)
     if (c->heads % c->kv_heads || c->heads / c->kv_heads > DAK_ATTN_MAX_GROUP) {
         fprintf(stderr, "dak bench attn: --heads %u / --kv-heads %u: expected heads a multiple of kv-heads, group 1..%u\n",
                 c->heads, c->kv_heads, DAK_ATTN_MAX_GROUP);
+        return -1;
+    }
+    if (c->teams > 4u * (c->groups ? c->groups : 2u)) {
+        fprintf(stderr, "dak bench attn: --teams %u: expected at most 4 x groups (%u)\n", c->teams,
+                4u * (c->groups ? c->groups : 2u));
+        return -1;
+    }
+    if (c->teams > 1 && c->heads / c->kv_heads > 4) {
+        fprintf(stderr, "dak bench attn: --teams %u: expected 0 or 1 with %u query heads a kv head (above 4: one team)\n",
+                c->teams, c->heads / c->kv_heads);
         return -1;
     }
     return 0;
@@ -315,6 +347,9 @@ int bench_attn(int argc, char **argv)
     json_kv_u64(&w, "host_ctas_opt", c.host_ctas);
     json_kv_u64(&w, "window_opt", c.window);
     json_kv_u64(&w, "groups_opt", c.groups);
+    json_kv_u64(&w, "teams_opt", c.teams);
+    json_kv_u64(&w, "combine_opt", c.combine);
+    json_kv_bool(&w, "pdl", c.pdl);
     json_kv_bool(&w, "diag_nomath", c.nomath);
     json_key(&w, "probe");
     json_obj_begin(&w);
@@ -333,8 +368,9 @@ int bench_attn(int argc, char **argv)
     bench_progress_t prog;
     bench_progress_start(&prog, "dak bench attn", per_case * c.nb * c.nl);
     uint64_t done = 0;
-    printf("\n%6s %6s %7s %5s | %10s %9s %9s %7s | %10s %10s %8s | %5s %4s %6s\n", "batch", "len", "r%", "host",
-           "split us", "EB GB/s", "bound", "%bound", "allHBM us", "prefetch us", "vs pref", "hCTA", "win", "splits");
+    printf("\n%6s %6s %7s %5s | %10s %9s %9s %7s | %10s %10s %8s | %5s %4s %6s %5s\n", "batch", "len", "r%", "host",
+           "split us", "EB GB/s", "bound", "%bound", "allHBM us", "prefetch us", "vs pref", "hCTA", "win", "splits",
+           "teams");
     json_w *J = &w;
     /* the congestion sweep's records are gathered here and written after the points */
     typedef struct {
@@ -376,7 +412,7 @@ int bench_attn(int argc, char **argv)
             DK(dak_kv_view(&kv0, B, KV, len, 0, NULL, NULL, kg, vg, &err));
             dak_attn_opts o0;
             dak_attn_opts_default(&o0);
-            o0.groups = c.groups, o0.diag_nomath = c.nomath;
+            o0.groups = c.groups, o0.diag_nomath = c.nomath, o0.teams = c.teams, o0.combine = c.combine, o0.pdl = c.pdl;
             DK(dak_attn_plan_make(B, 0, H, KV, len, r.sms, &o0, &p0, &err));
             op_t op0 = {&kv0, &p0, q, out, H, len, NULL, NULL, NULL, NULL, 0, 0, 0};
             const double t0 = time_op(&r, &op0);
@@ -389,7 +425,7 @@ int bench_attn(int argc, char **argv)
                 dak_attn_opts o;
                 dak_attn_opts_default(&o);
                 if (bh > 0) o.host_ctas = c.host_ctas, o.window = c.window;
-                o.groups = c.groups, o.diag_nomath = c.nomath;
+                o.groups = c.groups, o.diag_nomath = c.nomath, o.teams = c.teams, o.combine = c.combine, o.pdl = c.pdl;
                 if (bh > 0 && bh < B && o.host_ctas >= r.sms) o.host_ctas = r.sms - 1;
                 dak_attn_plan p;
                 DK(dak_attn_plan_make(B, bh, H, KV, len, r.sms, &o, &p, &err));
@@ -409,9 +445,9 @@ int bench_attn(int argc, char **argv)
                 const double rr = (double)bh / B;
                 const double bound = 1.0 / fmax(rr / (bh_gbs * 1e9), (1.0 - rr) / (bg_gbs * 1e9)) / 1e9; /* GB/s */
                 const double eb = gbs(kvbytes, ts / 1e3);
-                printf("%6u %6u %7.2f %5u | %10.2f %9.1f %9.1f %6.1f%% | %10.2f %10.2f %7.2fx | %5u %4u %3u/%-3u\n", B, len,
-                       100.0 * c.ratios[ri], bh, ts, eb, bound, 100.0 * eb / bound, t0, tp, tp / ts, p.host_ctas,
-                       p.window, p.host_splits, p.hbm_splits);
+                printf("%6u %6u %7.2f %5u | %10.2f %9.1f %9.1f %6.1f%% | %10.2f %10.2f %7.2fx | %5u %4u %3u/%-3u %u/%u\n",
+                       B, len, 100.0 * c.ratios[ri], bh, ts, eb, bound, 100.0 * eb / bound, t0, tp, tp / ts,
+                       p.host_ctas, p.window, p.host_splits, p.hbm_splits, p.host_teams, p.hbm_teams);
                 fflush(stdout);
                 json_obj_begin(J);
                 json_kv_u64(J, "batch", B);
@@ -433,6 +469,10 @@ int bench_attn(int argc, char **argv)
                 json_kv_u64(J, "window", p.window);
                 json_kv_u64(J, "stages", p.stages);
                 json_kv_u64(J, "groups", p.groups);
+                json_kv_u64(J, "host_teams", p.host_teams);
+                json_kv_u64(J, "hbm_teams", p.hbm_teams);
+                json_kv_u64(J, "combine", p.combine);
+                json_kv_bool(J, "pdl", p.pdl);
                 json_kv_u64(J, "host_splits", p.host_splits);
                 json_kv_u64(J, "hbm_splits", p.hbm_splits);
                 json_obj_end(J);
@@ -453,7 +493,8 @@ int bench_attn(int argc, char **argv)
                         dak_attn_opts o;
                         dak_attn_opts_default(&o);
                         o.host_ctas = sweep_ctas[hi], o.window = sweep_win[wi];
-                        o.groups = c.groups, o.diag_nomath = c.nomath;
+                        o.groups = c.groups, o.diag_nomath = c.nomath, o.teams = c.teams, o.combine = c.combine;
+                        o.pdl = c.pdl;
                         dak_attn_plan p;
                         bench_progress(&prog, ++done);
                         if ((bh < B && o.host_ctas >= r.sms) || o.host_ctas > r.sms ||

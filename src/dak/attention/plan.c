@@ -1,6 +1,7 @@
 /* dak split attention: the KV cache's tier split, the launch plan and the CPU reference (pure C,
  * tested in CI).  See include/dak/attention.h. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,38 @@ static uint32_t auto_splits(uint32_t pairs, uint32_t ctas, uint32_t chunks)
     return s;
 }
 
+/* Teams (units a CTA works on at once) of a tier: `units` units on `ctas` CTAs, units of at most
+ * ceil(chunks / splits) chunks, `warps` consumer warps, a ring of `stages` slots.  The T that minimises a
+ * latency model of a CTA's consumers, rounds x (FIX + PASS x passes): rounds = ceil(units a CTA / T), passes
+ * = the 16-token blocks of a unit each of its warps reads one after another (a warp's 16-token pass is a
+ * dependent chain of loads and shuffles, ~1.4 us in session 19's one-group run; FIX: the unit's merge, ~half
+ * that); ties to the larger T.  T is capped by the ring's slack: a busy team holds the slot it reads, and the
+ * producer needs ~2 slots in flight, so T <= stages - 2 (4 with 6 slots; session 20: T = 8 ran 5-10 % slower
+ * than T = 4 at len 128-1024), except units of <= 32 tokens (one slot, read in <= 2 passes), where T = 8 was
+ * 3-4 % faster at 16+ units a CTA. */
+static uint32_t auto_teams(uint32_t units, uint32_t ctas, uint32_t chunks, uint32_t splits, uint32_t len,
+                           uint32_t warps, uint32_t stages)
+{
+    const uint32_t FIX = 1, PASS = 2;
+    if (units == 0 || ctas == 0) return 1;
+    const uint32_t upc = cdiv(units, ctas), cpu = cdiv(chunks, splits);
+    const uint32_t tok = cpu * DAK_ATTN_CHUNK < len ? cpu * DAK_ATTN_CHUNK : len;
+    const uint32_t blocks = cdiv(tok, 16u);
+    uint32_t tmax = 1;
+    while (tmax * 2u <= (stages > 2u ? stages - 2u : 1u)) tmax *= 2u;
+    if (blocks <= 2u && tmax >= 4u) tmax = 8u;
+    uint32_t best = 1;
+    uint64_t best_cost = UINT64_MAX;
+    for (uint32_t t = 1; t <= warps && t <= tmax; t *= 2u) {
+        const uint32_t tw = warps / t;
+        /* one team of 8 warps: two halves on alternate chunks, a warp one block of every other chunk */
+        const uint32_t passes = tw == 8u ? cdiv(cpu, 2u) : tw >= 4u ? cpu : cdiv(blocks, tw);
+        const uint64_t cost = (uint64_t)cdiv(upc, t) * (FIX + PASS * (uint64_t)passes);
+        if (cost <= best_cost) best = t, best_cost = cost;
+    }
+    return best;
+}
+
 int dak_attn_plan_make(uint32_t batch, uint32_t batch_host, uint32_t heads, uint32_t kv_heads, uint32_t len,
                        uint32_t sm_count, const dak_attn_opts *o, dak_attn_plan *p, cm_err *err)
 {
@@ -77,6 +110,18 @@ int dak_attn_plan_make(uint32_t batch, uint32_t batch_host, uint32_t heads, uint
         return cm_fail(err, "%s: groups %u (expected 0 = auto, 1 or 2 consumer groups of 4 warps)", who, o->groups);
     if (o->window > stages)
         return cm_fail(err, "%s: window %u (expected 0 = auto or 1..%u, the ring's slots)", who, o->window, stages);
+    const uint32_t groups = o->groups ? o->groups : 2u;
+    if (o->teams != 0 && o->teams != 1 && o->teams != 2 && o->teams != 4 && o->teams != 8)
+        return cm_fail(err, "%s: teams %u (expected 0 = auto, 1, 2, 4 or 8 units a CTA at once)", who, o->teams);
+    if (o->teams > 4u * groups)
+        return cm_fail(err, "%s: teams %u with %u consumer warps (expected at most one team a warp: 4 x groups)", who,
+                       o->teams, 4u * groups);
+    if (o->teams > 1 && heads / kv_heads > 4)
+        return cm_fail(err, "%s: teams %u with %u query heads a kv head (expected 0 or 1 above 4: the kernel for groups "
+                       "of 8 runs one team)", who, o->teams, heads / kv_heads);
+    if (o->combine > DAK_ATTN_COMBINE_KERNEL)
+        return cm_fail(err, "%s: combine %u (expected 0 = auto, %u = inline or %u = a second kernel)", who, o->combine,
+                       DAK_ATTN_COMBINE_INLINE, DAK_ATTN_COMBINE_KERNEL);
 
     /* CTAs of each tier */
     uint32_t hc = 0, gc = 0;
@@ -113,7 +158,19 @@ int dak_attn_plan_make(uint32_t batch, uint32_t batch_host, uint32_t heads, uint
     p->host_ctas = hc, p->hbm_ctas = gc, p->host_splits = hs, p->hbm_splits = gs;
     p->host_units = hpairs * hs, p->hbm_units = gpairs * gs;
     p->stages = stages;
-    p->groups = o->groups ? o->groups : 2u;
+    p->groups = groups;
+    const uint32_t tw = p->group > 4 ? 1u : 4u * groups; /* groups of 8: one team */
+    p->host_teams = o->teams ? o->teams : auto_teams(p->host_units, hc, chunks, hs, len, tw, stages);
+    p->hbm_teams = o->teams ? o->teams : auto_teams(p->hbm_units, gc, chunks, gs, len, tw, stages);
+    /* auto combine: inline, unless a splitting tier runs one team (its whole CTA would wait for the counter's
+     * round trip and the partials' reads: 8 x 1024 at T = 1, 49.2 us inline against 41.5 us with the kernel) */
+    if (o->combine) {
+        p->combine = o->combine;
+    } else {
+        const int one_team_splits = (hpairs && hs > 1 && p->host_teams == 1) || (gpairs && gs > 1 && p->hbm_teams == 1);
+        p->combine = one_team_splits ? DAK_ATTN_COMBINE_KERNEL : DAK_ATTN_COMBINE_INLINE;
+    }
+    p->pdl = o->pdl ? 1 : 0;
     p->diag_nomath = o->diag_nomath ? 1 : 0;
     if (hc) {
         uint32_t w = o->window;
@@ -129,7 +186,15 @@ int dak_attn_plan_make(uint32_t batch, uint32_t batch_host, uint32_t heads, uint
     p->smem_bytes = DAK_ATTN_SMEM_BYTES(stages);
     size_t units = (size_t)(hs > 1 ? p->host_units : 0) + (size_t)(gs > 1 ? p->hbm_units : 0);
     p->ws_floats = units ? ((size_t)p->host_units + p->hbm_units) * p->group * (DAK_ATTN_D + 2u) : 0;
+    p->ws_counters = units && p->combine == DAK_ATTN_COMBINE_INLINE ? (size_t)batch * kv_heads : 0;
     return 0;
+}
+
+void dak_attn_plan_ws_max(const dak_attn_plan *p, size_t *ws_floats, size_t *ws_counters)
+{
+    if (!p) return;
+    if (ws_floats && p->ws_floats > *ws_floats) *ws_floats = p->ws_floats;
+    if (ws_counters && p->ws_counters > *ws_counters) *ws_counters = p->ws_counters;
 }
 
 int dak_attn_decode_ref(const uint16_t *k, const uint16_t *v, const uint16_t *q, uint32_t batch, uint32_t heads,

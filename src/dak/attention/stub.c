@@ -42,6 +42,17 @@ uint32_t dak_attn_ctx_sms(const dak_attn_ctx *ctx)
     (void)ctx;
     return 0;
 }
+int dak_attn_ctx_reserve(dak_attn_ctx *ctx, size_t ws_floats, size_t ws_counters, cm_err *err)
+{
+    (void)ctx, (void)ws_floats, (void)ws_counters;
+    return NB(err);
+}
+void dak_attn_ctx_ws(const dak_attn_ctx *ctx, size_t *ws_floats, size_t *ws_counters)
+{
+    (void)ctx;
+    if (ws_floats) *ws_floats = 0;
+    if (ws_counters) *ws_counters = 0;
+}
 int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const uint16_t *q, uint32_t heads, uint32_t len,
                     float scale, uint16_t *out, const dak_attn_plan *p, void *stream, cm_err *err)
 {
