@@ -214,9 +214,9 @@ typedef struct {
     int gemm_pdl;       /* 1: every GEMM launched as a programmatic dependent (dak_gemm_opts.pdl): it loads its
                            first ring of weights while the kernel before it drains, and waits for it before
                            reading the activations; 0 (default): plain launches */
-    int kernel_pdl;     /* 1: the step's small kernels (norms, bias / rotary, activation, embedding, argmax) are
-                           programmatic dependents too (each waits for the kernel before it on the device, not
-                           its launch); 0 (default): plain launches */
+    int kernel_pdl;     /* 1: the step's small kernels (norms, bias / rotary, activation, embedding, argmax) and
+                           the attention are programmatic dependents too (each waits for the kernel before it on
+                           the device, not its launch); 0 (default): plain launches */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
                                     so that any placement is a view (ratio sweeps); else a deployment of this
                                     placement: HBM holds only its HBM rows and entries, pinned memory only its host

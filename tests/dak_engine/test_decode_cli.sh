@@ -27,6 +27,7 @@ expect 2 "--seed" -- "$dak" decode --tiny opt --seed -1
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown 1001
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown -1
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown
+expect 2 "--pdl" -- "$dak" decode --tiny opt --pdl 3
 expect 2 "--deploy" -- "$dak" decode --tiny opt --deploy 2
 expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit
 expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --deploy 1

@@ -48,9 +48,9 @@ static void usage(FILE *o)
             "                   engine is created again for each ratio, and there is no r = 0 reference run);\n"
             "                   0 (default): a full copy in each tier, every ratio a view of it\n"
             "  --profile FILE   planner profile from `dak profile` (default: built-in H200 figures)\n"
-            "  --pdl 0|1|2      1 (default): the GEMMs are programmatic dependent launches (each loads its first\n"
-            "                   weights while the kernel before it runs; 5 %% faster where the host link binds);\n"
-            "                   2: the step's small kernels too; 0: plain launches\n"
+            "  --pdl 0|1|2      2 (default): every kernel of the step is a programmatic dependent launch; 1: the\n"
+            "                   GEMMs only (each loads its first weights while the kernel before it runs; 5 %%\n"
+            "                   faster than 0 where the host link binds); 0: plain launches\n"
             "  --breakdown REPS where the last step's time goes, per kind of operation, after every run: the\n"
             "                   step re-captured with a timing event after each operation, median of REPS\n"
             "                   replays (0, the default: off; at most 1000)\n"
@@ -172,7 +172,7 @@ static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *
 int cmd_decode(int argc, char **argv)
 {
     const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *baseline = "both";
-    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 1, bk_reps = 0, deploy = 0;
+    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
     int fit = 0;
     uint64_t seed = 1, host_cap = UINT64_C(96) << 30, gpu_cap = 0;
     double ratios[MAX_RATIOS] = {0, 10, 20, 40, 60, 80, 100};

@@ -1,7 +1,7 @@
-/* dak engine on the GPU (include/dak/engine.h): synthetic parameters, the step's small kernels
- * (norms, bias / rotary / cache append, activations, argmax, embedding gather), the step as one
- * CUDA graph per position, direct access (split GEMM + split attention over tiered views) and the
- * FlexGen-style double-buffered prefetch baseline. */
+/* dak engine on the GPU (include/dak/engine.h): synthetic parameters (a full copy per tier or one placement's
+ * rows), the step as one CUDA graph per position over the small kernels of engine_kernels.cu, direct access
+ * (split GEMM + split attention over tiered views), the FlexGen-style double-buffered prefetch baseline and
+ * the step breakdown. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +11,6 @@
 extern "C" {
 #include "common/bench.h"
 }
-#include "common/ptx.cuh"
 #include "dak/attention.h"
 #include "dak/engine.h"
 #include "dak/gemm.h"
@@ -23,275 +22,7 @@ extern "C" {
         if (e_ != cudaSuccess) return cm_fail(err, "engine: %s: %s", #call, cudaGetErrorString(e_)); \
     } while (0)
 
-#define NTHR 256
-
-/* ---- kernels ------------------------------------------------------------------------------------ */
-
-/* out[i] = bf16 param (i < valid) or 0; row-major */
-__global__ void k_fill_bf16(uint16_t *out, size_t n, size_t valid, uint64_t seed, uint32_t tensor, float scale,
-                            float offset)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = i < valid ? dak_eng_param_bf16(seed, tensor, i, scale, offset) : (uint16_t)0;
-}
-
-__global__ void k_fill_f32(float *out, size_t n, uint64_t seed, uint32_t tensor, float scale, float offset)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = dak_eng_bf16_f32(dak_eng_param_bf16(seed, tensor, i, scale, offset));
-}
-
-__device__ __forceinline__ uint16_t f2bf(float f) { return dak_f32_to_bf16(f); }
-
-/* STEP_KERNEL_TRIGGER: every small kernel of the step lets the next launch start at once
- * (griddepcontrol.launch_dependents at its top).  The GEMMs are launched as programmatic dependents
- * (dak_eng_opts.gemm_pdl) and read nothing this kernel writes before their griddepcontrol.wait, which
- * waits for this grid to complete; so a GEMM's launch and its first ring of weights overlap the small
- * kernel before it.  With dak_eng_opts.kernel_pdl the small kernels are programmatic dependents too:
- * each waits (griddepcontrol.wait, right after its trigger) before reading anything, and every kernel
- * of the step executes that wait, so a kernel's completion still implies its predecessors'.  Without
- * PDL the wait returns at once.  Plain launches after them are unaffected. */
-/* The norm's row lives in registers: NORM_VEC float4s a thread, so hidden <= 4 x NORM_VEC x 1024 (32768;
- * dak_eng_model_make checks).  All of a thread's loads are issued before any use: the first version looped
- * over the row three times with loads behind stores (x may alias nothing, but the compiler could not know),
- * one global latency an element group, 18 us a row of 4096 (session 20's breakdown). */
-#define NORM_VEC 8
-static unsigned norm_threads(uint32_t H)
-{
-    uint32_t t = (H / 4 + NORM_VEC - 1) / NORM_VEC;
-    t = (t + 31) / 32 * 32;
-    return t < 128 ? 128 : t;
-}
-
-/* Block sum of one value (any multiple of 32 threads, <= 1024). */
-__device__ float block_sum(float v, float *sh)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    __syncthreads();
-    if (lane == 0) sh[w] = v;
-    __syncthreads();
-    float s = 0;
-    for (unsigned i = 0; i < blockDim.x / 32; i++) s += sh[i];
-    return s;
-}
-
-/* x[n] += c[n] + bias (c may be NULL: no add); out[n] = bf16(norm(x[n])) (beta NULL: RMSNorm).  One block a row
- * of norm_threads(H) threads; H a multiple of 4. */
-__global__ void __launch_bounds__(1024)
-    k_resid_norm(float *__restrict__ x, const float *__restrict__ c, const float *__restrict__ bias,
-                 const float *__restrict__ gamma, const float *__restrict__ beta, uint16_t *__restrict__ out, uint32_t H,
-                 float eps)
-{
-    ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    __shared__ float sh[32];
-    const uint32_t H4 = H / 4;
-    float4 *xr = (float4 *)(x + (size_t)blockIdx.x * H);
-    const float4 *cr = c ? (const float4 *)(c + (size_t)blockIdx.x * H) : NULL;
-    const float4 *br = (const float4 *)bias, *g4 = (const float4 *)gamma, *b4 = (const float4 *)beta;
-    /* gamma and beta are read after the reductions: start bringing them into L1 now (no registers held) */
-#pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
-        uint32_t i = threadIdx.x + j * blockDim.x;
-        if (i < H4) {
-            ptx_prefetch_l1(g4 + i);
-            if (b4) ptx_prefetch_l1(b4 + i);
-        }
-    }
-    ptx_griddep_wait(); /* launched as a programmatic dependent: x and c are written (the parameters were not) */
-    float4 v[NORM_VEC];
-#pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
-        uint32_t i = threadIdx.x + j * blockDim.x;
-        v[j] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (i < H4) {
-            v[j] = xr[i];
-            if (cr) {
-                float4 a = cr[i], b = br ? br[i] : make_float4(0.f, 0.f, 0.f, 0.f);
-                v[j].x += a.x + b.x, v[j].y += a.y + b.y, v[j].z += a.z + b.z, v[j].w += a.w + b.w;
-            }
-        }
-    }
-    float s = 0;
-#pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
-        uint32_t i = threadIdx.x + j * blockDim.x;
-        if (i < H4 && cr) xr[i] = v[j];
-        s += beta ? v[j].x + v[j].y + v[j].z + v[j].w
-                  : v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
-    }
-    s = block_sum(s, sh);
-    float mean = 0, inv;
-    if (beta) {
-        mean = s / (float)H;
-        float q = 0;
-#pragma unroll
-        for (int j = 0; j < NORM_VEC; j++) {
-            if (threadIdx.x + j * blockDim.x >= H4) continue;
-            float a = v[j].x - mean, b = v[j].y - mean, d = v[j].z - mean, e = v[j].w - mean;
-            q += a * a + b * b + d * d + e * e;
-        }
-        q = block_sum(q, sh);
-        inv = rsqrtf(q / (float)H + eps);
-    } else {
-        inv = rsqrtf(s / (float)H + eps);
-    }
-    uint2 *o = (uint2 *)(out + (size_t)blockIdx.x * H);
-#pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
-        uint32_t i = threadIdx.x + j * blockDim.x;
-        if (i >= H4) continue;
-        float4 g = g4[i], b = b4 ? b4[i] : make_float4(0.f, 0.f, 0.f, 0.f);
-        float y0 = (v[j].x - mean) * inv * g.x + b.x, y1 = (v[j].y - mean) * inv * g.y + b.y;
-        float y2 = (v[j].z - mean) * inv * g.z + b.z, y3 = (v[j].w - mean) * inv * g.w + b.w;
-        o[i] = make_uint2((uint32_t)f2bf(y0) | (uint32_t)f2bf(y1) << 16, (uint32_t)f2bf(y2) | (uint32_t)f2bf(y3) << 16);
-    }
-}
-
-/* x[n][:] = emb[tok[n]] (+ pos[pos_row]); the embedding's rows [0, rows_host) from host memory, the others from
- * emb_dev, which holds rows [dev_from, vocab). */
-__global__ void k_embed(float *x, const int32_t *tok, const uint16_t *emb_host, const uint16_t *emb_dev,
-                        uint32_t rows_host, uint32_t dev_from, const uint16_t *pos, uint32_t pos_row, uint32_t H,
-                        uint32_t vocab)
-{
-    ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
-    int32_t v = tok[blockIdx.x];
-    if (v < 0 || (uint32_t)v >= vocab) v = 0;
-    const uint16_t *e = (uint32_t)v < rows_host ? emb_host + (size_t)v * H : emb_dev + (size_t)(v - dev_from) * H;
-    for (uint32_t i = threadIdx.x; i < H; i += NTHR) {
-        float f = dak_bf16_to_f32(e[i]);
-        if (pos) f += dak_bf16_to_f32(pos[(size_t)pos_row * H + i]);
-        x[(size_t)blockIdx.x * H + i] = f;
-    }
-}
-
-typedef struct {
-    const float *c;                  /* the stacked GEMM's output [N][ld]: q (heads*128), k, v (kvh*128 each) */
-    const float *bias;               /* the stacked bias [ld] or NULL */
-    uint32_t ld;
-    const float *cs, *sn;            /* rotary tables [max_len][64] or NULL */
-    uint16_t *q;                     /* [N][heads][128] */
-    uint16_t *k_host, *v_host;       /* host tier as the device maps it: [bh][kvh][max_len][128] */
-    uint16_t *k_dev, *v_dev;         /* HBM tier: entries bh.. */
-    uint16_t *k_stage, *v_stage;     /* prefetch: host entries' staging copy, or NULL */
-    uint32_t heads, kvh, max_len, bh, pos;
-} qkv_args;
-
-/* grid (N, heads + kvh), 64 threads: thread i takes elements i and i + 64 of a head. */
-__global__ void k_qkv_post(qkv_args a)
-{
-    ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
-    uint32_t n = blockIdx.x, hh = blockIdx.y, i = threadIdx.x;
-    const uint32_t D = DAK_ENG_HEAD_DIM;
-    int kv = hh >= a.heads;
-    uint32_t h = kv ? hh - a.heads : hh;
-    uint32_t col = (kv ? a.heads * D : 0) + h * D, vcol = (a.heads + a.kvh) * D + h * D; /* q or k; v */
-    const float *c = a.c + (size_t)n * a.ld;
-    float x0 = c[col + i], x1 = c[col + i + 64];
-    if (a.bias) x0 += a.bias[col + i], x1 += a.bias[col + i + 64];
-    if (a.cs) {
-        float co = a.cs[a.pos * 64 + i], si = a.sn[a.pos * 64 + i];
-        float y0 = x0 * co - x1 * si, y1 = x1 * co + x0 * si;
-        x0 = y0, x1 = y1;
-    }
-    if (!kv) {
-        uint16_t *q = a.q + ((size_t)n * a.heads + h) * D;
-        q[i] = f2bf(x0), q[i + 64] = f2bf(x1);
-        return;
-    }
-    float v0 = c[vcol + i], v1 = c[vcol + i + 64];
-    if (a.bias) v0 += a.bias[vcol + i], v1 += a.bias[vcol + i + 64];
-    uint16_t k0 = f2bf(x0), k1 = f2bf(x1), w0 = f2bf(v0), w1 = f2bf(v1);
-    size_t off;
-    uint16_t *kd, *vd;
-    if (n < a.bh) {
-        off = (((size_t)n * a.kvh + h) * a.max_len + a.pos) * D;
-        kd = a.k_host, vd = a.v_host;
-        if (a.k_stage) {
-            a.k_stage[off + i] = k0, a.k_stage[off + i + 64] = k1;
-            a.v_stage[off + i] = w0, a.v_stage[off + i + 64] = w1;
-        }
-    } else {
-        off = (((size_t)(n - a.bh) * a.kvh + h) * a.max_len + a.pos) * D;
-        kd = a.k_dev, vd = a.v_dev;
-    }
-    kd[off + i] = k0, kd[off + i + 64] = k1;
-    vd[off + i] = w0, vd[off + i + 64] = w1;
-}
-
-/* out[r][f] = bf16(relu(c[r][f] + bias[f])) (OPT: c is [N][F]) or bf16(silu(g) * u) with g = c[r][f], u = c[r][F + f]
- * (Llama, gated: gate and up stacked, c is [N][2F]); n = N x F outputs. */
-__global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n, uint32_t F, int gated)
-{
-    ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        size_t r = i / F;
-        uint32_t f = (uint32_t)(i % F);
-        float y;
-        if (gated) {
-            float g = c[r * 2 * F + f];
-            y = g / (1.0f + expf(-g)) * c[r * 2 * F + F + f];
-        } else {
-            float g = c[i] + (bias ? bias[f] : 0.0f);
-            y = g > 0.0f ? g : 0.0f;
-        }
-        out[i] = f2bf(y);
-    }
-}
-
-/* tok[n] = argmax of logits[n][0..vocab) (lowest index on ties, NaN never wins); also hist[n]. */
-__global__ void k_argmax(const float *logits, uint32_t ld, uint32_t vocab, int32_t *tok, int32_t *hist)
-{
-    ptx_griddep_wait(); /* see STEP_KERNEL_TRIGGER */
-    __shared__ float sv[NTHR];
-    __shared__ uint32_t si[NTHR];
-    const float *l = logits + (size_t)blockIdx.x * ld;
-    float bv = -INFINITY;
-    uint32_t bi = 0xffffffffu;
-    for (uint32_t i = threadIdx.x; i < vocab; i += NTHR) {
-        float v = l[i];
-        if (!(v != v) && (bi == 0xffffffffu || v > bv)) bv = v, bi = i;
-    }
-    sv[threadIdx.x] = bv, si[threadIdx.x] = bi;
-    __syncthreads();
-    for (uint32_t s = NTHR / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            float ov = sv[threadIdx.x + s];
-            uint32_t oi = si[threadIdx.x + s];
-            uint32_t mi = si[threadIdx.x];
-            if (oi != 0xffffffffu &&
-                (mi == 0xffffffffu || ov > sv[threadIdx.x] || (ov == sv[threadIdx.x] && oi < mi)))
-                sv[threadIdx.x] = ov, si[threadIdx.x] = oi;
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        int32_t r = si[0] == 0xffffffffu ? 0 : (int32_t)si[0];
-        tok[blockIdx.x] = r;
-        if (hist) hist[blockIdx.x] = r;
-    }
-}
-
-/* c[n][m] = m < ma ? ca[n][m] : cb[n][m - ma] (prefetch: the two GEMMs' outputs joined). */
-__global__ void k_join(float *c, const float *ca, const float *cb, uint32_t ma, uint32_t M, uint32_t N)
-{
-    ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
-    size_t n_all = (size_t)N * M;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_all; i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t n = (uint32_t)(i / M), m = (uint32_t)(i % M);
-        c[i] = m < ma ? ca[(size_t)n * ma + m] : cb[(size_t)n * (M - ma) + (m - ma)];
-    }
-}
-
-static unsigned grid_for(size_t n)
-{
-    size_t g = (n + NTHR - 1) / NTHR;
-    return (unsigned)(g > 4096 ? 4096 : (g ? g : 1));
-}
+#include "engine_kernels.h"
 
 /* ---- the engine ----------------------------------------------------------------------------------- */
 
@@ -805,28 +536,43 @@ static int run_lin(dak_engine *e, lin_t *w, float *c, cm_err *err)
 }
 
 /* the attention of layer l at position t (len t + 1) */
-static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
+/* The attention plans of layer l at position t (len t + 1), in the order attn() runs them: one over the tiered
+ * cache; in prefetch mode with host entries, one over the staged host entries and, if any, one over the HBM
+ * entries.  dak_engine_setup sizes the attention's workspace from the same plans. */
+static int attn_plans(dak_engine *e, uint32_t l, uint32_t t, dak_attn_plan p[2], uint32_t *np, cm_err *err)
 {
     const dak_model_config *c = &e->m.cfg;
     uint32_t heads = (uint32_t)c->heads, kvh = (uint32_t)c->kv_heads, len = t + 1, B = e->batch;
+    uint32_t bh = e->pl.batch_host[l], sms = dak_attn_ctx_sms(e->a);
+    dak_attn_opts o;
+    dak_attn_opts_default(&o);
+    o.pdl = e->o.kernel_pdl ? 1 : 0; /* with the step's small kernels (see STEP_KERNEL_TRIGGER) */
+    *np = 1;
+    if (e->mode == DAK_ENG_DIRECT || bh == 0) return dak_attn_plan_make(B, bh, heads, kvh, len, sms, &o, &p[0], err);
+    if (dak_attn_plan_make(bh, 0, heads, kvh, len, sms, &o, &p[0], err)) return -1;
+    if (bh == B) return 0;
+    *np = 2;
+    return dak_attn_plan_make(B - bh, 0, heads, kvh, len, sms, &o, &p[1], err);
+}
+
+static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
+{
+    uint32_t heads = (uint32_t)e->m.cfg.heads, kvh = (uint32_t)e->m.cfg.kv_heads, len = t + 1, np;
     uint32_t bh = e->pl.batch_host[l];
     float scale = 1.0f / sqrtf(128.0f);
-    dak_attn_plan p;
-    if (e->mode == DAK_ENG_DIRECT || bh == 0) {
-        if (dak_attn_plan_make(B, bh, heads, kvh, len, dak_attn_ctx_sms(e->a), NULL, &p, err)) return -1;
-        return dak_attn_decode(e->a, &e->kv[l], e->qb, heads, len, scale, e->ab, &p, e->st, err);
-    }
+    dak_attn_plan p[2];
+    if (attn_plans(e, l, t, p, &np, err)) return -1;
+    if (e->mode == DAK_ENG_DIRECT || bh == 0)
+        return dak_attn_decode(e->a, &e->kv[l], e->qb, heads, len, scale, e->ab, &p[0], e->st, err);
     size_t ent = (size_t)kvh * e->max_len * 128;
     dak_kv_tiered v;
     if (dak_kv_view(&v, bh, kvh, e->max_len, 0, NULL, NULL, e->sk[l % 2], e->sv[l % 2], err) ||
-        dak_attn_plan_make(bh, 0, heads, kvh, len, dak_attn_ctx_sms(e->a), NULL, &p, err) ||
-        dak_attn_decode(e->a, &v, e->qb, heads, len, scale, e->ab, &p, e->st, err))
+        dak_attn_decode(e->a, &v, e->qb, heads, len, scale, e->ab, &p[0], e->st, err))
         return -1;
-    if (bh < B) {
+    if (np == 2) {
         size_t d0 = (bh - e->kv_d[l]) * ent; /* the first HBM entry held is kv_d[l] */
-        if (dak_kv_view(&v, B - bh, kvh, e->max_len, 0, NULL, NULL, e->kd[l] + d0, e->vd[l] + d0, err) ||
-            dak_attn_plan_make(B - bh, 0, heads, kvh, len, dak_attn_ctx_sms(e->a), NULL, &p, err) ||
-            dak_attn_decode(e->a, &v, e->qb + (size_t)bh * e->Hq, heads, len, scale, e->ab + (size_t)bh * e->Hq, &p,
+        if (dak_kv_view(&v, e->batch - bh, kvh, e->max_len, 0, NULL, NULL, e->kd[l] + d0, e->vd[l] + d0, err) ||
+            dak_attn_decode(e->a, &v, e->qb + (size_t)bh * e->Hq, heads, len, scale, e->ab + (size_t)bh * e->Hq, &p[1],
                             e->st, err))
             return -1;
     }
@@ -1079,10 +825,18 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
             return -1;
     }
     if (prep_lin(e, &e->lm, e->pl.lm_rows_host, e->hb, e->logits, e->slm, err)) return -1;
-    /* the attention's workspace grows outside the capture: one call per (layer, length) first */
-    for (uint32_t t = 0; t < e->S; t++)
-        for (uint32_t l = 0; l < L; l++)
-            if (attn(e, l, t, err)) return -1;
+    /* the attention's workspace, sized from every (step, layer)'s plans and reserved outside the capture */
+    {
+        size_t wf = 0, wc = 0;
+        for (uint32_t t = 0; t < e->S; t++)
+            for (uint32_t l = 0; l < L; l++) {
+                dak_attn_plan p[2];
+                uint32_t np;
+                if (attn_plans(e, l, t, p, &np, err)) return -1;
+                for (uint32_t i = 0; i < np; i++) dak_attn_plan_ws_max(&p[i], &wf, &wc);
+            }
+        if (dak_attn_ctx_reserve(e->a, wf, wc, err)) return -1;
+    }
     ECU(cudaStreamSynchronize(e->st));
     /* one graph per step */
     e->ge = (cudaGraphExec_t *)cm_calloc(e->S, sizeof(cudaGraphExec_t));
