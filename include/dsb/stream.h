@@ -275,22 +275,34 @@ void dsb_stream_record_free(dsb_stream_record *r);
 uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n);
 
 /* Where a receiver's frames go (the network source, include/dsb/stream_net.h):
- * the CPU state (dsb_stream_cpu_sink) or the GPU (dsb_stream_gpu_sink,
- * include/dsb/stream_gpu.h).  The receiver checks every frame first (wire
- * check, run id, one copy a frame an attempt) and calls
+ * the CPU state (dsb_stream_cpu_sink), a ring consumed by a CPU thread
+ * (dsb_stream_ring_sink, include/dsb/stream_ring.h) or the GPU
+ * (dsb_stream_gpu_sink, include/dsb/stream_gpu.h).  The receiver checks every
+ * frame first (wire check, run id) and calls
  *   frame     for each good frame of the pass being received (the whole
- *             4096-byte frame, header included);
+ *             4096-byte frame, header included), returning DSB_STREAM_TAKEN,
+ *             or DSB_STREAM_DUPLICATE (only a sink with `dedup`) or
+ *             DSB_STREAM_NO_ROOM (a ring whose window the frame is beyond:
+ *             not taken, counted; the attempt will lack it);
  *   end_pass  once every frame of the pass is in: finish the pass (energies,
  *             the step when `update`, checksums) and fill rec's energies,
  *             checksums, best replica and best_signs; 0, or -1 with a message
  *             (the run stops);
- *   discard   when the attempt lost frames and the pass will be sent again.
- * One thread calls them, in that order. */
+ *   discard   when the attempt lost frames and the pass will be sent again:
+ *             forget what the attempt consumed (before the receiver asks for
+ *             the pass again, so the next attempt's frames find the sink ready).
+ * end_pass and discard are called by one thread at a time with no frame call
+ * in progress; frame calls come from one thread, or from several at once when
+ * the sink sets `concurrent`.  Without `dedup` the receiver keeps a bitmap of
+ * the pass (T bits) so that a duplicate never reaches the sink. */
+enum { DSB_STREAM_TAKEN = 0, DSB_STREAM_DUPLICATE = 1, DSB_STREAM_NO_ROOM = 2 };
 typedef struct {
     void *ctx;
-    void (*frame)(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame);
+    int (*frame)(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame);
     int (*end_pass)(void *ctx, uint32_t pass, int update, dsb_stream_record *rec, cm_err *err);
     void (*discard)(void *ctx);
+    int dedup;      /* frame() tells duplicates itself */
+    int concurrent; /* frame() may run on several threads at once */
 } dsb_stream_sink;
 
 /* The sink that consumes into the CPU state s (dsb_stream_accumulate,

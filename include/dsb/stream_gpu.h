@@ -51,12 +51,19 @@ typedef struct {
     double setup_seconds;      /* allocation, initial state, first frame build */
     double update_seconds;     /* sum over passes of the end-of-pass kernel (energy, step, checksum) */
     double consume_seconds;    /* sum of the records' seconds */
+    /* received frames (dsb_stream_gpu_open_recv) */
+    double recv_drain_seconds; /* sum over passes of the wait, once the receiver had the
+                                  pass whole, for the GPU to finish consuming it */
+    uint64_t recv_attempts_stopped; /* ring: attempts given up part-consumed */
+    uint64_t ring_waits;       /* ring: frames that waited for the GPU to free a slot */
 } dsb_stream_gpu_info;
 
 typedef struct {
     dsb_stream_source source;
     uint32_t blocks;       /* persistent worker blocks, 0 = 2 per SM or what fits */
-    uint64_t host_bytes;   /* SRC_HOST: size of the pinned frame buffer, 0 = 64 MiB */
+    uint64_t host_bytes;   /* SRC_HOST: size of the pinned frame buffer, 0 = 64 MiB;
+                              received frames: the ring (0 = 64 MiB; a size that holds
+                              the pass, UINT64_MAX say: the whole pass) */
     int progress;          /* progress line with rate and ETA on stderr */
     uint32_t host_threads; /* SRC_HOST: CPU threads building frames, 0 = online cores - 1 (>= 1) */
     /* Test only: 0 = off; f + 1 sends frame f (column-block-major) of the
@@ -81,18 +88,26 @@ int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
 
 /* The network source on the GPU: a run whose frames come from a receiver
  * (dsb_stream_recv_sink, include/dsb/stream_net.h) through the sink of
- * dsb_stream_gpu_sink.  The receiver's thread copies each checked frame to its
- * place in a pass buffer of pinned, mapped host memory (frame f = block n +
- * row at 4096 f); once the pass is whole the GPU consumes it as the host
- * source does (bulk copies into shared memory, the device's own frame check),
- * runs the end-of-pass update and gives the record.  An attempt that lost
- * frames is never consumed, so a RESEND leaves nothing to undo on the GPU.
- * The buffer holds one pass (T x 4096 bytes): opts.host_bytes 0 sizes it so,
- * a smaller non-zero value is refused (no ring for received frames yet).
- * opts.source and opts.host_threads are not used.  The GPU consumes a pass at
- * the host link's rate (~50 GB/s on the H200) after it is received, so the
- * network, not the GPU, sets the pace.  The sink fails a pass whose frames the
- * GPU did not all consume. */
+ * dsb_stream_gpu_sink.  opts.host_bytes (0: DSB_STREAM_RING_DEFAULT_BYTES,
+ * 64 MiB) of pinned, mapped host memory hold the received frames:
+ *   - a pass that fits is kept whole (frame f = block n + row at 4096 f); the
+ *     receiving threads copy each checked frame to its place, and once the
+ *     pass is whole the GPU consumes it as the host source does (bulk copies
+ *     into shared memory, the device's own frame check), runs the end-of-pass
+ *     update and gives the record; an attempt that lost frames was never
+ *     consumed, so a RESEND leaves nothing to undo;
+ *   - otherwise the buffer is a ring of chunks (include/dsb/stream_ring.h;
+ *     at least 2 chunks of 128 frames, 1 MiB): the consume kernel runs while
+ *     the pass arrives and takes each chunk as soon as it is whole, in pass
+ *     order, so memory is bounded by the ring, not the pass.  An attempt that
+ *     lost frames stops the kernel at the first chunk that is not whole, and
+ *     its counters are cleared: the state (x, y, signs) changes only in the
+ *     update of a pass that consumed every frame (docs/perf/NOTES-stream.md).
+ *     The ring runs 16 worker blocks unless opts.blocks says otherwise (the
+ *     network, not the GPU, sets the pace).
+ * opts.source, opts.host_threads and opts.corrupt_frame are not used (the last
+ * is refused).  The sink fails a pass whose frames the GPU did not all
+ * consume, and takes frames from several receiving threads at once. */
 typedef struct dsb_stream_gpu_run dsb_stream_gpu_run;
 int dsb_stream_gpu_open_recv(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
                              dsb_stream_gpu_run **out, cm_err *err);

@@ -9,12 +9,15 @@
  * The generator learns nothing but the acknowledgements: the receiver decides
  * how many passes the run has (K + 1).
  *
- * Receiver: one thread takes datagrams in batches, checks each frame (wire
- * check, run id, a bitmap of the frames already consumed in this attempt, so
- * a duplicate never counts twice) and hands it to a sink (dsb/stream.h): the
- * CPU state, consumed for every replica (dsb_stream_accumulate), or the GPU
- * (a pass's frames in pinned host memory, consumed by the GPU solver once the
- * pass is in: include/dsb/stream_gpu.h).  Generator: `queues` threads, queue q sending the
+ * Receiver: one thread, or `recv_threads` threads sharing the one socket
+ * (udp), take datagrams in batches (recvmmsg), check each frame (wire check,
+ * run id, and that it is not a duplicate of a frame taken in this attempt:
+ * a bitmap of the pass here, or the sink's own ring) and hand it to a sink
+ * (dsb/stream.h): the CPU state, consumed for every replica on the receiving
+ * thread (dsb_stream_accumulate); a ring consumed by a CPU thread
+ * (include/dsb/stream_ring.h); or the GPU (a ring of chunks of pinned host
+ * memory that the GPU consumes as each chunk is whole, or a whole pass:
+ * include/dsb/stream_gpu.h).  Generator: `queues` threads, queue q sending the
  * frames f = q, q + Q, ... of the pass in column-block-major order, at an
  * optional payload rate cap, halved after every RESEND (and the first cap,
  * when none was given, half the rate of the attempt that lost frames). */
@@ -30,6 +33,7 @@
 
 #define DSB_STREAM_MAX_QUEUES 64u
 #define DSB_STREAM_DEFAULT_PORT 9401u /* the request service uses 9400 */
+#define DSB_STREAM_MAX_RECV_THREADS 16u
 
 typedef struct {
     dsb_transport_config tc; /* receiver: bind address and port (or interface);
@@ -39,6 +43,8 @@ typedef struct {
     double timeout_s;        /* give up after this long without a datagram (receiver) or an
                                 answer (generator) (default 30) */
     uint32_t queues;         /* generator: sockets and threads, 1 .. 64 (1) */
+    uint32_t recv_threads;   /* receiver: threads taking datagrams from the socket, 1 .. 16
+                                (0 = 1); more than one needs udp and a concurrent sink */
     double rate_gbps;        /* generator: payload rate cap over all queues, 0 = none */
     /* generator test hooks (1-based, 0 = off), on the first attempt of pass hook_pass: */
     uint32_t hook_pass;
@@ -53,15 +59,24 @@ typedef struct {
     uint64_t duplicates;     /* receiver: good frames already consumed in the attempt */
     uint64_t stale;          /* receiver: frames and ends of an earlier pass */
     uint64_t bad;            /* receiver: rejected frames, all reasons */
+    uint64_t ring_full;      /* receiver: good frames the sink's ring had no room for (their
+                                chunk too far ahead of one not yet whole); not taken, so their
+                                attempt was sent again */
     uint64_t bad_reason[DSB_WR_COUNT];
     uint64_t resends;        /* attempts that were discarded and sent again */
     uint64_t missing;        /* receiver: frames those attempts lacked, in all */
     uint64_t not_sent;       /* receiver: of those, frames the generator's PASS_ENDs did not
                                 count (the rest were lost on the way) */
     uint64_t acks;           /* receiver: STREAM_ACKs sent; generator: received */
+    uint64_t unsent;         /* generator: frames the transport did not take (a send error,
+                                e.g. ECONNREFUSED while no receiver is bound); left out of
+                                the PASS_ENDs' counts, so the receiver counts them not sent */
     uint64_t kernel_drops;   /* receiver: datagrams the socket queue dropped */
     double final_rate_gbps;  /* generator: the rate cap at the end (0 = none) */
     uint16_t port;           /* receiver: the bound port (useful with port 0) */
+    uint32_t threads;        /* receiver: receiving threads */
+    double seconds;          /* receiver: the run's first frame to the final answer (every
+                                attempt, the sink's work between passes included) */
 } dsb_stream_net_stats;
 
 void dsb_stream_net_opts_default(dsb_stream_net_opts *o);

@@ -224,9 +224,10 @@ void dsb_stream_discard_pass(dsb_stream_state *s)
     memset(s->mismatch, 0, (size_t)s->p.replicas * s->p.n * sizeof *s->mismatch);
 }
 
-static void cpu_sink_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
+static int cpu_sink_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
 {
     dsb_stream_accumulate(ctx, row, block, frame + DSB_WIRE_HDR_BYTES);
+    return DSB_STREAM_TAKEN;
 }
 
 static int cpu_sink_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_record *rec,
@@ -245,6 +246,8 @@ void dsb_stream_cpu_sink(dsb_stream_state *s, dsb_stream_sink *sink)
     sink->frame = cpu_sink_frame;
     sink->end_pass = cpu_sink_end_pass;
     sink->discard = cpu_sink_discard;
+    sink->dedup = 0;      /* the receiver's bitmap keeps duplicates out */
+    sink->concurrent = 0; /* two frames of one row would race on its counters */
 }
 
 uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n)

@@ -30,6 +30,15 @@ expect 2 "apply to --source udp or packet only" -- "${S[@]}" --timeout 5
 expect 2 "--port: expected an integer" -- "${S[@]}" --source udp --port 70000
 expect 2 "unknown option '--transport'" -- "${S[@]}" --source udp --transport packet
 expect 2 "--threads: applies to --source gen" -- "${S[@]}" --source udp --threads 2
+expect 2 "--ring: expected a size of 1MiB .. 1TiB" -- "${S[@]}" --source udp --ring 512KiB
+expect 2 "--ring: expected a size of 1MiB .. 1TiB" -- "${S[@]}" --source udp --ring 2TiB
+expect 2 "--ring: expected a size" -- "${S[@]}" --source udp --ring lots
+expect 2 "apply to --source udp or packet only" -- "${S[@]}" --ring 4MiB
+expect 2 "--ring pass: applies to --backend gpu" -- "${S[@]}" --source udp --ring pass
+expect 2 "--recv-threads: expected an integer" -- "${S[@]}" --source udp --recv-threads 0
+expect 2 "--recv-threads: expected an integer" -- "${S[@]}" --source udp --recv-threads 17
+expect 2 "apply to --source udp or packet only" -- "${S[@]}" --recv-threads 2
+expect 2 "--recv-threads: more than 1 needs --source udp" -- "${S[@]}" --source packet --recv-threads 2
 expect 1 "not a numeric IPv4 or IPv6 address" -- "${S[@]}" --source udp --bind 1.2.3 --port 0
 # the generator's flags
 expect 0 "usage: dsb stream-send" -- "$DSB" stream-send --help
@@ -90,6 +99,25 @@ check "received: nothing rejected or sent again" grep -q "0 rejected, 0 passes s
 "${S[@]}" --n 2000 --replicas 2 --updates 3 --json "$tmp/gen.json" >/dev/null 2>&1
 check "received records = in-process records" \
     diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/net.json") \
+    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+
+# the same run through a ring of 1 MiB (256 frames; the pass is 2000) and three receiving threads
+"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --ring 1MiB --recv-threads 3 --json "$tmp/ring.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
+rpid=$!
+port=
+for _ in $(seq 100); do
+    port=$(sed -n 's/.*receiving on port \([0-9]*\).*/\1/p' "$tmp/recv.err")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet
+wait "$rpid"
+check "ring: the receiver exits 0" [ $? -eq 0 ]
+check "ring: three threads, a CPU ring" grep -q "receiver: 3 threads; CPU ring of" "$tmp/recv.out"
+check "ring: JSON says so" grep -q '"receive_buffer":"cpu-ring"' "$tmp/ring.json"
+check "ring: received records = in-process records" \
+    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/ring.json") \
     <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
 
 # stream files: an SK instance written once, streamed: the resident solver's answer

@@ -6,17 +6,26 @@
  * with junk datagrams in between; a generator of another matrix is refused.
  * A sink of the test's own (dsb_stream_recv_sink) sees every good frame once
  * and a discard an attempt sent again, and one that fails to end a pass stops
- * the receiver with its message.
+ * the receiver with its message.  Through the CPU's ring sink
+ * (include/dsb/stream_ring.h: a ring far smaller than the pass, a consumer
+ * thread) with one or several receiving threads, a lost frame costs an
+ * attempt part of which was already consumed, and the records must still be
+ * the reference's; the hand-driven protocol script runs again through a ring
+ * of two one-frame chunks, where a frame beyond the window is refused and
+ * counted.
  *
  * Built with STREAM_NET_GPU (tests/dsb_gpu: test_stream_net_gpu, label gpu)
- * the same cases consume on the GPU (dsb_stream_gpu_open_recv and its sink,
- * include/dsb/stream_gpu.h, under the counting sink): every record must still
- * equal the CPU reference's, bit for bit, and the final pass give the best
- * spins; a pass buffer smaller than a pass is refused. */
+ * the cases consume on the GPU (dsb_stream_gpu_open_recv and its sink,
+ * include/dsb/stream_gpu.h, under the counting sink), through a ring of
+ * pinned memory smaller than the pass (losses, a corrupted frame, two column
+ * blocks, several receiving threads) or a whole-pass buffer: every record
+ * must still equal the CPU reference's, bit for bit, and the final pass give
+ * the best spins; a ring of less than 2 chunks of 128 frames is refused. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -25,6 +34,7 @@
 
 #include "../check.h"
 #include "dsb/stream_net.h"
+#include "dsb/stream_ring.h"
 #ifdef STREAM_NET_GPU
 #include "dsb/stream_gpu.h"
 #endif
@@ -76,15 +86,17 @@ typedef struct {
  * pass fail_pass (1-based, 0 = never): the receiver must stop with its message. */
 typedef struct {
     dsb_stream_sink cpu;
-    uint64_t frames, ends, discards;
+    _Atomic uint64_t frames; /* taken (several receiving threads may count) */
+    uint64_t ends, discards;
     uint32_t fail_pass;
 } counting_sink;
 
-static void cs_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
+static int cs_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
 {
     counting_sink *k = ctx;
-    k->frames++;
-    k->cpu.frame(k->cpu.ctx, row, block, frame);
+    int got = k->cpu.frame(k->cpu.ctx, row, block, frame);
+    if (got == DSB_STREAM_TAKEN) atomic_fetch_add(&k->frames, 1);
+    return got;
 }
 
 static int cs_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_record *rec, cm_err *err)
@@ -155,8 +167,15 @@ typedef struct {
     uint64_t drop, corrupt;
     int junk;
     uint64_t sender_seed_delta; /* != 0: the generator's matrix is another one */
-    int sink;                   /* 1: through a counting sink; 2: one that refuses pass 2 */
+    int sink;                   /* 1: through a counting sink; 2: one that refuses pass 2;
+                                   3 (CPU): a counting sink around the CPU's ring sink */
+    uint64_t ring;              /* ring bytes (GPU: host_bytes, UINT64_MAX the whole pass;
+                                   CPU ring sink: 0 = its default) */
+    uint64_t chunk;             /* CPU ring sink: frames a chunk (0 = its shape's) */
+    uint32_t recv_threads;      /* 0 = 1 */
 } net_case;
+
+#define PASS_BUF UINT64_MAX
 
 static void run_case(const net_case *c)
 {
@@ -176,7 +195,9 @@ static void run_case(const net_case *c)
     r.o.tc.bind_port = 0;
     r.o.idle_s = 0.2;
     r.o.timeout_s = c->sender_seed_delta ? 1.5 : 20.0;
+    r.o.recv_threads = c->recv_threads;
     static counting_sink ks;
+    dsb_stream_ring_sink *rsink = NULL;
     static dsb_stream_sink sink;
     dsb_stream_state *state = NULL;
 #ifdef STREAM_NET_GPU
@@ -191,21 +212,31 @@ static void run_case(const net_case *c)
         dsb_stream_gpu_opts go;
         dsb_stream_gpu_opts_default(&go);
         go.info = &info;
+        go.host_bytes = c->ring;
         CHECK(dsb_stream_gpu_open_recv(&r.p, &go, &run, &e) == 0, "gpu run: %s", e.msg);
         if (!run) return;
         dsb_stream_gpu_sink(run, &ks.cpu);
 #else
         CHECK(dsb_stream_state_create(&r.p, &state, &e) == 0, "sink state: %s", e.msg);
-        dsb_stream_cpu_sink(state, &ks.cpu);
+        if (c->sink == 3) {
+            CHECK(dsb_stream_ring_sink_open(state, &r.p, c->ring, c->chunk, &rsink, &e) == 0,
+                  "ring sink: %s", e.msg);
+            if (!rsink) return;
+            dsb_stream_ring_sink_get(rsink, &ks.cpu);
+        } else {
+            dsb_stream_cpu_sink(state, &ks.cpu);
+        }
 #endif
         ks.fail_pass = c->sink == 2 ? 2u : 0u;
-        sink = (dsb_stream_sink){&ks, cs_frame, cs_end_pass, cs_discard};
+        sink = (dsb_stream_sink){&ks, cs_frame, cs_end_pass, cs_discard, ks.cpu.dedup,
+                                 ks.cpu.concurrent};
         r.sink = &sink;
     }
     char what[128];
-    snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u drop=%llu corrupt=%llu",
-             dsb_stream_instance_name(c->inst), c->n, c->B, c->K, c->queues,
-             (unsigned long long)c->drop, (unsigned long long)c->corrupt);
+    snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u drop=%llu corrupt=%llu ring=%lld "
+             "threads=%u", dsb_stream_instance_name(c->inst), c->n, c->B, c->K, c->queues,
+             (unsigned long long)c->drop, (unsigned long long)c->corrupt,
+             c->ring == PASS_BUF ? -1ll : (long long)c->ring, c->recv_threads ? c->recv_threads : 1u);
 
     pthread_t tid;
     pthread_create(&tid, NULL, recv_main, &r);
@@ -230,6 +261,12 @@ static void run_case(const net_case *c)
     cm_err serr = {{0}};
     int src = dsb_stream_send(&sp, &so, 0, &ss, &serr);
     pthread_join(tid, NULL);
+    dsb_stream_ring_sink_stats rst;
+    memset(&rst, 0, sizeof rst);
+    if (rsink) {
+        dsb_stream_ring_sink_stats_get(rsink, &rst);
+        dsb_stream_ring_sink_close(rsink);
+    }
     dsb_stream_state_free(state);
 #ifdef STREAM_NET_GPU
     dsb_stream_gpu_close(run); /* fills info */
@@ -272,12 +309,39 @@ static void run_case(const net_case *c)
     }
     CHECK(same, "%s: received records equal the in-process reference's", what);
     CHECK(r.got.spins_ok, "%s: the final pass's best spins given, the best replica's", what);
-#ifdef STREAM_NET_GPU
-    CHECK(info.host_mode == 1 && info.host_buffer_bytes == dsb_stream_frames(c->n) * DSB_STREAM_FRAME,
-          "%s: one pass in the GPU's pinned buffer (mode %d, %llu bytes)", what, info.host_mode,
-          (unsigned long long)info.host_buffer_bytes);
-#endif
     uint64_t T = dsb_stream_frames(c->n);
+#ifdef STREAM_NET_GPU
+    if (c->ring == PASS_BUF || c->ring / DSB_STREAM_FRAME >= T) {
+        CHECK(info.host_mode == 1 && info.host_buffer_bytes == T * DSB_STREAM_FRAME &&
+                  info.recv_attempts_stopped == 0,
+              "%s: one pass in the GPU's pinned buffer (mode %d, %llu bytes)", what, info.host_mode,
+              (unsigned long long)info.host_buffer_bytes);
+    } else {
+        const uint64_t bytes = c->ring ? c->ring : DSB_STREAM_RING_DEFAULT_BYTES;
+        CHECK(info.host_mode == 2 && info.ring_frames % 128u == 0 && info.ring_slots >= 2 &&
+                  info.host_buffer_bytes == (uint64_t)info.ring_slots * info.ring_frames * DSB_STREAM_FRAME &&
+                  info.host_buffer_bytes <= bytes && info.host_buffer_bytes < T * DSB_STREAM_FRAME,
+              "%s: a ring smaller than the pass (mode %d, %u x %u frames, %llu bytes)", what,
+              info.host_mode, info.ring_slots, info.ring_frames,
+              (unsigned long long)info.host_buffer_bytes);
+        CHECK(info.recv_attempts_stopped == r.st.resends,
+              "%s: every attempt sent again stopped the GPU part-way (%llu of %llu)", what,
+              (unsigned long long)info.recv_attempts_stopped, (unsigned long long)r.st.resends);
+    }
+#endif
+    if (rsink) {
+        CHECK(rst.slots * rst.chunk_frames < T && rst.bad_frames == 0 &&
+                  rst.frames_consumed >= (uint64_t)(c->K + 1u) * T &&
+                  rst.attempts_stopped == r.st.resends,
+              "%s: a CPU ring of %u x %llu frames for a pass of %llu: %llu frames consumed, %llu "
+              "attempts stopped (%llu resends)", what, rst.slots,
+              (unsigned long long)rst.chunk_frames, (unsigned long long)T,
+              (unsigned long long)rst.frames_consumed, (unsigned long long)rst.attempts_stopped,
+              (unsigned long long)r.st.resends);
+    }
+    CHECK(r.st.threads == (c->recv_threads ? c->recv_threads : 1u), "%s: %u receiving threads",
+          what, r.st.threads);
+    CHECK(r.st.seconds > 0, "%s: the run's end-to-end time (%.3f s)", what, r.st.seconds);
     int full = 1;
     for (uint32_t i = 0; i < r.got.count; i++) full &= r.got.frames[i] == T;
     CHECK(full, "%s: every pass consumed all %llu frames", what, (unsigned long long)T);
@@ -288,13 +352,15 @@ static void run_case(const net_case *c)
           "%s: passes sent again: receiver %llu, generator %llu, at least %llu", what,
           (unsigned long long)r.st.resends, (unsigned long long)ss.resends,
           (unsigned long long)want_resends);
-    CHECK(r.st.missing >= want_resends && r.st.not_sent == (c->drop ? 1u : 0u),
+    CHECK(r.st.missing >= want_resends && r.st.missing >= r.st.ring_full &&
+              r.st.not_sent == (c->drop ? 1u : 0u),
           "%s: frames missing %llu (not sent %llu)", what, (unsigned long long)r.st.missing,
           (unsigned long long)r.st.not_sent);
     if (r.st.resends > want_resends)
         fprintf(stderr, "%s: %llu more attempts (datagrams lost on loopback: %llu dropped by "
-                        "the socket)\n", what, (unsigned long long)(r.st.resends - want_resends),
-                (unsigned long long)r.st.kernel_drops);
+                        "the socket; %llu frames beyond the ring's window)\n", what,
+                (unsigned long long)(r.st.resends - want_resends),
+                (unsigned long long)r.st.kernel_drops, (unsigned long long)r.st.ring_full);
     if (c->corrupt)
         CHECK(r.st.bad_reason[DSB_WR_RESERVED_NONZERO] == 1,
               "%s: the corrupted frame counted once (%llu)", what,
@@ -312,10 +378,12 @@ static void run_case(const net_case *c)
               (unsigned long long)ks.ends, (unsigned long long)ks.discards,
               (unsigned long long)r.st.resends);
     /* every frame the generator sent was received (loopback loses only to a full socket) */
-    CHECK(r.st.frames + r.st.bad + r.st.kernel_drops >= ss.frames - (c->drop ? 1 : 0),
-          "%s: sent %llu, consumed %llu, rejected %llu, dropped %llu", what,
+    CHECK(r.st.frames + r.st.bad + r.st.kernel_drops + r.st.ring_full + r.st.duplicates >=
+              ss.frames - (c->drop ? 1 : 0),
+          "%s: sent %llu, consumed %llu, rejected %llu, dropped %llu, no room %llu", what,
           (unsigned long long)ss.frames, (unsigned long long)r.st.frames,
-          (unsigned long long)r.st.bad, (unsigned long long)r.st.kernel_drops);
+          (unsigned long long)r.st.bad, (unsigned long long)r.st.kernel_drops,
+          (unsigned long long)r.st.ring_full);
 }
 
 #ifndef STREAM_NET_GPU /* the protocol script runs once, in the CPU build */
@@ -323,7 +391,10 @@ static void run_case(const net_case *c)
  * frames a pass, K = 1): a pass short of a frame gets RESEND; that attempt's
  * PASS_END arriving again gets the same RESEND (it must not close the new
  * attempt); the full second attempt gets NEXT, the last pass DONE, and a late
- * PASS_END after DONE gets DONE again. */
+ * PASS_END after DONE gets DONE again.  `ring`: through the CPU's ring sink of
+ * two one-frame chunks, the first attempt's frame 2 comes first, beyond the
+ * window (chunk 2 with chunk 0 not whole): refused and counted, so that
+ * attempt lacks it just the same. */
 static int ask(int fd, const struct sockaddr_in *to, const uint8_t *frame, size_t len,
                dsb_wire_stream_ack *ack)
 {
@@ -335,10 +406,13 @@ static int ask(int fd, const struct sockaddr_in *to, const uint8_t *frame, size_
     return dsb_wire_stream_ack_check(buf, (size_t)r, 3, ack) == DSB_WR_NONE ? 1 : -1;
 }
 
-static void test_protocol_script(void)
+static void test_protocol_script(int ring)
 {
     static receiver r;
     memset(&r, 0, sizeof r);
+    dsb_stream_state *state = NULL;
+    dsb_stream_ring_sink *rsink = NULL;
+    static dsb_stream_sink sink;
     pthread_mutex_init(&r.mu, NULL);
     pthread_cond_init(&r.cv, NULL);
     dsb_stream_params_default(&r.p);
@@ -351,6 +425,15 @@ static void test_protocol_script(void)
     r.o.tc.bind_port = 0;
     r.o.idle_s = 0.5;
     r.o.timeout_s = 10;
+    if (ring) {
+        cm_err e = {{0}};
+        CHECK(dsb_stream_state_create(&r.p, &state, &e) == 0 &&
+                  dsb_stream_ring_sink_open(state, &r.p, 2 * DSB_STREAM_FRAME, 1, &rsink, &e) == 0,
+              "script: ring sink: %s", e.msg);
+        if (!rsink) return;
+        dsb_stream_ring_sink_get(rsink, &sink);
+        r.sink = &sink;
+    }
     pthread_t tid;
     pthread_create(&tid, NULL, recv_main, &r);
     pthread_mutex_lock(&r.mu);
@@ -381,6 +464,10 @@ static void test_protocol_script(void)
         e.frames = (frames_);                                                                  \
         memcpy(pe, &e, sizeof e);                                                              \
     } while (0)
+    if (ring) { /* frame 2 first: beyond the ring's window, refused */
+        dsb_stream_build_frame(frame, &r.p, eta, 0, 2, 0, 0, 2);
+        ask(fd, &to, frame, sizeof frame, NULL);
+    }
     for (uint32_t f = 0; f < 2; f++) { /* pass 0, frame 2 "lost" */
         dsb_stream_build_frame(frame, &r.p, eta, 0, f, 0, 0, f);
         ask(fd, &to, frame, sizeof frame, NULL);
@@ -416,10 +503,21 @@ static void test_protocol_script(void)
     pthread_join(tid, NULL);
     CHECK(r.rc == 0, "receiver: %s", r.err.msg);
     CHECK(r.got.count == 2 && r.st.resends == 1 && r.st.duplicates == 1 && r.st.missing == 1 &&
-              r.st.not_sent == 0,
-          "passes %u, resends %llu, duplicates %llu, missing %llu", r.got.count,
-          (unsigned long long)r.st.resends, (unsigned long long)r.st.duplicates,
-          (unsigned long long)r.st.missing);
+              r.st.not_sent == 0 && r.st.ring_full == (ring ? 1u : 0u),
+          "script (ring %d): passes %u, resends %llu, duplicates %llu, missing %llu, no room %llu",
+          ring, r.got.count, (unsigned long long)r.st.resends, (unsigned long long)r.st.duplicates,
+          (unsigned long long)r.st.missing, (unsigned long long)r.st.ring_full);
+    if (rsink) {
+        dsb_stream_ring_sink_stats st;
+        dsb_stream_ring_sink_stats_get(rsink, &st);
+        CHECK(st.slots == 2 && st.chunk_frames == 1 && st.attempts_stopped == 1 &&
+                  st.frames_consumed == 2u + 3u + 3u,
+              "script: the ring's consumer took %llu frames (2 of the attempt given up, then 3 a "
+              "pass) and stopped %llu attempt",
+              (unsigned long long)st.frames_consumed, (unsigned long long)st.attempts_stopped);
+        dsb_stream_ring_sink_close(rsink);
+    }
+    dsb_stream_state_free(state);
     static recs ref;
     memset(&ref, 0, sizeof ref);
     ref.B = 1;
@@ -441,20 +539,25 @@ int main(void)
         p.n = 1000;
         dsb_stream_gpu_opts o;
         dsb_stream_gpu_opts_default(&o);
-        o.host_bytes = 4096;
+        o.host_bytes = (1u << 20) - 4096; /* a frame short of 2 chunks of 128 */
         dsb_stream_gpu_run *run = NULL;
         cm_err err;
         CHECK(dsb_stream_gpu_open_recv(&p, &o, &run, &err) == -1 && run == NULL &&
-                  strstr(err.msg, "a whole pass"),
-              "a pass buffer of one frame refused: %s", err.msg);
+                  strstr(err.msg, "fewer than 2 chunks of 128 frames"),
+              "a ring a frame short of 2 chunks refused: %s", err.msg);
     }
-    static const net_case cases[] = { /* all through the counting sink around the GPU's */
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1},
-        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1},    /* frame 76 of pass 2 lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1},   /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1},  /* two column blocks, a loss */
-        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1},
-        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2},     /* a sink that refuses pass 1 */
+    /* all through the counting sink around the GPU's; MiB rings hold 2 chunks of 128 frames */
+    static const net_case cases[] = {
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1, PASS_BUF, 0, 0},  /* the whole pass */
+        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1, 1u << 20, 0, 0}, /* frame 76 of pass 2 lost */
+        {DSB_STREAM_RANDOM, 300, 3, 4, 1, 1, 300, 0, 0, 0, 1, 1u << 20, 0, 0}, /* pass 1's last frame lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1, 1u << 20, 0, 0}, /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0},      /* two column blocks, the default 64 MiB ring */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40000, 0, 0, 0, 1, 8u << 20, 0, 2}, /* a loss late in the pass, 2 threads */
+        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1, 1u << 20, 0, 2},
+        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 1, 16u << 20, 0, 4}, /* 4 queues, 4 threads */
+        {DSB_STREAM_MATTIS, 1000, 4, 2, 2, 0, 0, 0, 0, 0, 1, PASS_BUF, 0, 2},  /* the whole pass, 2 threads */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 1u << 20, 0, 0},  /* a sink that refuses pass 1 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();
@@ -462,16 +565,25 @@ int main(void)
 #else
 int main(void)
 {
-    test_protocol_script();
+    test_protocol_script(0);
+    test_protocol_script(1);
     static const net_case cases[] = {
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0},  /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0}, /* two column blocks, a loss */
-        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0},    /* another seed: refused */
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1}, /* a sink of ours, a loss */
-        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2},  /* a sink that refuses pass 1 */
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0, 0, 0, 0},  /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0, 0, 0, 0}, /* two column blocks, a loss */
+        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0},    /* another seed: refused */
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0}, /* a sink of ours, a loss */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0},  /* a sink that refuses pass 1 */
+        /* the CPU's ring sink: 2 chunks of 3 frames for a pass of 300, one queue (in order);
+         * frame 151 of pass 1 lost after half the pass was consumed */
+        {DSB_STREAM_RANDOM, 300, 3, 3, 1, 2, 152, 0, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0},
+        {DSB_STREAM_MATTIS, 300, 2, 2, 1, 1, 1, 300, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0}, /* frame 0 lost, 299 corrupted */
+        /* 16 MiB (4096 frames) for 5000 frames a pass, 2 queues, 3 receiving threads, a loss */
+        {DSB_STREAM_MATTIS, 5000, 4, 2, 2, 1, 4999, 0, 1, 0, 3, 16u << 20, 0, 3},
+        /* two column blocks through 8 MiB, 2 queues, 2 threads */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 0, 0, 0, 0, 0, 3, 8u << 20, 0, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();

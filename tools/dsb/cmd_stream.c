@@ -15,6 +15,7 @@
 #include "dsb/stream.h"
 #include "dsb/stream_gpu.h"
 #include "dsb/stream_net.h"
+#include "dsb/stream_ring.h"
 
 static const char *P = "dsb stream";
 
@@ -39,14 +40,22 @@ static void usage(FILE *o)
             "                       gpu); host: frames in pinned host memory, pulled by the\n"
             "                       GPU with bulk copies (gpu only); udp, packet: frames\n"
             "                       received from `dsb stream-send`, consumed on the CPU or,\n"
-            "                       with --backend gpu, a whole pass at a time by the GPU from\n"
-            "                       pinned host memory  (default gen)\n"
+            "                       with --backend gpu, by the GPU from pinned host memory\n"
+            "                       (--ring)  (default gen)\n"
             "  --bind ADDR --port P udp: where to receive (127.0.0.1, 9401; port 0: any, the\n"
             "                       port chosen is printed on stderr)\n"
             "  --iface IF --mac M   packet: the interface (lo) and this end's MAC\n"
             "  --idle S             udp/packet: after the final pass, answer late PASS_ENDs\n"
             "                       this long (1)\n"
             "  --timeout S          udp/packet: give up after S s without a datagram (30)\n"
+            "  --ring SIZE|pass     udp/packet: memory for received frames, 1MiB .. 1TiB.  gpu:\n"
+            "                       pinned; a pass that fits is kept whole, else a ring of\n"
+            "                       chunks the GPU consumes as each one is whole (64MiB);\n"
+            "                       'pass': always the whole pass.  cpu: a ring consumed by a\n"
+            "                       thread of its own (default: no ring, the receiving thread\n"
+            "                       consumes each frame)\n"
+            "  --recv-threads N     udp: threads taking datagrams from the socket, 1 .. 16 (1);\n"
+            "                       with --backend cpu more than 1 implies a ring\n"
             "  --threads N          cpu, source gen: threads (default: all cores)\n"
             "  --blocks N           gpu worker blocks (default: 2 an SM, or what fits)\n"
             "  --host-bytes SIZE    gpu, host source: pinned frame buffer; a pass that fits is\n"
@@ -74,6 +83,7 @@ typedef struct {
     double *rates;       /* payload Gb/s of each pass */
     uint32_t nrates;
     int keep;            /* --check-cpu: the records are kept, then compared */
+    uint64_t passes_frames; /* frames of the passes recorded (T each) */
     int64_t *energy2;    /* pass x B */
     uint64_t *checksum;  /* pass x B */
     uint32_t mismatches;
@@ -95,6 +105,7 @@ static int on_pass(const dsb_stream_record *r, void *arg)
         c->ground_pass = (int32_t)r->pass;
     c->seconds += r->seconds;
     c->frames += r->frames;
+    c->passes_frames += dsb_stream_frames(c->p->n);
     c->bad += r->bad_frames;
     c->final_energy2 = r->best_energy2;
     if (r->best_signs && r->pass == c->p->updates) {
@@ -216,7 +227,7 @@ static int compare_pass(const dsb_stream_record *r, void *arg)
 }
 
 /* The network source on the GPU: the receiver's frames go into the GPU run's
- * pass buffer (dsb_stream_gpu_sink). */
+ * ring or pass buffer (dsb_stream_gpu_sink). */
 static int recv_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *go,
                     const dsb_stream_net_opts *no, int progress, run_ctx *c,
                     dsb_stream_net_stats *ns, cm_err *err)
@@ -227,6 +238,28 @@ static int recv_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *go,
     dsb_stream_gpu_sink(run, &sink);
     int rc = dsb_stream_recv_sink(p, no, &sink, progress, on_pass, c, announce, ns, err);
     dsb_stream_gpu_close(run);
+    return rc;
+}
+
+/* The network source on the CPU through a ring: the receiving threads fill it,
+ * a consumer thread consumes it (dsb_stream_ring_sink). */
+static int recv_cpu_ring(const dsb_stream_params *p, uint64_t ring_bytes,
+                         const dsb_stream_net_opts *no, int progress, run_ctx *c,
+                         dsb_stream_net_stats *ns, dsb_stream_ring_sink_stats *rs, cm_err *err)
+{
+    dsb_stream_state *s;
+    if (dsb_stream_state_create(p, &s, err)) return -1;
+    dsb_stream_ring_sink *k;
+    if (dsb_stream_ring_sink_open(s, p, ring_bytes, 0, &k, err)) {
+        dsb_stream_state_free(s);
+        return -1;
+    }
+    dsb_stream_sink sink;
+    dsb_stream_ring_sink_get(k, &sink);
+    int rc = dsb_stream_recv_sink(p, no, &sink, progress, on_pass, c, announce, ns, err);
+    dsb_stream_ring_sink_stats_get(k, rs);
+    dsb_stream_ring_sink_close(k);
+    dsb_stream_state_free(s);
     return rc;
 }
 
@@ -242,6 +275,8 @@ int cmd_stream(int argc, char **argv)
     dsb_stream_net_opts_default(&no);
     no.tc.bind_port = DSB_STREAM_DEFAULT_PORT;
     uint32_t threads = 0;
+    uint64_t ring_bytes = 0; /* --ring; UINT64_MAX: 'pass' */
+    int ring_set = 0, recv_threads_set = 0;
     const char *json_path = NULL, *spins_path = NULL;
     stream_matrix sm = {&p, NULL, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
@@ -310,6 +345,21 @@ int cmd_stream(int argc, char **argv)
         } else if (arg_is(a, "--timeout")) {
             if (arg_f64(P, "--timeout", v, 0.1, 86400.0, &no.timeout_s)) return 2;
             net_opt = 1;
+        } else if (arg_is(a, "--ring")) {
+            if (!strcmp(v, "pass")) {
+                ring_bytes = UINT64_MAX;
+            } else if (arg_bytes(P, "--ring", v, &ring_bytes)) {
+                return 2;
+            } else if (ring_bytes < (1ull << 20) || ring_bytes > (1ull << 40)) {
+                fprintf(stderr, "%s: --ring: expected a size of 1MiB .. 1TiB (2 chunks of 128 "
+                                "frames at least) or 'pass', got '%s'\n", P, v);
+                return 2;
+            }
+            ring_set = net_opt = 1;
+        } else if (arg_is(a, "--recv-threads")) {
+            if (arg_u32(P, "--recv-threads", v, 1, DSB_STREAM_MAX_RECV_THREADS, &no.recv_threads))
+                return 2;
+            recv_threads_set = net_opt = 1;
         } else if (!arg_is(a, "--transport") && (tf = transport_flag(P, a, v, &no.tc, 0)) != 0) {
             if (tf < 0) return 2;
             net_opt = 1;
@@ -327,8 +377,8 @@ int cmd_stream(int argc, char **argv)
         return 2;
     }
     if (net_opt && !net) {
-        fprintf(stderr, "%s: --bind, --port, --iface, --mac, --idle, --timeout: apply to --source "
-                        "udp or packet only\n", P);
+        fprintf(stderr, "%s: --bind, --port, --iface, --mac, --idle, --timeout, --ring, "
+                        "--recv-threads: apply to --source udp or packet only\n", P);
         return 2;
     }
     if (!gpu && source_set && !net && go.source != DSB_STREAM_SRC_GEN) {
@@ -351,10 +401,23 @@ int cmd_stream(int argc, char **argv)
         return 2;
     }
     if (net && threads_set) {
-        fprintf(stderr, "%s: --threads: applies to --source gen (the network receiver is one "
-                        "thread)\n", P);
+        fprintf(stderr, "%s: --threads: applies to --source gen (the network receiver's threads: "
+                        "--recv-threads)\n", P);
         return 2;
     }
+    if (recv_threads_set && no.recv_threads > 1 && strcmp(no.tc.kind, "udp")) {
+        fprintf(stderr, "%s: --recv-threads: more than 1 needs --source udp (the threads share "
+                        "one socket)\n", P);
+        return 2;
+    }
+    if (ring_set && !gpu && ring_bytes == UINT64_MAX) {
+        fprintf(stderr, "%s: --ring pass: applies to --backend gpu (the CPU consumes each frame "
+                        "as it comes, or through a ring of a given size)\n", P);
+        return 2;
+    }
+    /* the CPU state takes frames on one thread: several receiving threads go through a ring */
+    const int cpu_ring = net && !gpu && (ring_set || no.recv_threads > 1);
+    if (net && gpu) go.host_bytes = ring_bytes;
     if (gpu && threads_set) {
         fprintf(stderr, "%s: --threads: applies to --backend cpu only\n", P);
         return 2;
@@ -405,7 +468,10 @@ int cmd_stream(int argc, char **argv)
     cm_err err = {{0}};
     dsb_stream_net_stats ns;
     memset(&ns, 0, sizeof ns);
+    dsb_stream_ring_sink_stats rs;
+    memset(&rs, 0, sizeof rs);
     int rc = net && gpu ? recv_gpu(&p, &go, &no, !quiet, &c, &ns, &err)
+             : cpu_ring ? recv_cpu_ring(&p, ring_bytes, &no, !quiet, &c, &ns, &rs, &err)
              : net      ? dsb_stream_recv(&p, &no, !quiet, on_pass, &c, announce, &ns, &err)
              : gpu      ? dsb_stream_run_gpu(&p, &go, on_pass, &c, &err)
                         : dsb_stream_run_cpu(&p, threads, !quiet, on_pass, &c, &err);
@@ -416,6 +482,30 @@ int cmd_stream(int argc, char **argv)
                PRIu64 " answers, %" PRIu64 " dropped by the socket\n",
                ns.datagrams, ns.frames, ns.duplicates, ns.stale, ns.bad, ns.resends, ns.missing,
                ns.not_sent, ns.acks, ns.kernel_drops);
+        if (ns.ring_full) printf("#   %" PRIu64 " frames found no room in the ring\n", ns.ring_full);
+        char buf[160];
+        if (gpu && info.host_mode == 2)
+            snprintf(buf, sizeof buf, "GPU ring of %u chunks of %u frames (%.4g MB pinned), %u "
+                     "worker blocks", info.ring_slots, info.ring_frames,
+                     (double)info.host_buffer_bytes / 1e6, info.blocks);
+        else if (gpu)
+            snprintf(buf, sizeof buf, "GPU pass buffer (%.4g MB pinned), %u worker blocks",
+                     (double)info.host_buffer_bytes / 1e6, info.blocks);
+        else if (cpu_ring)
+            snprintf(buf, sizeof buf, "CPU ring of %u chunks of %" PRIu64 " frames, one consumer "
+                     "thread", rs.slots, rs.chunk_frames);
+        else
+            snprintf(buf, sizeof buf, "consumed on the receiving thread");
+        if (ns.threads) { /* the receiver ran */
+            printf("# receiver: %u thread%s; %s", ns.threads, ns.threads == 1 ? "" : "s", buf);
+            if (gpu) printf("; GPU drain after the last frame %.3f ms a pass",
+                            c.nrates ? info.recv_drain_seconds / c.nrates * 1e3 : 0.0);
+            printf("\n");
+        }
+        if (ns.seconds > 0)
+            printf("# end to end: %.3f s from the first frame to the final answer, %.2f Gb/s of "
+                   "payload (each pass counted once)\n",
+                   ns.seconds, gbps(c.passes_frames, ns.seconds));
         for (int r = 1; r < DSB_WR_COUNT; r++)
             if (ns.bad_reason[r])
                 printf("#   rejected %s: %" PRIu64 "\n", dsb_wire_reason_name((unsigned)r),
@@ -499,6 +589,22 @@ int cmd_stream(int argc, char **argv)
             json_kv_u64(&jw, "missing", ns.missing);
             json_kv_u64(&jw, "not_sent", ns.not_sent);
             json_kv_u64(&jw, "kernel_drops", ns.kernel_drops);
+            json_kv_u64(&jw, "ring_full", ns.ring_full);
+            json_kv_u64(&jw, "recv_threads", ns.threads);
+            json_kv_f64(&jw, "end_to_end_seconds", ns.seconds);
+            json_kv_f64(&jw, "end_to_end_payload_gbps", gbps(c.passes_frames, ns.seconds));
+            json_kv_str(&jw, "receive_buffer", gpu ? (info.host_mode == 2 ? "gpu-ring" : "gpu-pass")
+                                               : cpu_ring ? "cpu-ring" : "none");
+            if (cpu_ring) {
+                json_kv_u64(&jw, "ring_slots", rs.slots);
+                json_kv_u64(&jw, "ring_frames", rs.chunk_frames);
+                json_kv_u64(&jw, "ring_waits", rs.slot_waits);
+            }
+            if (gpu) {
+                json_kv_f64(&jw, "recv_drain_seconds_total", info.recv_drain_seconds);
+                json_kv_u64(&jw, "recv_attempts_stopped", info.recv_attempts_stopped);
+                json_kv_u64(&jw, "ring_waits", info.ring_waits);
+            }
         }
         if (gpu) {
             json_kv_str(&jw, "device", info.device);

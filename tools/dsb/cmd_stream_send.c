@@ -95,5 +95,8 @@ int cmd_stream_send(int argc, char **argv)
            st.frames, s, s > 0 ? 8.0 * (double)st.frames * DSB_STREAM_PAYLOAD / s / 1e9 : 0.0,
            st.resends, st.acks, rc ? "; FAILED" : "");
     if (st.final_rate_gbps > 0) printf("# rate cap at the end: %.3f Gb/s\n", st.final_rate_gbps);
+    if (st.unsent)
+        printf("# %" PRIu64 " frames the socket did not take (send errors: is the receiver "
+               "bound?); the receiver counts them not sent\n", st.unsent);
     return rc ? 1 : 0;
 }

@@ -20,6 +20,12 @@
  * the frame's mismatches to the row's int32 counter (one red.add a replica).
  * Bad frames are counted and never added.
  *
+ * Ring (frames built by host threads, or received from the network): thread 0
+ * of a block waits for the ready word of its unit's chunk; for received
+ * frames the host may give the launch up (the abort word set to the launch's
+ * epoch: an attempt that lost frames), and the waiting blocks then stop; what
+ * the launch consumed is in the counters only, which the host clears.
+ *
  * Update (one launch a pass, grid ceil(n/512) x B): Eq. (10), the energy
  * (int64, two's complement sums in unsigned 64-bit atomics), the dSB step of
  * dsb/core.h when updating, the signs re-packed on the frame grid by ballot
@@ -83,13 +89,19 @@ static __device__ __forceinline__ const uint8_t *sg_frame_src(const dsb_sg_consu
     return a->buf + (slot * a->ring_frames + (f - q * a->ring_frames)) * DSB_STREAM_FRAME;
 }
 
-/* Thread 0, ring: wait until the chunk of unit u is built (ready[slot] = Q + 1). */
-static __device__ void sg_wait_ready(const dsb_sg_consume_args *a, uint64_t u)
+/* Thread 0, ring: wait until the chunk of unit u is in (ready[slot] = Q + 1);
+ * 0 when the host gave the launch up first (*abort == epoch). */
+static __device__ int sg_wait_ready(const dsb_sg_consume_args *a, uint64_t u)
 {
     uint64_t Q = sg_chunk(a, u * a->unit);
     const volatile uint64_t *r = (const volatile uint64_t *)&a->ready[Q % a->ring_slots];
-    while (*r < Q + 1u) __nanosleep(256);
+    const volatile uint64_t *ab = (const volatile uint64_t *)a->abort;
+    while (*r < Q + 1u) {
+        if (ab && *ab == a->epoch) return 0;
+        __nanosleep(a->poll_ns);
+    }
     __threadfence_system(); /* the frames after their ready word */
+    return 1;
 }
 
 /* Thread 0, after the block's barrier that ends unit u: progress and, in the
@@ -155,7 +167,8 @@ __global__ void __launch_bounds__(DSB_SG_THREADS, 2) dsb_sg_k_consume(const dsb_
         if (tid == 0) {
             if (prev != ~0ull) sg_unit_done(&a, prev, &done);
             unsigned long long u = atomicAdd(a.ticket, 1u);
-            if (u < a.units && a.mode == DSB_SG_HOST_RING) sg_wait_ready(&a, u);
+            if (u < a.units && a.mode == DSB_SG_HOST_RING && !sg_wait_ready(&a, u))
+                u = a.units; /* given up: this block stops (its earlier units are counted) */
             unit_sh = u;
             prev = u;
         }

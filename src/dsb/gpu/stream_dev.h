@@ -43,6 +43,11 @@ typedef struct {
     const uint64_t *ready;     /* HOST_RING, mapped: ready[s] = Q + 1 once chunk Q is built */
     uint64_t *freed;           /* HOST_RING, mapped: freed[s] = Q + 1 once chunk Q is consumed */
     uint32_t *ring_count;      /* HOST_RING, device: frames of the slot's chunk consumed */
+    const uint64_t *abort;     /* HOST_RING, mapped, or NULL: *abort == epoch stops the
+                                  launch at the next chunk that is not ready (a received
+                                  attempt given up: the host clears the counters after) */
+    uint64_t epoch;            /* this launch's number (> 0) */
+    uint32_t poll_ns;          /* HOST_RING: sleep between polls of a ready word */
     uint32_t *ticket;          /* device: work units claimed (0 at launch) */
     unsigned long long *stats; /* device: [0] frames consumed, [1] bad frames (0 at launch) */
     unsigned long long *progress; /* mapped, one word a block (frames done), or NULL */

@@ -29,12 +29,19 @@
 #include "common/bench.h"
 #include "common/threads.h"
 #include "dsb/stream_gpu.h"
+#include "dsb/stream_ring.h"
 #include "dsb/wire.h"
 #include "stream_dev.h"
 
 #define SG_DEFAULT_HOST_BYTES (64ull << 20)
 #define SG_RING_MIN_SLOTS 2u
 #define SG_RING_TARGET_SLOTS 16u
+/* Received frames through a ring: the network delivers a few GB/s at most and
+ * one worker block consumes ~2 GB/s (the blocks sweep in docs/perf/stream.md),
+ * so 16 blocks keep up with room to spare and poll the ready words rarely. */
+#define SG_RECV_RING_BLOCKS 16u
+#define SG_RECV_POLL_NS 2000u
+#define SG_HOST_POLL_NS 256u
 
 static int cu_fail(cm_err *err, const char *what, int e)
 {
@@ -195,16 +202,33 @@ struct dsb_stream_gpu_run {
     dsb_sg_update_args ua;
     dsb_stream_gpu_info info;
     bench_progress_t *bar; /* the run's progress line, or NULL */
+    /* received frames through a ring (recv, mode HOST_RING) */
+    dsb_stream_ring *ring;
+    uint64_t *abort_h;     /* mapped: the epoch of a launch given up */
+    uint64_t epoch;        /* launches so far */
+    int in_flight;         /* a consume launch not yet waited for */
+    uint32_t launched_pass;
+    int failed;            /* a discard failed on the device: the next end_pass says so */
+    cm_err fail;
 };
+
+static int sg_recv_start(dsb_stream_gpu_run *r, uint32_t pass, cm_err *err);
 
 static void sg_close(dsb_stream_gpu_run *r)
 {
     if (!r) return;
+    if (r->in_flight) { /* a consume launch waiting for chunks that will not come */
+        if (r->abort_h) *(volatile uint64_t *)r->abort_h = r->epoch;
+        cudaStreamSynchronize(r->st);
+        r->in_flight = 0;
+    }
     if (r->running) {
         atomic_store(&r->h.stop, 1);
         for (uint32_t t = 0; t < r->running; t++) pthread_join(r->tids[t], NULL);
     }
+    if (r->ring) r->info.ring_waits = dsb_stream_ring_waits(r->ring);
     if (r->o.info) *r->o.info = r->info;
+    dsb_stream_ring_free(r->ring);
     free(r->tids);
     free(r->targs);
     dsb_stream_feed_close(r->h.feed);
@@ -287,15 +311,20 @@ static int sg_open(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_in, 
     int mode;
     uint32_t unit = DSB_SG_UNIT;
     uint64_t buf_bytes = 0;
-    if (recv) { /* the receiver writes each pass whole into the buffer */
-        mode = DSB_SG_HOST_PASS;
-        buf_bytes = T * DSB_STREAM_FRAME;
-        if (o->host_bytes && o->host_bytes < buf_bytes)
-            return sg_close(r), cm_fail(err, "gpu backend: host_bytes %llu: received frames need a "
-                                             "whole pass in pinned host memory (%llu bytes); a ring "
-                                             "for them is not built",
-                                        (unsigned long long)o->host_bytes,
-                                        (unsigned long long)buf_bytes);
+    if (recv) { /* a receiver writes the frames: a ring of chunks, or the whole pass */
+        const uint64_t want = o->host_bytes ? o->host_bytes : DSB_STREAM_RING_DEFAULT_BYTES;
+        if (want / DSB_STREAM_FRAME >= T) {
+            mode = DSB_SG_HOST_PASS;
+            buf_bytes = T * DSB_STREAM_FRAME;
+        } else {
+            mode = DSB_SG_HOST_RING;
+            cm_err e;
+            if (dsb_stream_ring_shape(want, T, unit, &h->S, &h->F, &e))
+                return sg_close(r), cm_fail(err, "gpu backend: %s", e.msg);
+            h->chunks_per_pass = (T + h->F - 1u) / h->F;
+            buf_bytes = (uint64_t)h->S * h->F * DSB_STREAM_FRAME;
+            if (!o->blocks && blocks > SG_RECV_RING_BLOCKS) blocks = SG_RECV_RING_BLOCKS;
+        }
     } else if (o->source == DSB_STREAM_SRC_GEN) {
         mode = p->instance == DSB_STREAM_MATTIS ? DSB_SG_GEN_MATTIS : DSB_SG_GEN_RANDOM;
     } else {
@@ -380,6 +409,19 @@ static int sg_open(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_in, 
             (e = cudaHostGetDevicePointer((void **)&r->buf_d, r->buf_h, 0)))
             return sg_close(r), cu_fail(err, "cudaHostAlloc (frame buffer)", e);
     }
+    if (recv && mode == DSB_SG_HOST_RING) { /* ready[S], freed[S], abort */
+        if ((e = cudaHostAlloc((void **)&r->flags_h, (2u * h->S + 1u) * sizeof *r->flags_h,
+                               cudaHostAllocMapped)) ||
+            (e = cudaHostGetDevicePointer((void **)&r->flags_d, r->flags_h, 0)))
+            return sg_close(r), cu_fail(err, "cudaHostAlloc (ring flags)", e);
+        memset(r->flags_h, 0, (2u * h->S + 1u) * sizeof *r->flags_h);
+        r->abort_h = r->flags_h + 2u * h->S;
+        /* the flags are 64-bit words the GPU reads and writes across the link; the
+         * receiver's threads use them as C11 atomics of the same size */
+        dsb_stream_ring_cfg rc = {r->buf_h, (_Atomic uint64_t *)r->flags_h,
+                                  (_Atomic uint64_t *)(r->flags_h + h->S), h->S, h->F, T, 0, 0};
+        if (dsb_stream_ring_create(&rc, &r->ring, err)) return sg_close(r), -1;
+    }
     if (!recv && o->source == DSB_STREAM_SRC_HOST) {
         if (dsb_stream_feed_open(p, &h->feed, err)) return sg_close(r), -1;
         h->p = &r->p;
@@ -440,16 +482,19 @@ static int sg_open(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_in, 
     ca->ready = r->flags_d;
     ca->freed = r->flags_d ? r->flags_d + h->S : NULL;
     ca->ring_count = r->ring_count;
+    ca->abort = r->abort_h ? (const uint64_t *)(r->flags_d + 2u * h->S) : NULL;
+    ca->poll_ns = recv ? SG_RECV_POLL_NS : SG_HOST_POLL_NS;
     ca->ticket = r->ticket;
     ca->stats = r->small + 2u * B;
     ca->progress = o->progress ? r->prog_d : NULL;
+    if (r->ring && sg_recv_start(r, 0, err)) return sg_close(r), -1;
     *out = r;
     return 0;
 }
 
-/* Pass `pass`: consume its frames (timed: the record's seconds), then the
- * update kernel; fills rec (the best spins on the final pass). */
-static int sg_pass(dsb_stream_gpu_run *r, uint32_t pass, dsb_stream_record *rec, cm_err *err)
+/* Launches the consume kernel for `pass` (timed by ev[0], ev[1]); the ring's
+ * chunk_base is set by the caller. */
+static int sg_launch(dsb_stream_gpu_run *r, uint32_t pass, cm_err *err)
 {
     const uint32_t B = r->p.replicas, K = r->p.updates;
     const uint64_t T = r->T;
@@ -463,15 +508,40 @@ static int sg_pass(dsb_stream_gpu_run *r, uint32_t pass, dsb_stream_record *rec,
     }
     memset(r->prog_h, 0, r->blocks * sizeof *r->prog_h);
     r->ca.pass = pass;
-    r->ca.chunk_base = (uint64_t)pass * h->chunks_per_pass;
+    if (!r->recv) r->ca.chunk_base = (uint64_t)pass * h->chunks_per_pass;
+    r->ca.epoch = ++r->epoch;
     if ((e = cudaMemsetAsync(r->ticket, 0, sizeof *r->ticket, r->st)) ||
         (e = cudaMemsetAsync(r->small, 0, (2u * B + 2u) * sizeof *r->small, r->st)) ||
+        (r->ring && (e = cudaMemsetAsync(r->ring_count, 0, h->S * sizeof *r->ring_count, r->st))) ||
         (e = cudaEventRecord(r->ev[0], r->st)) ||
         (e = dsb_sg_launch_consume(&r->ca, r->blocks, r->smem, r->st)) ||
         (e = cudaEventRecord(r->ev[1], r->st)))
         return cu_fail(err, "consume launch", e);
-    if ((e = wait_pass(r->ev[1], r->prog_h, r->blocks, r->bar, (uint64_t)pass * T)))
-        return cu_fail(err, "consume kernel", e);
+    r->in_flight = 1;
+    r->launched_pass = pass;
+    return 0;
+}
+
+/* Received frames through the ring: the next attempt (pass `pass`) on the
+ * ring, and the consume kernel waiting for its chunks. */
+static int sg_recv_start(dsb_stream_gpu_run *r, uint32_t pass, cm_err *err)
+{
+    r->ca.chunk_base = dsb_stream_ring_begin(r->ring);
+    return sg_launch(r, pass, err);
+}
+
+/* Waits for the launch of `pass`, then the update kernel; fills rec (the best
+ * spins on the final pass). */
+static int sg_finish(dsb_stream_gpu_run *r, uint32_t pass, dsb_stream_record *rec, cm_err *err)
+{
+    const uint32_t B = r->p.replicas, K = r->p.updates;
+    const uint64_t T = r->T;
+    int e;
+    double t0 = bench_now_s();
+    e = wait_pass(r->ev[1], r->prog_h, r->blocks, r->bar, (uint64_t)pass * T);
+    r->in_flight = 0;
+    if (e) return cu_fail(err, "consume kernel", e);
+    if (r->recv) r->info.recv_drain_seconds += bench_now_s() - t0;
     r->ua.update = pass < K;
     r->ua.damping = dsb_damping(pass, K);
     if ((e = cudaEventRecord(r->ev[2], r->st)) || (e = dsb_sg_launch_update(&r->ua, r->st)) ||
@@ -505,6 +575,14 @@ static int sg_pass(dsb_stream_gpu_run *r, uint32_t pass, dsb_stream_record *rec,
     r->info.consume_seconds += rec->seconds;
     r->info.update_seconds += (double)ms_u * 1e-3;
     return 0;
+}
+
+/* Pass `pass`: consume its frames (timed: the record's seconds), then the
+ * update kernel. */
+static int sg_pass(dsb_stream_gpu_run *r, uint32_t pass, dsb_stream_record *rec, cm_err *err)
+{
+    if (sg_launch(r, pass, err)) return -1;
+    return sg_finish(r, pass, rec, err);
 }
 
 int dsb_stream_run_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *o,
@@ -553,10 +631,13 @@ int dsb_stream_gpu_open_recv(const dsb_stream_params *p, const dsb_stream_gpu_op
 
 void dsb_stream_gpu_close(dsb_stream_gpu_run *r) { sg_close(r); }
 
-static void gpu_sink_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
+static int gpu_sink_frame(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame)
 {
     dsb_stream_gpu_run *r = ctx;
-    memcpy(r->buf_h + ((uint64_t)block * r->p.n + row) * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
+    const uint64_t f = (uint64_t)block * r->p.n + row;
+    if (r->ring) return dsb_stream_ring_put(r->ring, f, frame);
+    memcpy(r->buf_h + f * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
+    return DSB_STREAM_TAKEN;
 }
 
 static int gpu_sink_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_record *rec,
@@ -564,18 +645,59 @@ static int gpu_sink_end_pass(void *ctx, uint32_t pass, int update, dsb_stream_re
 {
     dsb_stream_gpu_run *r = ctx;
     (void)update; /* the run knows: every pass but the final one */
-    if (sg_pass(r, pass, rec, err)) return -1;
+    if (r->failed) return cm_fail(err, "%s", r->fail.msg);
+    if (r->ring) {
+        if (!r->in_flight || r->launched_pass != pass)
+            return cm_fail(err, "gpu backend: pass %u ended, but the GPU waits for pass %u", pass,
+                           r->launched_pass);
+        const uint64_t whole = dsb_stream_ring_published(r->ring);
+        if (whole != r->h.chunks_per_pass) /* the kernel would wait for them forever */
+            return cm_fail(err, "gpu backend: pass %u ended with %llu of %llu chunks whole", pass,
+                           (unsigned long long)whole, (unsigned long long)r->h.chunks_per_pass);
+        if (sg_finish(r, pass, rec, err)) return -1;
+    } else if (sg_pass(r, pass, rec, err)) {
+        return -1;
+    }
     if (rec->frames != r->T || rec->bad_frames)
         return cm_fail(err, "gpu backend: pass %u: the GPU consumed %llu of %llu frames (%llu "
                             "rejected by its check) of a pass the receiver had whole",
                        pass, (unsigned long long)rec->frames, (unsigned long long)r->T,
                        (unsigned long long)rec->bad_frames);
+    if (r->ring && pass < r->p.updates && sg_recv_start(r, pass + 1u, err)) return -1;
     return 0;
 }
 
-/* A discarded attempt leaves nothing on the GPU: a pass is consumed only once
- * every one of its frames is in the buffer (the next attempt overwrites them). */
-static void gpu_sink_discard(void *ctx) { (void)ctx; }
+/* An attempt that lost frames.  Pass buffer: nothing on the GPU yet (a pass is
+ * consumed only once every one of its frames is in; the next attempt
+ * overwrites them).  Ring: the consume kernel has taken the chunks that were
+ * whole, into the mismatch counters only; it is stopped at the first chunk
+ * that is not (abort word), the counters are cleared, and the pass starts
+ * again on the ring with a new base.  x, y and the signs change only in the
+ * update of a pass that consumed every frame, so they are as before the pass. */
+static void gpu_sink_discard(void *ctx)
+{
+    dsb_stream_gpu_run *r = ctx;
+    if (!r->ring || r->failed) return;
+    int e;
+    const uint32_t pass = r->launched_pass;
+    if (r->in_flight) {
+        *(volatile uint64_t *)r->abort_h = r->epoch;
+        e = wait_pass(r->ev[1], r->prog_h, r->blocks, NULL, 0);
+        r->in_flight = 0;
+        if (e) {
+            cu_fail(&r->fail, "consume kernel (attempt given up)", e);
+            r->failed = 1;
+            return;
+        }
+    }
+    r->info.recv_attempts_stopped++;
+    if ((e = cudaMemsetAsync(r->cnt, 0, (size_t)r->p.replicas * r->p.n * sizeof *r->cnt, r->st))) {
+        cu_fail(&r->fail, "clearing the counters of an attempt given up", e);
+        r->failed = 1;
+        return;
+    }
+    if (sg_recv_start(r, pass, &r->fail)) r->failed = 1;
+}
 
 void dsb_stream_gpu_sink(dsb_stream_gpu_run *r, dsb_stream_sink *sink)
 {
@@ -583,4 +705,6 @@ void dsb_stream_gpu_sink(dsb_stream_gpu_run *r, dsb_stream_sink *sink)
     sink->frame = gpu_sink_frame;
     sink->end_pass = gpu_sink_end_pass;
     sink->discard = gpu_sink_discard;
+    sink->dedup = r->ring != NULL; /* the ring tells duplicates; a pass buffer needs the bitmap */
+    sink->concurrent = 1;          /* distinct frames go to distinct places */
 }

@@ -7,9 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+#include <sys/socket.h>
+
 #include "common/bench.h"
 #include "common/threads.h"
 #include "dsb/stream_net.h"
+#include "transport_internal.h"
 
 #define NET_BATCH DSB_TRANSPORT_BATCH
 #define NET_FRAME_CAP (DSB_STREAM_FRAME + 64u) /* a longer datagram shows as oversize */
@@ -31,36 +35,88 @@ static void set_macs(uint8_t *frame, const dsb_transport *t, const uint8_t *dst)
     memcpy(frame + 6, t->mac, 6);
 }
 
-/* ---- receiver ------------------------------------------------------------------ */
+/* ---- receiver ------------------------------------------------------------------
+ *
+ * `threads` receiving threads take datagrams from the one socket (thread 0
+ * through the transport, the others with their own recvmmsg on its fd: udp
+ * only).  A thread waits for the socket to be readable with no lock held,
+ * then takes the read side of `gate`, takes a batch without waiting and
+ * hands its frames to the sink, and only then lets the gate go: a datagram
+ * is never out of the socket without a read side held for it.  Everything a
+ * PASS_END does (the attempt's bookkeeping, ending or discarding a pass, the
+ * answer) runs under the write side.  The socket is FIFO and a queue's
+ * PASS_END follows its frames, so every frame sent before the PASS_END left
+ * the socket before it, under some thread's read side, and the write side
+ * waits for all of them: the end of an attempt sees every frame of it.  (The
+ * first version took the batch before the read side: a thread holding an
+ * attempt's last frames in its hands let the attempt end short of them,
+ * which the GPU test caught as an attempt sent again and duplicates.) */
 
 typedef struct {
     const dsb_stream_params *p;
+    const dsb_stream_net_opts *o;
     dsb_transport *t;
     const dsb_stream_sink *sink;
-    uint32_t run_id;
+    uint32_t run_id, threads;
     uint64_t T;
-    uint8_t *seen;          /* T bits: consumed in this attempt */
-    uint64_t unique;        /* frames consumed in this attempt */
-    uint64_t bad_in_attempt;
+    _Atomic uint64_t *seen; /* T bits: taken in this attempt (sinks without dedup), else NULL */
+    pthread_rwlock_t gate;
+    /* written under the gate's write side, read under either side */
     uint32_t pass, attempt;
     uint16_t queue_count;   /* of this attempt's PASS_ENDs, 0 before the first */
     uint64_t ends_mask;     /* queues whose PASS_END arrived */
     uint64_t sent;          /* frames the queues say they sent (PASS_END) */
-    double t_first, t_last; /* first and last datagram of the attempt (0: none yet) */
-    int done;               /* the final pass answered */
     uint8_t last_ack[DSB_WIRE_HDR_BYTES]; /* the latest answer, for late PASS_ENDs */
     int have_ack;
-    dsb_stream_net_stats *st;
+    dsb_stream_record rec;
+    dsb_stream_pass_fn on_pass;
+    void *ctx;
+    dsb_stream_net_stats *st; /* the answers' counts (under the write side) */
+    /* counted by any thread */
+    _Atomic uint64_t unique;      /* frames taken in this attempt */
+    _Atomic uint64_t bad_in_attempt;
+    _Atomic uint64_t t_first, t_last; /* ns of the attempt's first and last frame (0: none) */
+    _Atomic uint64_t run_first;   /* ns of the run's first frame */
+    _Atomic uint64_t last_any;    /* ns of the latest datagram */
+    _Atomic uint64_t done_at;     /* ns of the final answer, 0 before */
+    _Atomic int stop;
+    pthread_mutex_t err_mu;
+    int rc;
+    cm_err *err;
+    int progress;
+    bench_progress_t bar;
 } recv_t;
+
+typedef struct {
+    recv_t *r;
+    uint32_t idx;
+    dsb_frame *fr;
+    dsb_stream_net_stats st; /* this thread's counts, summed at the end */
+} rthread_t;
+
+/* The first failure stops every thread; its message is the run's. */
+static void recv_fail(recv_t *r, const cm_err *e)
+{
+    pthread_mutex_lock(&r->err_mu);
+    if (r->rc == 0) {
+        r->rc = -1;
+        if (r->err && e) *r->err = *e;
+    }
+    pthread_mutex_unlock(&r->err_mu);
+    atomic_store(&r->stop, 1);
+}
 
 static void reset_attempt(recv_t *r)
 {
-    memset(r->seen, 0, (r->T + 7u) / 8u);
-    r->unique = r->bad_in_attempt = 0;
+    if (r->seen)
+        for (uint64_t w = 0; w < (r->T + 63u) / 64u; w++) atomic_store(&r->seen[w], 0);
+    atomic_store(&r->unique, 0);
+    atomic_store(&r->bad_in_attempt, 0);
     r->queue_count = 0;
     r->ends_mask = 0;
     r->sent = 0;
-    r->t_first = r->t_last = 0;
+    atomic_store(&r->t_first, 0);
+    atomic_store(&r->t_last, 0);
 }
 
 static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t action)
@@ -72,7 +128,7 @@ static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t act
     a.pass = pass;
     a.action = action;
     a.attempt = r->attempt;
-    a.frames = r->unique;
+    a.frames = atomic_load(&r->unique);
     uint8_t buf[DSB_WIRE_HDR_BYTES];
     memcpy(buf, &a, sizeof a);
     set_macs(buf, r->t, to->data + 6); /* back to the sender's MAC (zero over UDP) */
@@ -83,100 +139,237 @@ static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t act
     r->st->acks++;
 }
 
-static void count_bad(recv_t *r, dsb_wire_reason why)
+static void count_bad(rthread_t *a, dsb_wire_reason why)
 {
-    r->st->bad++;
-    r->st->bad_reason[why < DSB_WR_COUNT ? why : 0]++;
-    r->bad_in_attempt++;
+    a->st.bad++;
+    a->st.bad_reason[why < DSB_WR_COUNT ? why : 0]++;
+    atomic_fetch_add(&a->r->bad_in_attempt, 1);
 }
 
-static void on_stream(recv_t *r, const dsb_frame *f)
+static void note_time(_Atomic uint64_t *first, _Atomic uint64_t *last, uint64_t now)
 {
+    uint64_t z = 0;
+    if (first && atomic_load(first) == 0) atomic_compare_exchange_strong(first, &z, now);
+    uint64_t l = atomic_load(last);
+    while (l < now && !atomic_compare_exchange_weak(last, &l, now)) {
+    }
+}
+
+/* Under the gate's read side. */
+static void on_stream(rthread_t *a, const dsb_frame *f)
+{
+    recv_t *r = a->r;
     dsb_wire_stream v;
     dsb_wire_reason why = dsb_wire_stream_check(f->data, f->len, r->p->n, r->pass, &v);
     if (why == DSB_WR_WRONG_PASS && v.pass < r->pass) {
-        r->st->stale++; /* a straggler of a pass already answered */
+        a->st.stale++; /* a straggler of a pass already answered */
         return;
     }
     if (why == DSB_WR_NONE && v.request_id != r->run_id) why = DSB_WR_WRONG_RUN;
     if (why != DSB_WR_NONE) {
-        count_bad(r, why);
+        count_bad(a, why);
         return;
     }
-    uint64_t fi = (uint64_t)v.block * r->p->n + v.row;
-    if (r->seen[fi / 8u] >> (fi % 8u) & 1u) {
-        r->st->duplicates++;
+    const uint64_t fi = (uint64_t)v.block * r->p->n + v.row, bit = 1ull << (fi % 64u);
+    if (r->seen && (atomic_fetch_or(&r->seen[fi / 64u], bit) & bit)) {
+        a->st.duplicates++;
         return;
     }
-    r->seen[fi / 8u] |= (uint8_t)(1u << (fi % 8u));
-    r->sink->frame(r->sink->ctx, v.row, v.block, f->data);
-    r->unique++;
-    r->st->frames++;
+    int got = r->sink->frame(r->sink->ctx, v.row, v.block, f->data);
+    if (got == DSB_STREAM_TAKEN) {
+        atomic_fetch_add(&r->unique, 1);
+        a->st.frames++;
+        return;
+    }
+    if (r->seen) atomic_fetch_and(&r->seen[fi / 64u], ~bit); /* not taken: may come again */
+    if (got == DSB_STREAM_DUPLICATE) a->st.duplicates++;
+    else a->st.ring_full++;
 }
 
-/* Returns 1 when the pass was completed (and answered), 0 otherwise, -1 when
- * the sink failed to end it (err set; nothing answered). */
-static int on_pass_end(recv_t *r, const dsb_frame *f, dsb_stream_record *rec,
-                       dsb_stream_pass_fn on_pass, void *ctx, int *stop, cm_err *err)
+/* Under the gate's write side: every frame taken before is with the sink. */
+static void on_pass_end(rthread_t *a, const dsb_frame *f, uint64_t now)
 {
+    recv_t *r = a->r;
     dsb_wire_pass_end v;
     dsb_wire_reason why = dsb_wire_pass_end_check(f->data, f->len, r->p->n, &v);
     if (why == DSB_WR_NONE && v.request_id != r->run_id) why = DSB_WR_WRONG_RUN;
     if (why == DSB_WR_NONE && v.queue_count > DSB_STREAM_MAX_QUEUES) why = DSB_WR_BAD_QUEUE;
     if (why != DSB_WR_NONE) {
-        count_bad(r, why);
-        return 0;
+        count_bad(a, why);
+        return;
     }
+    const int done = atomic_load(&r->done_at) != 0;
     /* an earlier pass, or an earlier attempt of this one (a PASS_END that came late,
      * or a generator that did not hear our RESEND): our answer was lost, say it again */
-    if (v.pass < r->pass || r->done || (v.pass == r->pass && v.attempt < r->attempt)) {
-        r->st->stale++;
+    if (v.pass < r->pass || done || (v.pass == r->pass && v.attempt < r->attempt)) {
+        a->st.stale++;
         if (r->have_ack) {
-            dsb_frame a = {.data = r->last_ack, .cap = DSB_WIRE_HDR_BYTES,
-                           .len = DSB_WIRE_HDR_BYTES, .peer = f->peer};
-            r->t->send(r->t, &a, 1);
+            dsb_frame ack = {.data = r->last_ack, .cap = DSB_WIRE_HDR_BYTES,
+                             .len = DSB_WIRE_HDR_BYTES, .peer = f->peer};
+            r->t->send(r->t, &ack, 1);
             r->st->acks++;
         }
-        return 0;
+        return;
     }
     if (v.pass > r->pass || v.attempt > r->attempt) { /* ahead of anything we answered */
-        count_bad(r, DSB_WR_WRONG_PASS);
-        return 0;
+        count_bad(a, DSB_WR_WRONG_PASS);
+        return;
     }
     if (r->queue_count && v.queue_count != r->queue_count) {
-        count_bad(r, DSB_WR_BAD_QUEUE);
-        return 0;
+        count_bad(a, DSB_WR_BAD_QUEUE);
+        return;
     }
     r->queue_count = v.queue_count;
     if (!(r->ends_mask >> v.queue & 1u)) {
         r->ends_mask |= 1ull << v.queue;
         r->sent += v.frames;
     }
-    if (r->ends_mask != (v.queue_count == 64 ? ~0ull : (1ull << v.queue_count) - 1u)) return 0;
+    if (r->ends_mask != (v.queue_count == 64 ? ~0ull : (1ull << v.queue_count) - 1u)) return;
     /* every queue has closed the pass */
-    if (r->unique != r->T) {
+    const uint64_t unique = atomic_load(&r->unique);
+    if (unique != r->T) {
         r->st->resends++;
-        r->st->missing += r->T - r->unique;
+        r->st->missing += r->T - unique;
         r->st->not_sent += r->sent < r->T ? r->T - r->sent : 0u;
+        r->sink->discard(r->sink->ctx); /* ready for the next attempt before asking for it */
         send_ack(r, f, r->pass, DSB_STREAM_RESEND);
-        r->sink->discard(r->sink->ctx);
         r->attempt++;
         reset_attempt(r);
-        return 0;
+        return;
     }
-    uint32_t K = r->p->updates;
-    if (r->sink->end_pass(r->sink->ctx, r->pass, r->pass < K, rec, err)) return -1;
-    /* the record's rate is the network's: the attempt's first datagram to its last */
-    rec->seconds = r->t_last > r->t_first ? r->t_last - r->t_first : 0.0;
-    rec->frames = r->unique;
-    rec->bad_frames = r->bad_in_attempt;
+    const uint32_t K = r->p->updates;
+    cm_err e = {{0}};
+    if (r->sink->end_pass(r->sink->ctx, r->pass, r->pass < K, &r->rec, &e)) {
+        recv_fail(r, &e);
+        return;
+    }
+    /* the record's rate is the network's: the attempt's first frame to its last */
+    uint64_t t0 = atomic_load(&r->t_first), t1 = atomic_load(&r->t_last);
+    r->rec.seconds = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+    r->rec.frames = unique;
+    r->rec.bad_frames = atomic_load(&r->bad_in_attempt);
     send_ack(r, f, r->pass, r->pass == K ? DSB_STREAM_DONE : DSB_STREAM_NEXT);
-    if (on_pass && on_pass(rec, ctx)) *stop = 1;
-    if (r->pass == K) r->done = 1;
-    else r->pass++;
+    if (r->on_pass && r->on_pass(&r->rec, r->ctx)) atomic_store(&r->stop, 1);
+    if (r->pass == K) {
+        uint64_t first = atomic_load(&r->run_first);
+        r->st->seconds = first && now > first ? (double)(now - first) * 1e-9 : 0.0;
+        atomic_store(&r->done_at, now ? now : 1u);
+    } else {
+        r->pass++;
+    }
     r->attempt = 0;
     reset_attempt(r);
-    return 1;
+}
+
+/* Thread idx > 0: a batch from the socket with a recvmmsg of our own (the
+ * transport's receive keeps per-socket state of its own). */
+static int recv_direct(rthread_t *a, int64_t timeout_ns, cm_err *err)
+{
+    struct mmsghdr mm[NET_BATCH];
+    int got = dsb_transport_recvmmsg(a->r->t->fd, "udp", a->fr, NET_BATCH, timeout_ns, mm,
+                                     a->fr[0].peer.bytes, sizeof(dsb_frame),
+                                     sizeof a->fr[0].peer.bytes, NULL, 0, 0, err);
+    for (int i = 0; i < got; i++) {
+        uint32_t real = mm[i].msg_len;
+        a->fr[i].truncated = real > a->fr[i].cap || (mm[i].msg_hdr.msg_flags & MSG_TRUNC);
+        a->fr[i].len = real > a->fr[i].cap ? a->fr[i].cap : real;
+        a->fr[i].peer.len = mm[i].msg_hdr.msg_namelen;
+    }
+    return got;
+}
+
+static void *recv_thread(void *arg)
+{
+    rthread_t *a = arg;
+    recv_t *r = a->r;
+    const uint64_t timeout_ns = (uint64_t)(r->o->timeout_s * 1e9);
+    const uint64_t idle_ns = (uint64_t)(r->o->idle_s * 1e9);
+    while (!atomic_load(&r->stop)) {
+        cm_err e = {{0}};
+        int w = dsb_transport_wait_readable(r->t->fd, 100 * 1000 * 1000); /* no lock held */
+        if (w < 0 && errno != EINTR) {
+            cm_fail(&e, "%s: poll: %s", r->t->kind, strerror(errno));
+            recv_fail(r, &e);
+            break;
+        }
+        int got = 0;
+        if (w > 0) {
+            pthread_rwlock_rdlock(&r->gate); /* released after the batch is handed over */
+            got = a->idx == 0 ? r->t->recv(r->t, a->fr, NET_BATCH, 0, &e) : recv_direct(a, 0, &e);
+            if (got <= 0) pthread_rwlock_unlock(&r->gate);
+            if (got < 0) {
+                recv_fail(r, &e);
+                break;
+            }
+        }
+        uint64_t now = bench_now_ns();
+        /* after the final answer, stay idle_s to answer a PASS_END again (the
+         * generator's copy of DONE may have been lost), however much else arrives */
+        uint64_t done_at = atomic_load(&r->done_at);
+        if (done_at && now - done_at > idle_ns) {
+            if (got > 0) pthread_rwlock_unlock(&r->gate);
+            atomic_store(&r->stop, 1);
+            break;
+        }
+        if (got == 0) {
+            uint64_t last = atomic_load(&r->last_any);
+            if (now > last && now - last > timeout_ns) {
+                pthread_rwlock_rdlock(&r->gate);
+                cm_fail(&e, "no datagram for %.1f s (pass %u, %llu of %llu frames)",
+                        r->o->timeout_s, r->pass, (unsigned long long)atomic_load(&r->unique),
+                        (unsigned long long)r->T);
+                pthread_rwlock_unlock(&r->gate);
+                recv_fail(r, &e);
+                break;
+            }
+            continue;
+        }
+        note_time(NULL, &r->last_any, now);
+        /* the batch's frames first, then its PASS_ENDs: a thread that waits for the write
+         * side holds no frame of its own (frames after a PASS_END in a batch are other
+         * queues' frames of the same attempt: one queue may close before another) */
+        int ends = 0;
+        for (int i = 0; i < got; i++) {
+            const dsb_frame *f = &a->fr[i];
+            a->st.datagrams++;
+            uint8_t type = f->len > 14u ? f->data[14] : 0u;
+            if (f->truncated) {
+                count_bad(a, DSB_WR_OVERSIZE);
+            } else if (type == DSB_MSG_STREAM) {
+                note_time(&r->t_first, &r->t_last, now);
+                uint64_t z = 0;
+                if (!atomic_load(&r->run_first)) atomic_compare_exchange_strong(&r->run_first, &z, now);
+                on_stream(a, f);
+            } else if (type == DSB_MSG_PASS_END) {
+                ends++;
+            } else {
+                count_bad(a, f->len < DSB_WIRE_HDR_BYTES ? DSB_WR_TRUNCATED : DSB_WR_BAD_TYPE);
+            }
+        }
+        if (a->idx == 0 && r->progress)
+            bench_progress(&r->bar, (uint64_t)r->pass * r->T + atomic_load(&r->unique));
+        pthread_rwlock_unlock(&r->gate);
+        for (int i = 0; i < got && ends; i++) {
+            const dsb_frame *f = &a->fr[i];
+            if (f->truncated || f->len <= 14u || f->data[14] != DSB_MSG_PASS_END) continue;
+            ends--;
+            pthread_rwlock_wrlock(&r->gate);
+            if (!atomic_load(&r->stop)) on_pass_end(a, f, now);
+            pthread_rwlock_unlock(&r->gate);
+        }
+    }
+    return NULL;
+}
+
+static void add_stats(dsb_stream_net_stats *to, const dsb_stream_net_stats *from)
+{
+    to->datagrams += from->datagrams;
+    to->frames += from->frames;
+    to->duplicates += from->duplicates;
+    to->stale += from->stale;
+    to->bad += from->bad;
+    to->ring_full += from->ring_full;
+    for (int i = 0; i < DSB_WR_COUNT; i++) to->bad_reason[i] += from->bad_reason[i];
 }
 
 int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *o,
@@ -188,77 +381,77 @@ int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *
     if (!st) st = &local;
     memset(st, 0, sizeof *st);
     if (dsb_stream_params_check(p, err)) return -1;
+    const uint32_t threads = o->recv_threads ? o->recv_threads : 1u;
+    if (threads > DSB_STREAM_MAX_RECV_THREADS)
+        return cm_fail(err, "recv_threads = %u: expected 1 .. %u", threads,
+                       DSB_STREAM_MAX_RECV_THREADS);
+    if (threads > 1 && strcmp(o->tc.kind ? o->tc.kind : "udp", "udp"))
+        return cm_fail(err, "%u receiving threads: the udp transport only (packet: 1)", threads);
+    if (threads > 1 && !sink->concurrent)
+        return cm_fail(err, "%u receiving threads: this sink takes frames on one thread only "
+                            "(the CPU state consumed on the receiving thread: use a ring)",
+                       threads);
     dsb_transport_config tc = o->tc;
     if (!tc.rcvbuf_bytes) tc.rcvbuf_bytes = 64 << 20;
     dsb_transport *t;
     if (dsb_transport_open(&tc, &t, err)) return -1;
     st->port = t->port;
-    recv_t r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.t = t;
-    r.st = st;
-    r.run_id = dsb_stream_params_run_id(p);
-    r.T = dsb_stream_frames(p->n);
-    r.sink = sink;
-    r.seen = cm_calloc((r.T + 7u) / 8u, 1);
-    dsb_frame *fr = dsb_frames_alloc_cap(NET_BATCH, NET_FRAME_CAP);
-    dsb_stream_record rec;
-    dsb_stream_record_init(&rec, p->replicas);
-    bench_progress_t bar;
-    bench_progress_start(&bar, "stream frames received", r.T * ((uint64_t)p->updates + 1u));
-    if (ready) ready(st, ctx);
-    int rc = 0, stop = 0;
-    double last_any = bench_now_s(), done_at = 0;
-    while (!stop) {
-        int got = t->recv(t, fr, NET_BATCH, 100 * 1000 * 1000, err);
-        if (got < 0) {
-            rc = -1;
-            break;
-        }
-        double now = bench_now_s();
-        /* after the final answer, stay o->idle_s to answer a PASS_END again (the
-         * generator's copy of DONE may have been lost), however much else arrives */
-        if (r.done && now - done_at > o->idle_s) break;
-        if (got == 0) {
-            if (now - last_any > o->timeout_s) {
-                rc = cm_fail(err, "no datagram for %.1f s (pass %u, %llu of %llu frames)",
-                             o->timeout_s, r.pass, (unsigned long long)r.unique,
-                             (unsigned long long)r.T);
-                break;
-            }
-            continue;
-        }
-        last_any = now;
-        for (int i = 0; i < got && !stop; i++) {
-            const dsb_frame *f = &fr[i];
-            st->datagrams++;
-            uint8_t type = f->len > 14u ? f->data[14] : 0u;
-            if (f->truncated) {
-                count_bad(&r, DSB_WR_OVERSIZE);
-            } else if (type == DSB_MSG_STREAM) {
-                if (r.t_first == 0) r.t_first = now;
-                r.t_last = now;
-                on_stream(&r, f);
-            } else if (type == DSB_MSG_PASS_END) {
-                int ended = on_pass_end(&r, f, &rec, on_pass, ctx, &stop, err);
-                if (ended < 0) {
-                    rc = -1;
-                    stop = 1;
-                } else if (ended && r.done) {
-                    done_at = now;
-                }
-            } else {
-                count_bad(&r, f->len < DSB_WIRE_HDR_BYTES ? DSB_WR_TRUNCATED : DSB_WR_BAD_TYPE);
-            }
-        }
-        if (progress) bench_progress(&bar, (uint64_t)r.pass * r.T + r.unique);
+    st->threads = threads;
+    recv_t *r = cm_calloc(1, sizeof *r);
+    r->p = p;
+    r->o = o;
+    r->t = t;
+    r->st = st;
+    r->threads = threads;
+    r->run_id = dsb_stream_params_run_id(p);
+    r->T = dsb_stream_frames(p->n);
+    r->sink = sink;
+    r->on_pass = on_pass;
+    r->ctx = ctx;
+    r->err = err;
+    r->progress = progress;
+    if (!sink->dedup) {
+        r->seen = cm_calloc((r->T + 63u) / 64u, sizeof *r->seen);
+        for (uint64_t w = 0; w < (r->T + 63u) / 64u; w++) atomic_init(&r->seen[w], 0);
     }
-    if (progress) bench_progress_end(&bar, (uint64_t)r.pass * r.T + r.unique);
+    atomic_init(&r->unique, 0);
+    atomic_init(&r->bad_in_attempt, 0);
+    atomic_init(&r->t_first, 0);
+    atomic_init(&r->t_last, 0);
+    atomic_init(&r->run_first, 0);
+    atomic_init(&r->last_any, bench_now_ns());
+    atomic_init(&r->done_at, 0);
+    atomic_init(&r->stop, 0);
+    pthread_mutex_init(&r->err_mu, NULL);
+    pthread_rwlockattr_t ga;
+    pthread_rwlockattr_init(&ga);
+    /* a PASS_END waits only for the batches in progress, not for every later one */
+    pthread_rwlockattr_setkind_np(&ga, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&r->gate, &ga);
+    pthread_rwlockattr_destroy(&ga);
+    dsb_stream_record_init(&r->rec, p->replicas);
+    rthread_t *th = cm_calloc(threads, sizeof *th);
+    for (uint32_t i = 0; i < threads; i++) {
+        th[i].r = r;
+        th[i].idx = i;
+        th[i].fr = dsb_frames_alloc_cap(NET_BATCH, NET_FRAME_CAP);
+    }
+    bench_progress_start(&r->bar, "stream frames received", r->T * ((uint64_t)p->updates + 1u));
+    if (ready) ready(st, ctx);
+    cm_run_threads(threads, recv_thread, th, sizeof *th);
+    if (progress) bench_progress_end(&r->bar, (uint64_t)r->pass * r->T + atomic_load(&r->unique));
+    for (uint32_t i = 0; i < threads; i++) {
+        add_stats(st, &th[i].st);
+        dsb_frames_free(th[i].fr, NET_BATCH);
+    }
     st->kernel_drops = t->kernel_drops(t);
-    dsb_stream_record_free(&rec);
-    dsb_frames_free(fr, NET_BATCH);
-    free(r.seen);
+    int rc = r->rc;
+    dsb_stream_record_free(&r->rec);
+    pthread_rwlock_destroy(&r->gate);
+    pthread_mutex_destroy(&r->err_mu);
+    free(th);
+    free(r->seen);
+    free(r);
     t->close(t);
     return rc;
 }
@@ -289,7 +482,8 @@ typedef struct {
     dsb_frame *fr;      /* NET_BATCH frame buffers of this queue */
     uint32_t q, Q, pass, attempt;
     double rate_gbps;   /* this queue's share of the cap, 0 = none */
-    uint64_t sent;
+    uint64_t sent;      /* frames the transport took this attempt (the PASS_END's count) */
+    uint64_t unsent;    /* frames it did not take (send errors), all attempts */
     int failed;         /* the feed could not give a frame (err) */
     cm_err err;
 } queue_t;
@@ -315,7 +509,11 @@ static void *send_queue(void *arg)
         a->fr[k].peer = a->t->default_peer;
         a->sent++;
         if (++k == NET_BATCH || f + a->Q >= T) {
-            a->t->send(a->t, a->fr, k);
+            int took = a->t->send(a->t, a->fr, k);
+            if (took < k) { /* not handed to the kernel: not sent, and the PASS_END says so */
+                a->sent -= (uint64_t)(k - took);
+                a->unsent += (uint64_t)(k - took);
+            }
             k = 0;
             if (a->rate_gbps > 0) { /* ahead of the cap: wait */
                 double due = 8.0 * (double)a->sent * DSB_STREAM_PAYLOAD / (a->rate_gbps * 1e9);
@@ -323,7 +521,13 @@ static void *send_queue(void *arg)
             }
         }
     }
-    if (k) a->t->send(a->t, a->fr, k);
+    if (k) {
+        int took = a->t->send(a->t, a->fr, k);
+        if (took < k) {
+            a->sent -= (uint64_t)(k - took);
+            a->unsent += (uint64_t)(k - took);
+        }
+    }
     return NULL;
 }
 
@@ -363,10 +567,13 @@ static int await_ack(queue_t *qs, uint32_t Q, const dsb_stream_params *p, double
             }
             for (int i = 0; i < got; i++) {
                 dsb_wire_stream_ack a;
+                /* not an answer to this attempt: a late copy of the answer to an earlier one
+                 * (our PASS_ENDs sent again before it arrived) would start a third attempt
+                 * while the receiver still takes the second */
                 if (fr[i].truncated ||
                     dsb_wire_stream_ack_check(fr[i].data, fr[i].len, p->n, &a) != DSB_WR_NONE ||
-                    a.request_id != run_id || a.pass != qs[0].pass)
-                    continue; /* not an answer to this pass */
+                    a.request_id != run_id || a.pass != qs[0].pass || a.attempt != qs[0].attempt)
+                    continue;
                 st->acks++;
                 action = a.action;
             }
@@ -467,6 +674,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         }
     }
     st->final_rate_gbps = rate;
+    for (uint32_t q = 0; q < opened; q++) st->unsent += qs[q].unsent;
     for (uint32_t q = 0; q < opened; q++) {
         qs[q].t->close(qs[q].t);
         dsb_frames_free(qs[q].fr, NET_BATCH);
