@@ -79,17 +79,21 @@ check "random: no ground-state line" bash -c "! grep -q 'Mattis' '$tmp/out'"
 check "random: records independent of the thread count" \
     diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r1.json") \
     <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r2.json")
+# the port the receiver reports on stderr ($tmp/recv.err), waited for up to 10 s (empty if none)
+wait_port() {
+    port=
+    for _ in $(seq 100); do
+        port=$(sed -n 's/.*receiving on port \([0-9]*\).*/\1/p' "$tmp/recv.err")
+        [ -n "$port" ] && return
+        sleep 0.1
+    done
+}
 # over UDP loopback: a receiver on a port the kernel picks, a generator with two queues; the
 # received run reaches the Mattis ground state and its records equal the in-process run's
 "$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
     --json "$tmp/net.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
 rpid=$!
-port=
-for _ in $(seq 100); do
-    port=$(sed -n 's/.*receiving on port \([0-9]*\).*/\1/p' "$tmp/recv.err")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+wait_port
 check "the receiver says its port" [ -n "$port" ]
 expect 0 "sent 8000 frames" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet
 wait "$rpid"
@@ -105,12 +109,7 @@ check "received records = in-process records" \
 "$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
     --ring 1MiB --recv-threads 3 --json "$tmp/ring.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
 rpid=$!
-port=
-for _ in $(seq 100); do
-    port=$(sed -n 's/.*receiving on port \([0-9]*\).*/\1/p' "$tmp/recv.err")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+wait_port
 expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet
 wait "$rpid"
 check "ring: the receiver exits 0" [ $? -eq 0 ]
