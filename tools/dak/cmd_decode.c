@@ -355,6 +355,7 @@ int cmd_decode(int argc, char **argv)
         }
         ratios[0] *= 100;
     }
+    /* the full engine and its r = 0 reference (a deployment has none: the first run's tokens are the reference) */
     if (!deploy) {
         if (dak_engine_create(&e, &m, batch, S, seed, &eo, &err)) {
             fprintf(stderr, "%s: %s\n", prog, err.msg);
@@ -365,9 +366,6 @@ int cmd_decode(int argc, char **argv)
         printf("engine: %.2f GB HBM, %.2f GB pinned host (full copies of weights and KV cache, so that every "
                "placement is a view)\n",
                hb / 1e9, hh / 1e9);
-    }
-    /* r = 0 reference (a deployment has none: the first run's tokens are the reference) */
-    if (!deploy) {
         dak_eng_place pl;
         dak_eng_place_zero(&m, &pl);
         int bad = dak_engine_setup(e, &pl, DAK_ENG_DIRECT, prompt, tokens, &err) || dak_engine_run(e, &tpot0, &err) ||
@@ -421,16 +419,12 @@ int cmd_decode(int argc, char **argv)
         for (int md = 0; md < 2; md++) {
             if ((md == 0 && !do_direct) || (md == 1 && !do_pf)) continue;
             double tp;
-            if (dak_engine_setup(e, &pl, md ? DAK_ENG_PREFETCH : DAK_ENG_DIRECT, prompt, tokens, &err) ||
-                dak_engine_run(e, &tp, &err) || dak_engine_tokens(e, tokx, S, &err)) {
-                fprintf(stderr, "%s: ratio %g %% %s: %s\n", prog, ratios[k], md ? "prefetch" : "direct", err.msg);
-                dak_eng_place_free(&pl);
-                goto done;
-            }
             char label[64];
             snprintf(label, sizeof label, "r = %g %% %s", ratios[k], md ? "prefetch" : "direct");
-            if (bk_reps && breakdown(e, bk_reps, label, &rw->bk[md], &err)) {
-                fprintf(stderr, "%s: ratio %g %% %s: %s\n", prog, ratios[k], md ? "prefetch" : "direct", err.msg);
+            if (dak_engine_setup(e, &pl, md ? DAK_ENG_PREFETCH : DAK_ENG_DIRECT, prompt, tokens, &err) ||
+                dak_engine_run(e, &tp, &err) || dak_engine_tokens(e, tokx, S, &err) ||
+                (bk_reps && breakdown(e, bk_reps, label, &rw->bk[md], &err))) {
+                fprintf(stderr, "%s: %s: %s\n", prog, label, err.msg);
                 dak_eng_place_free(&pl);
                 goto done;
             }

@@ -47,8 +47,8 @@ static uint32_t w_parts(int opt, uint32_t w, uint32_t part[3])
 
 typedef struct {
     uint32_t M, K;
-    uint16_t *dev_rows, *host_full; /* packed: HBM holds rows [d_from, M), host memory rows [0, h_rows) (the full
-                                       engine: both whole; a deployment: its placement's rows) */
+    uint16_t *dev_rows, *host_rows; /* packed: HBM holds rows [d_from, M), pinned memory rows [0, h_rows) (the
+                                       full engine: both whole; a deployment: its placement's rows) */
     uint32_t h_rows, d_from;
     float *bias;                    /* [M] or NULL */
     dak_tiered view;
@@ -78,7 +78,6 @@ struct dak_engine {
     uint16_t **kh, **vh, **kd, **vd; /* [L]: [entries][kvh][max_len][128]; host entries [0, kv_h[l]), HBM entries
                                         [kv_d[l], batch) (the full engine: both all) */
     uint32_t *kv_h, *kv_d;
-    int deployed;                    /* created for one placement (dak_eng_opts.deploy) */
     dak_kv_tiered *kv;
     float *x, *cqkv, *co, *c1, *cd, *logits, *ca, *cb;
     uint16_t *hb, *qb, *ab, *fb;
@@ -103,6 +102,9 @@ struct dak_engine {
 };
 
 static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
+
+/* elements of one sequence's K (or V) in a layer: [kv_heads][max_len][128] */
+static size_t kv_entry(const dak_engine *e) { return (size_t)e->m.cfg.kv_heads * e->max_len * DAK_ENG_HEAD_DIM; }
 
 /* A small kernel of the step on e->st: a programmatic dependent of the kernel before it with
  * dak_eng_opts.kernel_pdl (see STEP_KERNEL_TRIGGER), else a plain launch. */
@@ -154,11 +156,11 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     free_launches(e);
     if (e->lin) {
         for (uint32_t i = 0; i < e->L * NW; i++) {
-            cudaFree(e->lin[i].dev_rows), cudaFreeHost(e->lin[i].host_full), cudaFree(e->lin[i].bias);
+            cudaFree(e->lin[i].dev_rows), cudaFreeHost(e->lin[i].host_rows), cudaFree(e->lin[i].bias);
         }
         free(e->lin);
     }
-    cudaFree(e->lm.dev_rows), cudaFreeHost(e->lm.host_full);
+    cudaFree(e->lm.dev_rows), cudaFreeHost(e->lm.host_rows);
     void *d[] = {e->n1g, e->n1b, e->n2g, e->n2b, e->nfg, e->nfb, e->emb_dev, e->pos_dev, e->cs, e->sn, e->x,
                  e->cqkv, e->co, e->c1, e->cd, e->logits, e->ca, e->cb, e->hb, e->qb, e->ab,
                  e->fb, e->prompt, e->tok, e->hist, e->sk[0], e->sk[1], e->sv[0], e->sv[1], e->slm};
@@ -249,10 +251,10 @@ static int lin_store(dak_engine *e, lin_t *w, const uint16_t *scratch, uint16_t 
 {
     size_t row = (size_t)w->K * 2;
     if (dmalloc(e, (void **)&w->dev_rows, (size_t)(w->M - w->d_from) * row, err) ||
-        hmalloc(e, (void **)&w->host_full, (size_t)w->h_rows * row, err) ||
+        hmalloc(e, (void **)&w->host_rows, (size_t)w->h_rows * row, err) ||
         dak_pack_rowmajor(scratch, packed, w->M, w->K, err))
         return -1;
-    ECU(cudaMemcpy(w->host_full, packed, (size_t)w->h_rows * row, cudaMemcpyDeviceToHost));
+    ECU(cudaMemcpy(w->host_rows, packed, (size_t)w->h_rows * row, cudaMemcpyDeviceToHost));
     ECU(cudaMemcpy(w->dev_rows, packed + (size_t)w->d_from * w->K, (size_t)(w->M - w->d_from) * row,
                    cudaMemcpyDeviceToDevice));
     return 0;
@@ -294,7 +296,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                        dp ? "offload more (a higher ratio), or a smaller batch"
                           : "run fewer layers (--layers), a smaller batch, or a deployment of one placement");
     dak_engine *e = (dak_engine *)cm_calloc(1, sizeof *e);
-    e->m = *m, e->batch = batch, e->max_len = max_len, e->seed = seed, e->o = oo, e->deployed = dp != NULL;
+    e->m = *m, e->batch = batch, e->max_len = max_len, e->seed = seed, e->o = oo;
     e->o.deploy = NULL; /* the caller's placement is read here only */
     e->hbm_cap = cap;
     const dak_model_config *c = &m->cfg;
@@ -440,7 +442,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         if (bad) goto fail;
     }
     {
-        size_t ent = (size_t)c->kv_heads * max_len * 128 * 2; /* bytes of one sequence's K (or V) in a layer */
+        size_t ent = kv_entry(e) * 2; /* bytes */
         e->kv_h = (uint32_t *)cm_calloc(L, sizeof(uint32_t));
         e->kv_d = (uint32_t *)cm_calloc(L, sizeof(uint32_t));
         e->kh = (uint16_t **)cm_calloc(L, sizeof(void *));
@@ -494,7 +496,6 @@ fail:
 
 /* ---- setup: views, launches, graphs -------------------------------------------------------------- */
 
-
 /* w's HBM rows from row r on (r >= d_from) */
 static uint16_t *dev_row(const lin_t *w, uint32_t r) { return w->dev_rows + (size_t)(r - w->d_from) * w->K; }
 
@@ -507,7 +508,7 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
     w->rh = rh;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM: dak_tiered_view's HBM part, then its start */
-        if (dak_tiered_view(&w->view, w->M, w->K, rh, w->host_full, w->dev_rows, 1, err)) return -1;
+        if (dak_tiered_view(&w->view, w->M, w->K, rh, w->host_rows, w->dev_rows, 1, err)) return -1;
         if (rh < w->M) w->view.dev = dev_row(w, rh);
         return dak_gemm_prepare(e->g, &w->view, b, c, e->batch, &go, &w->l, err);
     }
@@ -535,7 +536,6 @@ static int run_lin(dak_engine *e, lin_t *w, float *c, cm_err *err)
     return step_launch(e, (const void *)k_join, dim3(grid_for(n)), NTHR, args, err);
 }
 
-/* the attention of layer l at position t (len t + 1) */
 /* The attention plans of layer l at position t (len t + 1), in the order attn() runs them: one over the tiered
  * cache; in prefetch mode with host entries, one over the staged host entries and, if any, one over the HBM
  * entries.  dak_engine_setup sizes the attention's workspace from the same plans. */
@@ -555,6 +555,7 @@ static int attn_plans(dak_engine *e, uint32_t l, uint32_t t, dak_attn_plan p[2],
     return dak_attn_plan_make(B - bh, 0, heads, kvh, len, sms, &o, &p[1], err);
 }
 
+/* the attention of layer l at position t (len t + 1) */
 static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
 {
     uint32_t heads = (uint32_t)e->m.cfg.heads, kvh = (uint32_t)e->m.cfg.kv_heads, len = t + 1, np;
@@ -564,7 +565,7 @@ static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
     if (attn_plans(e, l, t, p, &np, err)) return -1;
     if (e->mode == DAK_ENG_DIRECT || bh == 0)
         return dak_attn_decode(e->a, &e->kv[l], e->qb, heads, len, scale, e->ab, &p[0], e->st, err);
-    size_t ent = (size_t)kvh * e->max_len * 128;
+    size_t ent = kv_entry(e);
     dak_kv_tiered v;
     if (dak_kv_view(&v, bh, kvh, e->max_len, 0, NULL, NULL, e->sk[l % 2], e->sv[l % 2], err) ||
         dak_attn_decode(e->a, &v, e->qb, heads, len, scale, e->ab, &p[0], e->st, err))
@@ -586,12 +587,12 @@ static int enqueue_copy(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
     ECU(cudaStreamWaitEvent(e->cp, l < 2 ? e->ev_start : e->ev_free[s], 0));
     if (l == e->L) {
         if (e->lm.rh)
-            ECU(cudaMemcpyAsync(e->slm, e->lm.host_full, (size_t)e->lm.rh * e->lm.K * 2, cudaMemcpyHostToDevice, e->cp));
+            ECU(cudaMemcpyAsync(e->slm, e->lm.host_rows, (size_t)e->lm.rh * e->lm.K * 2, cudaMemcpyHostToDevice, e->cp));
     } else {
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = LIN(e, l, j);
             if (w->rh)
-                ECU(cudaMemcpyAsync(e->sw[s][j], w->host_full, (size_t)w->rh * w->K * 2, cudaMemcpyHostToDevice, e->cp));
+                ECU(cudaMemcpyAsync(e->sw[s][j], w->host_rows, (size_t)w->rh * w->K * 2, cudaMemcpyHostToDevice, e->cp));
         }
         uint32_t bh = e->pl.batch_host[l];
         if (bh && t) {
@@ -773,7 +774,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     /* staging (prefetch): two sets of the placement's largest host rows and host entries, grown when a placement
      * needs more (the full engine reserved room for the largest at creation) */
     if (mode == DAK_ENG_PREFETCH) {
-        size_t need[NW + 2] = {0}, ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128 * 2;
+        size_t need[NW + 2] = {0}, ent = kv_entry(e) * 2; /* bytes */
         for (uint32_t l = 0; l < L; l++) {
             for (uint32_t j = 0; j < NW; j++) {
                 size_t b = (size_t)w_rows_host(e->opt, pl, l, j) * LIN(e, l, j)->K * 2;
@@ -810,16 +811,13 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     /* views and launches */
     for (uint32_t l = 0; l < L; l++) {
         int s = l % 2;
-        const uint32_t *rh = &e->pl.rows_host[l * DAK_ENG_NLIN];
         const uint16_t *in[NW] = {e->hb, e->ab, e->hb, e->fb};
         float *out[NW] = {e->cqkv, e->co, e->c1, e->cd};
-        for (uint32_t j = 0; j < NW; j++) {
-            uint32_t part[3], np = w_parts(e->opt, j, part), rows = 0;
-            for (uint32_t p = 0; p < np; p++) rows += rh[part[p]]; /* the stack's first rows (see W_QKV) */
-            if (prep_lin(e, LIN(e, l, j), rows, in[j], out[j], e->sw[s][j], err)) return -1;
-        }
-        size_t ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128, d0 = (e->pl.batch_host[l] - e->kv_d[l]) * ent;
+        for (uint32_t j = 0; j < NW; j++)
+            if (prep_lin(e, LIN(e, l, j), w_rows_host(e->opt, &e->pl, l, j), in[j], out[j], e->sw[s][j], err))
+                return -1;
         uint32_t bh = e->pl.batch_host[l];
+        size_t d0 = (bh - e->kv_d[l]) * kv_entry(e); /* the first HBM entry held is kv_d[l] */
         if (dak_kv_view(&e->kv[l], B, (uint32_t)e->m.cfg.kv_heads, e->max_len, bh, bh ? e->kh[l] : NULL,
                         bh ? e->vh[l] : NULL, bh < B ? e->kd[l] + d0 : NULL, bh < B ? e->vd[l] + d0 : NULL, err))
             return -1;
@@ -844,7 +842,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         if (capture_step(e, t, &e->ge[t], err)) return -1;
     /* a fresh cache */
     for (uint32_t l = 0; l < L; l++) {
-        size_t ent = (size_t)e->m.cfg.kv_heads * e->max_len * 128 * 2;
+        size_t ent = kv_entry(e) * 2; /* bytes */
         memset(e->kh[l], 0, e->kv_h[l] * ent), memset(e->vh[l], 0, e->kv_h[l] * ent);
         ECU(cudaMemset(e->kd[l], 0, (B - e->kv_d[l]) * ent));
         ECU(cudaMemset(e->vd[l], 0, (B - e->kv_d[l]) * ent));
