@@ -49,9 +49,15 @@ int dak_tiered_rows_for_ratio(uint32_t M, uint32_t tile_rows, double ratio, uint
 /* Allocates a packed tiered matrix (contents undefined).  M and K must be multiples of 64. */
 int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_err *err);
 
-/* A view over caller-owned full copies: host_full is M x K pinned mapped host memory,
- * dev_full is M x K in HBM; the view's host part is host_full's first rows_host rows
- * and its HBM part dev_full's rows [rows_host, M).  Nothing is allocated or copied. */
+/* A view over caller-owned rows: host_rows holds rows [0, rows_host) in pinned mapped host
+ * memory, dev_rows rows [rows_host, M) in HBM (dev_rows is row rows_host itself, so a
+ * deployment that allocates only its HBM rows passes its allocation).  Either may be NULL
+ * when its tier has no rows.  Nothing is allocated or copied. */
+int dak_tiered_view_rows(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_rows,
+                         uint16_t *dev_rows, int packed, cm_err *err);
+
+/* The same over caller-owned full copies: host_full and dev_full are M x K each; the view's
+ * host part is host_full's first rows_host rows and its HBM part dev_full's rows [rows_host, M). */
 int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_full,
                     uint16_t *dev_full, int packed, cm_err *err);
 

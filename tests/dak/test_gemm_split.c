@@ -950,6 +950,63 @@ static int test_small(dak_gemm_ctx *ctx, unsigned first)
     return 0;
 }
 
+/* dak_tiered_view_rows: a view over an HBM allocation that holds only rows [rows_host, M) (what a deployed
+ * engine allocates) gives the same C as the full-copy view, for host rows 0, some and all; a missing tier's
+ * rows are refused with a message. */
+static int test_view_rows(dak_gemm_ctx *ctx)
+{
+    cm_err err;
+    pshape s;
+    if (pshape_init(&s, 2048, 1024, 8, 0x71e) || pshape_ref(&s, 8)) return -1;
+    static const uint32_t host_rows[3] = {0, 640, 2048};
+    for (int i = 0; i < 3; i++) {
+        const uint32_t rh = host_rows[i];
+        const size_t gb = (size_t)(s.M - rh) * s.K * 2;
+        uint16_t *own = NULL; /* only the HBM tier's rows */
+        if (gb) CU(cudaMalloc((void **)&own, gb));
+        if (gb) CU(cudaMemcpy(own, s.Adp + (size_t)rh * s.K, gb, cudaMemcpyDeviceToDevice));
+        dak_tiered A, Af;
+        dak_gemm_opts o;
+        dak_gemm_opts_default(&o);
+        dak_gemm_launch *l = NULL;
+        int rc = dak_tiered_view_rows(&A, s.M, s.K, rh, rh ? s.Ahp : NULL, own, 1, &err);
+        if (!rc) rc = dak_tiered_view(&Af, s.M, s.K, rh, s.Ahp, s.Adp, 1, &err);
+        if (!rc) {
+            CHECK(A.dev == own && A.host == (rh ? s.Ahp : NULL) && A.rows_host == rh,
+                  "view rows (host rows %u): dev %p host %p, expected %p %p", rh, (void *)A.dev, (void *)A.host,
+                  (void *)own, (void *)(rh ? s.Ahp : NULL));
+            CHECK(Af.dev == (rh < s.M ? s.Adp + (size_t)rh * s.K : NULL),
+                  "full-copy view (host rows %u): dev is not row %u of the copy", rh, rh);
+            rc = dak_fill_u32(s.C, (size_t)s.M * 8, 0x7fc00000u, NULL, &err);
+        }
+        if (!rc) rc = dak_gemm_prepare(ctx, &A, s.B, s.C, 8, &o, &l, &err);
+        if (!rc) rc = dak_gemm_run(l, NULL, &err);
+        rc = sync_case(rc, &err);
+        CHECK(rc == 0, "view rows (host rows %u): %s", rh, err.msg);
+        if (!rc) {
+            size_t bad;
+            const double e = pshape_err(&s, 8, 0, &bad);
+            CHECK(e <= 1e-2 && bad == 0, "view rows (host rows %u): rel err %g, %zu unwritten", rh, e, bad);
+            printf("  view over the HBM rows alone, host rows %4u of %u: rel err %.2e\n", rh, s.M, e);
+        }
+        dak_gemm_launch_free(l);
+        if (own) cudaFree(own);
+        end_if_sticky();
+    }
+    dak_tiered A;
+    int rc = dak_tiered_view_rows(&A, s.M, s.K, 640, s.Ahp, NULL, 1, &err);
+    CHECK(rc != 0 && strstr(err.msg, "HBM rows"), "view rows without the HBM rows: expected a refusal, got '%s'",
+          rc ? err.msg : "accepted");
+    rc = dak_tiered_view_rows(&A, s.M, s.K, 640, NULL, s.Adp, 1, &err);
+    CHECK(rc != 0 && strstr(err.msg, "host rows"), "view rows without the host rows: expected a refusal, got '%s'",
+          rc ? err.msg : "accepted");
+    rc = dak_tiered_view_rows(&A, s.M, s.K, 100, s.Ahp, s.Adp, 1, &err);
+    CHECK(rc != 0 && strstr(err.msg, "multiple of 64"), "view rows with 100 host rows: expected a refusal, got '%s'",
+          rc ? err.msg : "accepted");
+    pshape_free(&s);
+    return 0;
+}
+
 /* Launches prepared before a prepare that grows the context's workspace and counters (a fresh context: 2048^2 at
  * N = 8 needs 3 MiB of split-K partials, at N = 512 24 MiB and 8x the counters) run after it, correct: until the
  * fourteenth session the growth freed the buffers the earlier launches pointed at. */
@@ -1049,6 +1106,7 @@ int main(int argc, char **argv)
     if (!panel_only && test_prod2(ctx, !quick)) return 1;
     if (!panel_only && test_chain(ctx, !quick)) return 1;
     if (!panel_only && test_ctx_grow()) return 1;
+    if (!panel_only && test_view_rows(ctx)) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     if (!panel_only && !quick && test_small(ctx, 0)) return 1;

@@ -11,6 +11,12 @@ int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_er
     (void)t, (void)M, (void)K, (void)ratio;
     return NB(err);
 }
+int dak_tiered_view_rows(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_rows,
+                         uint16_t *dev_rows, int packed, cm_err *err)
+{
+    (void)t, (void)M, (void)K, (void)rows_host, (void)host_rows, (void)dev_rows, (void)packed;
+    return NB(err);
+}
 int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, uint16_t *host_full,
                     uint16_t *dev_full, int packed, cm_err *err)
 {

@@ -60,23 +60,31 @@ extern "C" int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double r
     return 0;
 }
 
-extern "C" int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host,
-                               uint16_t *host_full, uint16_t *dev_full, int packed, cm_err *err)
+extern "C" int dak_tiered_view_rows(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host,
+                                    uint16_t *host_rows, uint16_t *dev_rows, int packed, cm_err *err)
 {
     memset(t, 0, sizeof *t);
     if (M == 0 || M % DAK_TILE_ROWS) return cm_fail(err, "tiered: M = %u must be a positive multiple of 64", M);
     if (K == 0 || K % 64) return cm_fail(err, "tiered: K = %u must be a positive multiple of 64", K);
     if (rows_host > M || rows_host % DAK_TILE_ROWS)
         return cm_fail(err, "tiered: host rows %u must be a multiple of 64 and <= %u", rows_host, M);
-    if ((rows_host && !host_full) || (rows_host < M && !dev_full))
-        return cm_fail(err, "tiered: view needs a host copy and an HBM copy");
+    if ((rows_host && !host_rows) || (rows_host < M && !dev_rows))
+        return cm_fail(err, "tiered: view needs its host rows and its HBM rows");
     t->M = M, t->K = K, t->rows_host = rows_host, t->packed = packed ? 1 : 0;
     if (rows_host) {
-        t->host = host_full;
-        DAK_CU(cudaHostGetDevicePointer((void **)&t->host_dev, host_full, 0), err);
+        t->host = host_rows;
+        DAK_CU(cudaHostGetDevicePointer((void **)&t->host_dev, host_rows, 0), err);
     }
-    if (rows_host < M) t->dev = dev_full + (size_t)rows_host * K;
+    if (rows_host < M) t->dev = dev_rows;
     return 0;
+}
+
+extern "C" int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host,
+                               uint16_t *host_full, uint16_t *dev_full, int packed, cm_err *err)
+{
+    /* row rows_host of the full copy, where the HBM tier has rows (the bounds are checked there) */
+    uint16_t *dev_rows = dev_full && rows_host < M ? dev_full + (size_t)rows_host * K : NULL;
+    return dak_tiered_view_rows(t, M, K, rows_host, host_full, dev_rows, packed, err);
 }
 
 extern "C" int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err)
