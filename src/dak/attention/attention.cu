@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "common/cuda_check.h"
+#include "common/launch.h"
 #include "common/ptx.cuh"
 #include "dak/attention.h"
 
@@ -748,10 +749,7 @@ extern "C" int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const
     P.qscale = scale * LOG2E;
     void (*k)(attn_params) = p->group <= 1 ? k_attn_g1 : p->group <= 2 ? k_attn_g2 : p->group <= 4 ? k_attn_g4
                                                                                                    : k_attn_g8;
-    cudaLaunchAttribute at[1];
-    memset(at, 0, sizeof at);
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute at[1] = {cm_attr_pdl()};
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = dim3(p->host_ctas + p->hbm_ctas, 1, 1);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/launch.h"
 #include "dak/gemm.h"
 #include "gemm_kernel.cuh"
 #include "internal.h"
@@ -427,9 +428,7 @@ static int launch_tiled(dak_gemm_launch *l, uint32_t grid, void *stream, cm_err 
         na++;
     }
     if (l->pdl || l->kp.wait_end) {
-        at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        at[na].val.programmaticStreamSerializationAllowed = 1;
-        na++;
+        at[na++] = cm_attr_pdl();
     }
     cfg.attrs = at;
     cfg.numAttrs = na;
