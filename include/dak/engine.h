@@ -203,7 +203,27 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
 
 /* ---- the GPU engine ---------------------------------------------------------------------------- */
 
-typedef enum { DAK_ENG_DIRECT = 0, DAK_ENG_PREFETCH = 1 } dak_eng_mode;
+/* DAK_ENG_DIRECT: the split GEMM and the split attention read the placement's host rows and entries in place.
+ * DAK_ENG_PREFETCH: the FlexGen-style baseline (layer-by-layer double-buffered copies into HBM staging).
+ * DAK_ENG_UM: the unified-memory (page fault) baseline.  Every weight matrix's planned host rows live in one managed
+ *   allocation (row-major, each matrix's slice from a DAK_ENG_UM_ALIGN boundary: dak_eng_um_bytes); before every
+ *   step they are pushed back to the CPU (cudaMemPrefetchAsync to the host, on the step's stream, so the step's
+ *   time includes it, as an eviction costs the link in real oversubscription), and the step's cuBLAS GEMMs
+ *   (cublasGemmEx on the managed rows) fault them back in; the matrix's HBM rows go through the split GEMM as an
+ *   all-HBM matrix, and the two outputs are joined, as in the prefetch baseline.  The KV cache stays in HBM (every
+ *   entry, whatever the placement: its host entries are not moved), and Llama's embedding gather reads its host
+ *   rows in place as in the other modes.  No real oversubscription: the managed bytes may not exceed a quarter of
+ *   the HBM free at setup (nor dak_eng_opts.um_cap), so the driver never has to evict. */
+typedef enum { DAK_ENG_DIRECT = 0, DAK_ENG_PREFETCH = 1, DAK_ENG_UM = 2 } dak_eng_mode;
+const char *dak_eng_mode_name(dak_eng_mode m);
+
+/* Each matrix's slice of the unified-memory baseline's managed allocation starts at a multiple of this (the
+ * driver's 2 MiB migration block), so that faulting one matrix never drags in a neighbour's rows. */
+#define DAK_ENG_UM_ALIGN (2u << 20)
+/* The unified-memory baseline under placement pl (pure C): the bytes of its managed allocation (the matrices'
+ * slices as the engine stacks them, q/k/v and gate/up together, lm_head's padded rows included, each rounded up
+ * to DAK_ENG_UM_ALIGN); *moved: the rows alone, what a step pushes back to the CPU and faults in again. */
+double dak_eng_um_bytes(const dak_eng_model *m, const dak_eng_place *pl, double *moved);
 
 typedef struct dak_engine dak_engine;
 
@@ -217,6 +237,8 @@ typedef struct {
     int kernel_pdl;     /* 1: the step's small kernels (norms, bias / rotary, activation, embedding, argmax) and
                            the attention are programmatic dependents too (each waits for the kernel before it on
                            the device, not its launch); 0 (default): plain launches */
+    uint64_t um_cap;    /* DAK_ENG_UM: managed bytes allowed (0: a quarter of the HBM free at setup; never more
+                           than that quarter, whatever is set here) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
                                     so that any placement is a view (ratio sweeps); else a deployment of this
                                     placement: HBM holds only its HBM rows and entries, pinned memory only its host
@@ -241,10 +263,13 @@ void dak_engine_destroy(dak_engine *e);
 void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host);
 
 /* Prepares a run of prompt + tokens steps (<= max_len) with this placement and mode: views, GEMM
- * launches, one CUDA graph per step (captured here).  prompt >= 1. */
+ * launches, one CUDA graph per step (captured here).  prompt >= 1.  DAK_ENG_UM also allocates and fills the
+ * managed rows (refused past a quarter of the free HBM, or um_cap, or on a GPU without concurrent managed
+ * access, or on a deployment that holds some KV entries in host memory only). */
 int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode, uint32_t prompt, uint32_t tokens,
                      cm_err *err);
-/* Launches step t's graph (steps in order from 0) and, with sync, waits for it. */
+/* Launches step t's graph (steps in order from 0) and, with sync, waits for it.  DAK_ENG_UM: the managed rows'
+ * push-back to the CPU first, on the same stream. */
 int dak_engine_step(dak_engine *e, uint32_t t, int sync, cm_err *err);
 /* The last step's logits [batch][vocab] (fp32) and the greedy tokens of every step so far
  * (tok[t][batch]: the argmax of step t). */
@@ -270,6 +295,7 @@ typedef enum {
     DAK_ENG_OP_LM_HEAD,   /* lm_head GEMM */
     DAK_ENG_OP_ARGMAX,    /* greedy token */
     DAK_ENG_OP_WAIT,      /* prefetch: waiting for a layer's copies */
+    DAK_ENG_OP_EVICT,     /* unified memory: the managed host rows pushed back to the CPU before the step */
     DAK_ENG_NOPS
 } dak_eng_op;
 const char *dak_eng_op_name(dak_eng_op k);
@@ -286,7 +312,8 @@ typedef struct {
 /* Where the time of the last step goes: the step is captured again with a timing event after every
  * operation (so no launch overlaps the one before it, PDL included: stamped_us >= step_us, and the
  * difference is what overlap saves), and it and the step's own graph are replayed alternately
- * `reps` times.  Needs a finished run (dak_engine_run).  Each replay recomputes the last position
+ * `reps` times.  DAK_ENG_UM: each replay (of either graph) starts with the push-back, which both times
+ * include; it is the kind DAK_ENG_OP_EVICT (count 1, bytes: the rows moved).  Needs a finished run (dak_engine_run).  Each replay recomputes the last position
  * from the tokens the run ended with, so the KV cache's last position and dak_engine_logits change;
  * the token history is kept. */
 int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_err *err);

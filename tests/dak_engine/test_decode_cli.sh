@@ -16,6 +16,11 @@ expect 2 "--batch" -- "$dak" decode --tiny opt --batch 5000
 expect 2 "--tokens" -- "$dak" decode --tiny opt --tokens 0
 expect 2 "--prompt" -- "$dak" decode --tiny opt --prompt 0
 expect 2 "--baseline" -- "$dak" decode --tiny opt --baseline flexgen
+expect 2 "--baseline" -- "$dak" decode --tiny opt --baseline direct,
+expect 2 "--baseline" -- "$dak" decode --tiny opt --baseline um,uvm
+expect 2 "--baseline" -- "$dak" decode --tiny opt --baseline ""
+expect 2 "--deploy 0" -- "$dak" decode --tiny opt --baseline um --deploy 1
+expect 2 "--deploy 0" -- "$dak" decode --tiny opt --baseline direct,all --deploy 1 --gpu-mem 1GiB --ratios fit
 expect 2 "--tiny" -- "$dak" decode --tiny gpt
 expect 2 "does not exist" -- "$dak" decode --model "$tmp/missing"
 expect 2 "config.json" -- "$dak" decode --model "$tmp"

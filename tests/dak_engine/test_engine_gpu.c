@@ -1,9 +1,11 @@
 /* dak engine on the GPU (label gpu): tiny OPT- and Llama-shaped models (2 layers, hidden 256, 2 heads of
  * 128 (Llama: 1 kv head), ffn 512, vocab 1000 -> 1024), batch 1 and 5, prompt 4, 6 decoded tokens, at
- * offload ratios 0, 0.3 and 1 (greedy planner) with direct access, and 0.3 and 1 with the prefetch
- * baseline; batch 5 again with the GEMMs as programmatic dependent launches; a wide one-layer model (hidden
- * 4096) at batch 3; r = 0.3 direct and 0.6 prefetch again on engines holding only that placement
- * (deployed()).  After each run, dak_engine_breakdown's counts, bytes and sums (check_breakdown).
+ * offload ratios 0, 0.3 and 1 (greedy planner) with direct access, 0.3 and 1 with the prefetch
+ * baseline, 0.3, 0.6 and 1 with the unified-memory baseline; batch 5 again with the GEMMs as programmatic
+ * dependent launches; a wide one-layer model (hidden 4096) at batch 3; r = 0.3 direct and 0.6 prefetch again
+ * on engines holding only that placement (deployed()).  After each run, dak_engine_breakdown's counts, bytes
+ * and sums (check_breakdown).  um_refusals: the unified-memory baseline's refusals (managed bytes past the
+ * cap, a deployment without the KV cache in HBM) leave the engine usable.
  * Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
  *   max |gpu - ref| <= 2e-2 x max |ref|   (bf16 rounding of the GEMM inputs, fp32 sums in another order);
  * the greedy tokens equal the reference's argmax wherever its top-2 margin exceeds twice that bound. */
@@ -34,7 +36,7 @@ static void top2(const float *v, uint32_t n, uint32_t *i1, float *margin)
 /* dak_engine_breakdown after a finished run: every operation of the step counted once under its kind,
  * the bytes of each kind from the shapes, the parts summing to the stamped step, the history kept. */
 static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batch, dak_eng_mode mode,
-                            const int32_t *hist)
+                            const dak_eng_place *pl, const int32_t *hist)
 {
     cm_err err;
     dak_eng_breakdown b;
@@ -49,7 +51,9 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
     want[DAK_ENG_OP_QKV] = want[DAK_ENG_OP_QKV_POST] = want[DAK_ENG_OP_ATTN] = want[DAK_ENG_OP_O] = L;
     want[DAK_ENG_OP_FFN_IN] = want[DAK_ENG_OP_ACT] = want[DAK_ENG_OP_FFN_OUT] = L;
     want[DAK_ENG_OP_WAIT] = mode == DAK_ENG_PREFETCH ? L + 2 : 0; /* each layer's, lm_head's, the last copies' */
-    double wb[DAK_ENG_NOPS] = {0}, sum = 0;
+    double wb[DAK_ENG_NOPS] = {0}, sum = 0, um_moved = 0;
+    if (mode == DAK_ENG_UM && dak_eng_um_bytes(m, pl, &um_moved) > 0) want[DAK_ENG_OP_EVICT] = 1; /* the push-back */
+    wb[DAK_ENG_OP_EVICT] = want[DAK_ENG_OP_EVICT] ? um_moved : 0;
     uint32_t M[DAK_ENG_NLIN], K[DAK_ENG_NLIN];
     for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) dak_eng_lin_shape(m, j, &M[j], &K[j]);
     wb[DAK_ENG_OP_QKV] = 2.0 * L * ((double)M[DAK_ENG_Q] * K[DAK_ENG_Q] + 2.0 * M[DAK_ENG_K] * K[DAK_ENG_K]);
@@ -76,9 +80,9 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
     if (dak_engine_tokens(e, after, S, &err)) CHECK(0, "tokens after the breakdown: %s", err.msg);
     else CHECK(memcmp(after, hist, (size_t)S * batch * sizeof(int32_t)) == 0, "breakdown changed the token history");
     free(after);
-    printf("breakdown %s batch %u %s: stamped %.1f us, graph %.1f us, attention %.1f us, qkv %.1f us\n",
-           opt ? "opt" : "llama", batch, mode ? "prefetch" : "direct", b.stamped_us, b.step_us,
-           b.us[DAK_ENG_OP_ATTN], b.us[DAK_ENG_OP_QKV]);
+    printf("breakdown %s batch %u %s: stamped %.1f us, graph %.1f us, attention %.1f us, qkv %.1f us, evict %.1f us\n",
+           opt ? "opt" : "llama", batch, dak_eng_mode_name(mode), b.stamped_us, b.step_us, b.us[DAK_ENG_OP_ATTN],
+           b.us[DAK_ENG_OP_QKV], b.us[DAK_ENG_OP_EVICT]);
 }
 
 /* wide: one layer of hidden 4096 (32 heads; Llama 8 kv heads, groups of 4), ffn 1024: the norm's row over 128
@@ -144,7 +148,8 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
         dak_eng_mode mode;
         int deploy; /* a second engine holding only this placement (dak_eng_opts.deploy) */
     } cases[] = {{0, DAK_ENG_DIRECT, 0},   {0.3, DAK_ENG_DIRECT, 0}, {1, DAK_ENG_DIRECT, 0}, {0.3, DAK_ENG_PREFETCH, 0},
-                 {1, DAK_ENG_PREFETCH, 0}, {0.3, DAK_ENG_DIRECT, 1}, {0.6, DAK_ENG_PREFETCH, 1}};
+                 {1, DAK_ENG_PREFETCH, 0}, {0.3, DAK_ENG_DIRECT, 1}, {0.6, DAK_ENG_PREFETCH, 1},
+                 {0.3, DAK_ENG_UM, 0},     {0.6, DAK_ENG_UM, 0},     {1, DAK_ENG_UM, 0}};
     uint32_t V = (uint32_t)m.cfg.vocab;
     float *lg = malloc((size_t)batch * V * sizeof(float)), *lr = malloc((size_t)batch * V * sizeof(float));
     int32_t *hist = malloc((size_t)S * batch * sizeof(int32_t)), *tok = malloc(batch * sizeof(int32_t));
@@ -196,7 +201,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
             }
             double tol = 2e-2 * mx;
             CHECK(ea <= tol, "%s batch %u r %g %s step %u: max |err| %g > %g (max |logit| %g)", an, batch, cases[k].r,
-                  cases[k].mode ? "prefetch" : "direct", t, ea, tol, mx);
+                  dak_eng_mode_name(cases[k].mode), t, ea, tol, mx);
             if (ea / (mx > 0 ? mx : 1) > worst) worst = ea / (mx > 0 ? mx : 1);
             if (mx > maxref) maxref = mx;
             for (uint32_t b = 0; b < batch; b++) {
@@ -211,11 +216,11 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
         }
         CHECK(tok_bad == 0, "%s batch %u r %g: %d of %d greedy tokens differ", an, batch, cases[k].r, tok_bad,
               tok_checked);
-        if (!fail) check_breakdown(e, &m, batch, cases[k].mode, hist);
+        if (!fail) check_breakdown(e, &m, batch, cases[k].mode, &pl, hist);
         CHECK(maxref > 0.5, "%s: logits too small (%g) for the check to mean anything", an, maxref);
         printf("%-5s batch %u r %.1f %-8s%s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
                "tokens checked %d\n",
-               an, batch, cases[k].r, cases[k].mode ? "prefetch" : "direct", pdl == 2 ? " pdl2" : pdl ? " pdl" : "",
+               an, batch, cases[k].r, dak_eng_mode_name(cases[k].mode), pdl == 2 ? " pdl2" : pdl ? " pdl" : "",
                cases[k].deploy ? " deployed" : "", pl.host_bytes / 1e6, worst, maxref, tok_checked);
         if (cases[k].deploy) dak_engine_destroy(e), e = full;
         dak_eng_ref_destroy(ref);
@@ -226,8 +231,79 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
     dak_engine_destroy(e);
 }
 
+/* The unified-memory baseline's refusals: managed bytes past dak_eng_opts.um_cap (the same path as past a quarter
+ * of the free HBM), and a deployment whose KV entries are not all in HBM; after each, the engine still sets up and
+ * runs (direct, and um within the cap). */
+static void um_refusals(void)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(DAK_ARCH_OPT, &c);
+    dak_eng_model m;
+    cm_err err = {{0}};
+    if (dak_eng_model_make(&c, 0, &m, &err)) {
+        CHECK(0, "model: %s", err.msg);
+        return;
+    }
+    const uint32_t batch = 5;
+    dak_profile prof;
+    dak_profile_default(&prof);
+    dak_op *ops;
+    size_t n;
+    CHECK(dak_model_ops(&m.cfg, batch, S, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, &err) == 0, "ops: %s", err.msg);
+    uint64_t *u = calloc(n, sizeof *u);
+    double total = dak_ops_total_bytes(ops, n), tpot = 0;
+    dak_eng_place p3, p1;
+    if (dak_plan_greedy(ops, n, 0.3 * total, prof.b_h, prof.b_g, u, &err) ||
+        dak_eng_place_map(&m, batch, S, ops, n, u, &p3, &err) ||
+        dak_plan_greedy(ops, n, 1.0 * total, prof.b_h, prof.b_g, u, &err) ||
+        dak_eng_place_map(&m, batch, S, ops, n, u, &p1, &err)) {
+        CHECK(0, "plan: %s", err.msg);
+        free(u), free(ops), dak_profile_free(&prof);
+        return;
+    }
+    double moved, need = dak_eng_um_bytes(&m, &p3, &moved);
+    dak_eng_opts o;
+    memset(&o, 0, sizeof o);
+    o.um_cap = (uint64_t)need - 1;
+    dak_engine *e;
+    if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err) == 0) {
+        CHECK(dak_engine_setup(e, &p3, DAK_ENG_UM, P, D, &err) != 0 && strstr(err.msg, "um_cap") &&
+                  strstr(err.msg, "managed"),
+              "um past the cap: expected a refusal naming the cap, got '%s'", err.msg);
+        CHECK(dak_engine_setup(e, &p3, DAK_ENG_DIRECT, P, D, &err) == 0 && dak_engine_run(e, &tpot, &err) == 0,
+              "direct after a um refusal: %s", err.msg);
+        dak_engine_destroy(e);
+    } else
+        CHECK(0, "create: %s", err.msg);
+    o.um_cap = (uint64_t)need;
+    if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err) == 0) {
+        CHECK(dak_engine_setup(e, &p3, DAK_ENG_UM, P, D, &err) == 0 && dak_engine_run(e, &tpot, &err) == 0,
+              "um at exactly the cap: %s", err.msg);
+        dak_engine_destroy(e);
+    } else
+        CHECK(0, "create: %s", err.msg);
+    uint32_t kv_host = 0;
+    for (uint32_t l = 0; l < p1.layers; l++) kv_host += p1.batch_host[l];
+    CHECK(kv_host > 0, "r = 1 put no KV entry in host memory");
+    memset(&o, 0, sizeof o);
+    o.deploy = &p1;
+    if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err) == 0) {
+        CHECK(dak_engine_setup(e, &p1, DAK_ENG_UM, P, D, &err) != 0 && strstr(err.msg, "KV cache in HBM"),
+              "um on a deployment with host KV entries: expected a refusal, got '%s'", err.msg);
+        CHECK(dak_engine_setup(e, &p1, DAK_ENG_DIRECT, P, D, &err) == 0 && dak_engine_run(e, &tpot, &err) == 0,
+              "direct after a um refusal on a deployment: %s", err.msg);
+        dak_engine_destroy(e);
+    } else
+        CHECK(0, "create a deployment: %s", err.msg);
+    printf("um refusals checked (managed %.0f bytes, %.0f moved a step at r = 0.3)\n", need, moved);
+    dak_eng_place_free(&p3), dak_eng_place_free(&p1);
+    free(u), free(ops);
+    dak_profile_free(&prof);
+}
+
 int main(void)
 {
+    um_refusals();
     run_case(DAK_ARCH_OPT, 1, 0, 0);
     run_case(DAK_ARCH_OPT, 5, 0, 0);
     run_case(DAK_ARCH_LLAMA, 1, 0, 0);

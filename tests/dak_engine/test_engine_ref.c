@@ -126,6 +126,20 @@ static void mapping_hand(void)
     CHECK(st_d == st_hand, "deployment staging %.0f, expected %.0f", st_d, st_hand);
     CHECK(hbm_d > 0 && hbm_d < hbm_f && st_f > st_d, "full %.0f / %.0f, deployment %.0f / %.0f", hbm_f, st_f, hbm_d,
           st_d);
+    /* the unified-memory baseline's managed rows (dak_eng_um_bytes): the same weight rows with lm_head's padding (the
+     * KV entries stay in HBM); each matrix's slice from a 2 MiB boundary: layer 0's q/k/v stack 256 rows (2 MiB),
+     * layers 1..31 128 rows (1 MiB, a 2 MiB slice), fc1 128 MiB a layer, lm_head 50304 rows (196.5 -> 197 x 2 MiB) */
+    double moved, arena = dak_eng_um_bytes(&m, &pl, &moved);
+    const double mib2 = 2.0 * 1024 * 1024;
+    CHECK(moved == (33.0 * 128 + 32.0 * 16384 + 50304.0) * 4096 * 2, "um moved %.0f", moved);
+    CHECK(arena == 32 * mib2 + 32 * 64 * mib2 + 197 * mib2, "um arena %.0f, expected %.0f", arena,
+          32 * mib2 + 32 * 64 * mib2 + 197 * mib2);
+    CHECK(!strcmp(dak_eng_mode_name(DAK_ENG_UM), "um") && !strcmp(dak_eng_mode_name(DAK_ENG_PREFETCH), "prefetch") &&
+              !strcmp(dak_eng_op_name(DAK_ENG_OP_EVICT), "evict"),
+          "mode / op names");
+    dak_eng_place_free(&pl);
+    dak_eng_place_zero(&m, &pl);
+    CHECK(dak_eng_um_bytes(&m, &pl, &moved) == 0 && moved == 0, "um bytes of an all-HBM placement");
     dak_eng_place_free(&pl);
     u[iq] = 32 * 32 + 1; /* past q_proj's 32 units a layer */
     CHECK(dak_eng_place_map(&m, 8, 64, ops, n, u, &pl, &err) != 0 && strstr(err.msg, "q_proj"),
@@ -169,6 +183,16 @@ static void mapping_greedy(const char *cfgfile, uint32_t batch, uint32_t len)
         CHECK(fabs(pl.host_bytes - want) <= 1e-9 * total, "%s r %g: host bytes %.0f, planner %.0f", cfgfile, r,
               pl.host_bytes, want);
         CHECK(pl.host_bytes >= r * total - 1, "%s r %g: host bytes %.0f below the target", cfgfile, r, pl.host_bytes);
+        /* the unified-memory baseline moves the host weight rows but the embedding gather's, plus lm_head's padding */
+        double moved, arena = dak_eng_um_bytes(&m, &pl, &moved), H2 = 2.0 * m.cfg.hidden;
+        double pad = pl.lm_rows_host > m.cfg.vocab ? (double)(pl.lm_rows_host - m.cfg.vocab) : 0;
+        double want_um = pl.host_weight_bytes - pl.embed_rows_host * H2 + pad * H2;
+        CHECK(fabs(moved - want_um) <= 1, "%s r %g: um moves %.0f, expected %.0f", cfgfile, r, moved, want_um);
+        CHECK(arena >= moved && arena - moved < (4.0 * pl.layers + 1) * DAK_ENG_UM_ALIGN,
+              "%s r %g: um arena %.0f for %.0f", cfgfile, r, arena, moved);
+        if (k == 1 || k == 4 || k == 10)
+            printf("%s batch %u r %g: host %.3f GB (weights %.3f), um managed %.3f GB, moved a step %.3f GB\n", cfgfile,
+                   batch, r, pl.host_bytes / 1e9, pl.host_weight_bytes / 1e9, arena / 1e9, moved / 1e9);
         dak_eng_place_free(&pl);
     }
     free(u);

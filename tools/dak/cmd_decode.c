@@ -1,7 +1,7 @@
 /* dak decode: the inference engine (seed 003, SPEC dak item 7): greedy decoding of an OPT- or
  * Llama-shaped model with synthetic weights, one CUDA graph per step, weights and KV cache offloaded
- * per operation by the greedy planner; TPOT and EB over offload ratios, against r = 0 and the
- * FlexGen-style double-buffered prefetch baseline. */
+ * per operation by the greedy planner; TPOT and EB over offload ratios, against r = 0, the
+ * FlexGen-style double-buffered prefetch baseline and the unified-memory (page fault) baseline. */
 #define _POSIX_C_SOURCE 200809L /* stat */
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@ static void usage(FILE *o)
 {
     fprintf(o,
             "usage: dak decode (--model CONFIG | --tiny opt|llama) [--batch B] [--prompt P] [--tokens D]\n"
-            "                  [--ratios LIST] [--baseline direct|prefetch|both] [--layers N] [--seed S]\n"
+            "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
@@ -37,8 +37,12 @@ static void usage(FILE *o)
             "  --ratios LIST    offload ratios in percent of weight + KV bytes, comma-separated, 0..100\n"
             "                   (default 0,10,20,40,60,80,100), or 'fit' (with --deploy 1 and --gpu-mem): the\n"
             "                   smallest ratio whose deployment fits in --gpu-mem\n"
-            "  --baseline B     direct (split kernels reading host memory in place), prefetch (FlexGen-style\n"
-            "                   layer-by-layer double-buffered copies), or both (default)\n"
+            "  --baseline LIST  comma-separated: direct (split kernels reading host memory in place), prefetch\n"
+            "                   (FlexGen-style layer-by-layer double-buffered copies), um (unified memory: each\n"
+            "                   matrix's host rows in managed memory, pushed back to the CPU before every step\n"
+            "                   (timed) and faulted in by cuBLAS; the KV cache stays in HBM; managed memory is\n"
+            "                   refused past a quarter of the free HBM; needs --deploy 0), both (= direct,prefetch;\n"
+            "                   the default) or all (= direct,prefetch,um)\n"
             "  --layers N       run only the first N layers of the model (quick runs of big models)\n"
             "  --seed S         synthetic weights and prompt (default 1)\n"
             "  --host-mem BYTES pinned host memory allowed (default 96GiB; the engine keeps a full copy)\n"
@@ -55,7 +59,7 @@ static void usage(FILE *o)
             "                   step re-captured with a timing event after each operation, median of REPS\n"
             "                   replays (0, the default: off; at most 1000)\n"
             "  --json FILE      write the results as JSON ('-' for stdout)\n"
-            "Weights are synthetic (random bf16, no checkpoint is read); unified memory is not a baseline here.\n");
+            "Weights are synthetic (random bf16, no checkpoint is read).\n");
 }
 
 static int parse_ratios(const char *v, double *r, int *n)
@@ -84,12 +88,45 @@ static int parse_ratios(const char *v, double *r, int *n)
     return 0;
 }
 
+#define NMODES 3 /* dak_eng_mode: direct, prefetch, um */
+
+/* --baseline LIST: the modes to run, do[dak_eng_mode] */
+static int parse_baselines(const char *v, int do_mode[NMODES])
+{
+    char buf[256];
+    memset(do_mode, 0, NMODES * sizeof(int));
+    if (!*v || strlen(v) >= sizeof buf) {
+        fprintf(stderr,
+                "%s: --baseline: expected a comma-separated list of direct, prefetch, um, both, all; got '%s'\n", prog,
+                v);
+        return -1;
+    }
+    strcpy(buf, v);
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        if (!strcmp(tok, "direct")) do_mode[DAK_ENG_DIRECT] = 1;
+        else if (!strcmp(tok, "prefetch")) do_mode[DAK_ENG_PREFETCH] = 1;
+        else if (!strcmp(tok, "um")) do_mode[DAK_ENG_UM] = 1;
+        else if (!strcmp(tok, "both")) do_mode[DAK_ENG_DIRECT] = do_mode[DAK_ENG_PREFETCH] = 1;
+        else if (!strcmp(tok, "all")) do_mode[DAK_ENG_DIRECT] = do_mode[DAK_ENG_PREFETCH] = do_mode[DAK_ENG_UM] = 1;
+        else {
+            fprintf(stderr,
+                    "%s: --baseline: expected direct, prefetch, um, both or all (comma-separated), got '%s' in '%s'\n",
+                    prog, tok, v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 typedef struct {
-    double r, host_bytes, tpot[2], eb[2], pred, tok_match[2];
-    int ran[2];
+    double r, host_bytes, tpot[NMODES], eb[NMODES], pred, tok_match[NMODES];
+    int ran[NMODES];
     double op_host[16];
-    dak_eng_breakdown bk[2];
-    double hbm, host; /* --deploy: the engine's allocation for this ratio */
+    dak_eng_breakdown bk[NMODES];
+    double hbm, host;        /* --deploy: the engine's allocation for this ratio */
+    double um_bytes, um_moved; /* um: the managed allocation, and the rows a step moves */
 } row_t;
 
 /* --ratios fit: the smallest ratio (binary search over the greedy plans) whose deployment's HBM (with the
@@ -171,7 +208,8 @@ static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *
 
 int cmd_decode(int argc, char **argv)
 {
-    const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *baseline = "both";
+    const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL;
+    int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
     int fit = 0;
     uint64_t seed = 1, host_cap = UINT64_C(96) << 30, gpu_cap = 0;
@@ -216,11 +254,7 @@ int cmd_decode(int argc, char **argv)
             if (arg_u32(prog, "--deploy", v, 0, 1, &deploy)) return 2;
         } else if (arg_is(a, "--baseline")) {
             VAL();
-            if (strcmp(v, "direct") && strcmp(v, "prefetch") && strcmp(v, "both")) {
-                fprintf(stderr, "%s: --baseline: expected direct, prefetch or both, got '%s'\n", prog, v);
-                return 2;
-            }
-            baseline = v;
+            if (parse_baselines(v, do_mode)) return 2;
         } else if (arg_is(a, "--layers")) {
             VAL();
             if (arg_u32(prog, "--layers", v, 1, 4096, &layers)) return 2;
@@ -265,6 +299,12 @@ int cmd_decode(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (do_mode[DAK_ENG_UM] && deploy) {
+        fprintf(stderr, "%s: --baseline um: expected --deploy 0 (the unified-memory baseline keeps the whole KV cache in "
+                        "HBM, which a deployment does not hold)\n",
+                prog);
+        return 2;
+    }
     if (fit && (!deploy || !gpu_cap)) {
         fprintf(stderr, "%s: --ratios fit: expected --deploy 1 and --gpu-mem BYTES (the budget to fit)\n", prog);
         return 2;
@@ -300,7 +340,7 @@ int cmd_decode(int argc, char **argv)
                 (unsigned long long)m.cfg.max_pos);
         return 2;
     }
-    int do_direct = strcmp(baseline, "prefetch") != 0, do_pf = strcmp(baseline, "direct") != 0;
+    const int do_pf = do_mode[DAK_ENG_PREFETCH], nmodes = do_mode[0] + do_mode[1] + do_mode[2];
     dak_profile prof;
     if (profile) {
         if (dak_profile_load(profile, &prof, &err)) {
@@ -377,7 +417,7 @@ int cmd_decode(int argc, char **argv)
         }
     }
     bench_progress_t pg;
-    bench_progress_start(&pg, "dak decode: ratio x baseline runs", (uint64_t)nr * (do_direct + do_pf));
+    bench_progress_start(&pg, "dak decode: ratio x baseline runs", (uint64_t)nr * nmodes);
     uint64_t done_runs = 0;
     for (int k = 0; k < nr; k++) {
         row_t *rw = &rows[k];
@@ -416,12 +456,17 @@ int cmd_decode(int argc, char **argv)
             printf(" %s %.3f", ops[i].name, rw->op_host[i] / 1e9);
         }
         printf(" GB\n");
-        for (int md = 0; md < 2; md++) {
-            if ((md == 0 && !do_direct) || (md == 1 && !do_pf)) continue;
+        rw->um_bytes = dak_eng_um_bytes(&m, &pl, &rw->um_moved);
+        if (do_mode[DAK_ENG_UM])
+            printf("unified memory r = %g %%: %.3f GB managed, %.3f GB of rows pushed back and faulted in a step "
+                   "(the KV cache stays in HBM)\n",
+                   ratios[k], rw->um_bytes / 1e9, rw->um_moved / 1e9);
+        for (int md = 0; md < NMODES; md++) {
+            if (!do_mode[md]) continue;
             double tp;
             char label[64];
-            snprintf(label, sizeof label, "r = %g %% %s", ratios[k], md ? "prefetch" : "direct");
-            if (dak_engine_setup(e, &pl, md ? DAK_ENG_PREFETCH : DAK_ENG_DIRECT, prompt, tokens, &err) ||
+            snprintf(label, sizeof label, "r = %g %% %s", ratios[k], dak_eng_mode_name((dak_eng_mode)md));
+            if (dak_engine_setup(e, &pl, (dak_eng_mode)md, prompt, tokens, &err) ||
                 dak_engine_run(e, &tp, &err) || dak_engine_tokens(e, tokx, S, &err) ||
                 (bk_reps && breakdown(e, bk_reps, label, &rw->bk[md], &err))) {
                 fprintf(stderr, "%s: %s: %s\n", prog, label, err.msg);
@@ -433,21 +478,28 @@ int cmd_decode(int argc, char **argv)
             size_t same = 0, all = (size_t)(tokens + 1) * batch;
             for (size_t i = (size_t)(prompt - 1) * batch; i < (size_t)S * batch; i++) same += tok0[i] == tokx[i];
             rw->tok_match[md] = (double)same / (double)all;
+            printf("run %s: TPOT %.3f ms, EB %.1f GB/s\n", label, tp * 1e3, rw->eb[md] / 1e9);
+            fflush(stdout); /* a run cut short by a time limit keeps the lines of the runs it finished */
             bench_progress(&pg, ++done_runs);
         }
         dak_eng_place_free(&pl);
     }
     bench_progress_end(&pg, done_runs);
-    printf("\n%6s %8s %12s %12s %12s %10s %10s %12s %8s %9s\n", "r %", "host GB", "TPOT direct", "TPOT prefetch",
-           "TPOT r=0", "EB direct", "EB prefetch", "predicted", "pf/dir", deploy ? "tok=1st" : "tok=r0");
-    printf("%6s %8s %12s %12s %12s %10s %10s %12s %8s %9s\n", "", "", "ms", "ms", "ms", "GB/s", "GB/s", "ms", "", "");
+    printf("\n%6s %8s %12s %13s %12s %12s %10s %11s %10s %12s %7s %7s %9s\n", "r %", "host GB", "TPOT direct",
+           "TPOT prefetch", "TPOT um", "TPOT r=0", "EB direct", "EB prefetch", "EB um", "predicted", "pf/dir", "um/dir",
+           deploy ? "tok=1st" : "tok=r0");
+    printf("%6s %8s %12s %13s %12s %12s %10s %11s %10s %12s %7s %7s %9s\n", "", "", "ms", "ms", "ms", "ms", "GB/s",
+           "GB/s", "GB/s", "ms", "", "", "");
     for (int k = 0; k < nr; k++) {
         row_t *rw = &rows[k];
-        printf("%6.1f %8.3f %12.3f %12.3f %12.3f %10.1f %10.1f %12.3f %8.2f %8.0f%%\n", rw->r * 100,
-               rw->host_bytes / 1e9, rw->ran[0] ? rw->tpot[0] * 1e3 : NAN, rw->ran[1] ? rw->tpot[1] * 1e3 : NAN,
-               tpot0 * 1e3, rw->ran[0] ? rw->eb[0] / 1e9 : NAN, rw->ran[1] ? rw->eb[1] / 1e9 : NAN, rw->pred * 1e3,
-               rw->ran[0] && rw->ran[1] ? rw->tpot[1] / rw->tpot[0] : NAN,
-               100 * (rw->ran[0] ? rw->tok_match[0] : rw->tok_match[1]));
+        double tp[NMODES], eb[NMODES], tm = NAN;
+        for (int md = 0; md < NMODES; md++) {
+            tp[md] = rw->ran[md] ? rw->tpot[md] * 1e3 : NAN, eb[md] = rw->ran[md] ? rw->eb[md] / 1e9 : NAN;
+            if (rw->ran[md] && isnan(tm)) tm = 100 * rw->tok_match[md];
+        }
+        printf("%6.1f %8.3f %12.3f %13.3f %12.3f %12.3f %10.1f %11.1f %10.1f %12.3f %7.2f %7.2f %8.0f%%\n", rw->r * 100,
+               rw->host_bytes / 1e9, tp[0], tp[1], tp[2], tpot0 * 1e3, eb[0], eb[1], eb[2], rw->pred * 1e3,
+               tp[1] / tp[0], tp[2] / tp[0], tm);
     }
     if (jf) {
         json_w w;
@@ -481,17 +533,22 @@ int cmd_decode(int argc, char **argv)
             json_kv_f64(&w, "host_bytes", rw->host_bytes);
             json_kv_f64(&w, "predicted_step_s", rw->pred);
             if (deploy) json_kv_f64(&w, "engine_hbm_bytes", rw->hbm), json_kv_f64(&w, "engine_host_bytes", rw->host);
-            if (rw->ran[0]) {
-                json_kv_f64(&w, "tpot_direct_s", rw->tpot[0]);
-                json_kv_f64(&w, "eb_direct_gbs", rw->eb[0] / 1e9);
-                json_kv_f64(&w, "tokens_equal_r0_direct", rw->tok_match[0]);
-                if (bk_reps) breakdown_json(&w, "breakdown_direct", &rw->bk[0]);
+            for (int md = 0; md < NMODES; md++) {
+                if (!rw->ran[md]) continue;
+                const char *mn = dak_eng_mode_name((dak_eng_mode)md);
+                char key[64];
+                snprintf(key, sizeof key, "tpot_%s_s", mn);
+                json_kv_f64(&w, key, rw->tpot[md]);
+                snprintf(key, sizeof key, "eb_%s_gbs", mn);
+                json_kv_f64(&w, key, rw->eb[md] / 1e9);
+                snprintf(key, sizeof key, "tokens_equal_r0_%s", mn);
+                json_kv_f64(&w, key, rw->tok_match[md]);
+                snprintf(key, sizeof key, "breakdown_%s", mn);
+                if (bk_reps) breakdown_json(&w, key, &rw->bk[md]);
             }
-            if (rw->ran[1]) {
-                json_kv_f64(&w, "tpot_prefetch_s", rw->tpot[1]);
-                json_kv_f64(&w, "eb_prefetch_gbs", rw->eb[1] / 1e9);
-                json_kv_f64(&w, "tokens_equal_r0_prefetch", rw->tok_match[1]);
-                if (bk_reps) breakdown_json(&w, "breakdown_prefetch", &rw->bk[1]);
+            if (rw->ran[DAK_ENG_UM]) {
+                json_kv_f64(&w, "um_managed_bytes", rw->um_bytes);
+                json_kv_f64(&w, "um_moved_bytes_per_step", rw->um_moved);
             }
             json_key(&w, "op_host_bytes");
             json_obj_begin(&w);

@@ -1,7 +1,7 @@
 /* dak engine on the GPU (include/dak/engine.h): synthetic parameters (a full copy per tier or one placement's
  * rows), the step as one CUDA graph per position over the small kernels of engine_kernels.cu, direct access
- * (split GEMM + split attention over tiered views), the FlexGen-style double-buffered prefetch baseline and
- * the step breakdown. */
+ * (split GEMM + split attention over tiered views), the FlexGen-style double-buffered prefetch baseline, the
+ * unified-memory (page fault) baseline and the step breakdown. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,8 +53,11 @@ typedef struct {
     float *bias;                    /* [M] or NULL */
     dak_tiered view;
     dak_gemm_launch *l;             /* direct */
-    dak_gemm_launch *la, *lb;       /* prefetch: staged host rows, HBM rows */
+    dak_gemm_launch *la, *lb;       /* prefetch: staged host rows, HBM rows (unified memory: lb only) */
     uint32_t rh;                    /* host rows of the current placement */
+    uint16_t *um_rows;              /* unified memory: rows [0, rh_um) (= rh), row-major, in the managed allocation */
+    uint32_t rh_um;
+    const uint16_t *b_in;           /* the GEMM's B (activations), for the unified-memory baseline's cuBLAS call */
 } lin_t;
 
 struct dak_engine {
@@ -65,7 +68,7 @@ struct dak_engine {
     dak_eng_opts o;
     uint64_t hbm_bytes, host_bytes;
     cudaStream_t st, cp;
-    cudaEvent_t ev0, ev1, ev_start, ev_cpdone, ev_ready[2], ev_free[2];
+    cudaEvent_t ev0, ev1, ev_um, ev_start, ev_cpdone, ev_ready[2], ev_free[2];
     dak_gemm_ctx *g;
     dak_attn_ctx *a;
     lin_t *lin; /* [L][NW] */
@@ -84,6 +87,10 @@ struct dak_engine {
     int32_t *prompt, *tok, *hist;
     /* prefetch staging */
     uint16_t *sw[2][NW], *sk[2], *sv[2], *slm;
+    /* unified memory: the placement's host rows of every matrix (dak_eng_um_bytes' layout), and the bytes of rows */
+    uint16_t *um;
+    size_t um_bytes;
+    double um_moved;
     /* run */
     dak_eng_place pl;
     int have_pl;
@@ -168,6 +175,7 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     for (int s = 0; s < 2; s++)
         for (int j = 0; j < NW; j++) cudaFree(e->sw[s][j]);
     cudaFreeHost(e->emb_host);
+    if (e->um) cudaFree(e->um);
     for (uint32_t l = 0; e->kh && l < e->L; l++) {
         cudaFreeHost(e->kh[l]), cudaFreeHost(e->vh[l]), cudaFree(e->kd[l]), cudaFree(e->vd[l]);
     }
@@ -176,8 +184,8 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     if (e->a) dak_attn_ctx_destroy(e->a);
     if (e->st) cudaStreamDestroy(e->st);
     if (e->cp) cudaStreamDestroy(e->cp);
-    cudaEvent_t ev[] = {e->ev0, e->ev1, e->ev_start, e->ev_cpdone, e->ev_ready[0], e->ev_ready[1], e->ev_free[0],
-                        e->ev_free[1]};
+    cudaEvent_t ev[] = {e->ev0,          e->ev1,          e->ev_um,       e->ev_start, e->ev_cpdone,
+                        e->ev_ready[0], e->ev_ready[1], e->ev_free[0], e->ev_free[1]};
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
         if (ev[i]) cudaEventDestroy(ev[i]);
     if (e->have_pl) dak_eng_place_free(&e->pl);
@@ -243,6 +251,28 @@ static uint32_t w_rows_host(int opt, const dak_eng_place *pl, uint32_t l, uint32
     uint32_t part[3], np = w_parts(opt, w, part), rows = 0;
     for (uint32_t p = 0; p < np; p++) rows += pl->rows_host[l * DAK_ENG_NLIN + part[p]];
     return rows;
+}
+
+/* Rows [0, rows) of matrix w of layer l (l == L: lm_head), row-major, into dst, on e->st: the synthetic
+ * parameters, each stacked part from its own tensor with indices from 0 (lm_head's rows past the vocabulary 0). */
+static void fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint32_t rows)
+{
+    if (l == e->L) {
+        size_t n = (size_t)rows * e->H, ne = (size_t)e->V * e->H;
+        k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(dst, n, ne, e->seed, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM,
+                                                     e->opt ? dak_eng_embed_scale(&e->m) : dak_eng_lin_scale(e->H),
+                                                     0.0f);
+        return;
+    }
+    uint32_t part[3], np = w_parts(e->opt, w, part), row0 = 0, K = LIN(e, l, w)->K;
+    for (uint32_t p = 0; p < np && row0 < rows; p++) {
+        uint32_t Mp, Kp;
+        dak_eng_lin_shape(&e->m, part[p], &Mp, &Kp);
+        size_t n = (size_t)(rows - row0 < Mp ? rows - row0 : Mp) * Kp;
+        k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(dst + (size_t)row0 * K, n, n, e->seed, dak_eng_tensor(l, part[p]),
+                                                     dak_eng_lin_scale(Kp), 0.0f);
+        row0 += Mp;
+    }
 }
 
 /* Fills matrix w's tiers from the row-major matrix in scratch: packs it into `packed` (M x K, HBM), copies its
@@ -313,8 +343,8 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         return cm_fail(err, "engine: cudaStreamCreate failed");
     }
     {
-        cudaEvent_t *ev[] = {&e->ev0, &e->ev1};
-        for (int i = 0; i < 2; i++)
+        cudaEvent_t *ev[] = {&e->ev0, &e->ev1, &e->ev_um};
+        for (int i = 0; i < 3; i++)
             if (cudaEventCreate(ev[i]) != cudaSuccess) {
                 dak_engine_destroy(e);
                 return cm_fail(err, "engine: cudaEventCreate failed");
@@ -353,15 +383,12 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             lin_t *w = &e->lin[l * NW + j];
             uint32_t part[3], np = w_parts(e->opt, j, part);
             if (c->bias && dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err)) goto fail;
+            fill_rows(e, l, j, scratch, w->M);
             size_t row0 = 0;
-            for (uint32_t p = 0; p < np; p++) { /* each stacked part: its own tensor, indices from 0 */
+            for (uint32_t p = 0; p < np && c->bias; p++) { /* each stacked part's bias: its own tensor */
                 uint32_t Mp, Kp;
                 dak_eng_lin_shape(m, part[p], &Mp, &Kp);
-                size_t np_el = (size_t)Mp * Kp;
-                k_fill_bf16<<<grid_for(np_el), NTHR, 0, e->st>>>(scratch + row0 * w->K, np_el, np_el, seed,
-                                                                 dak_eng_tensor(l, part[p]), dak_eng_lin_scale(Kp), 0.0f);
-                if (c->bias && fill_f32(w->bias + row0, Mp, seed, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), 0.05f,
-                                        0.0f, err))
+                if (fill_f32(w->bias + row0, Mp, seed, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), 0.05f, 0.0f, err))
                     goto fail;
                 row0 += Mp;
             }
@@ -420,9 +447,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         lin_t *w = &e->lm;
         w->M = e->Vp, w->K = H;
         w->h_rows = dp ? dp->lm_rows_host : w->M, w->d_from = dp ? w->h_rows : 0;
-        size_t n = (size_t)w->M * H;
-        k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(scratch, n, ne, seed, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM,
-                                                     e->opt ? dak_eng_embed_scale(m) : dak_eng_lin_scale(H), 0.0f);
+        fill_rows(e, L, 0, scratch, w->M);
         if (cudaStreamSynchronize(e->st) != cudaSuccess) {
             cm_fail(err, "engine: fill failed");
             goto fail;
@@ -505,7 +530,7 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
     dak_gemm_opts go;
     dak_gemm_opts_default(&go);
     go.pdl = e->o.gemm_pdl ? 1 : 0;
-    w->rh = rh;
+    w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM: dak_tiered_view's HBM part, then its start */
         if (dak_tiered_view(&w->view, w->M, w->K, rh, w->host_rows, w->dev_rows, 1, err)) return -1;
@@ -513,6 +538,11 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
         return dak_gemm_prepare(e->g, &w->view, b, c, e->batch, &go, &w->l, err);
     }
     dak_tiered va, vb;
+    if (e->mode == DAK_ENG_UM) { /* the host rows: cuBLAS on the managed rows (run_lin); the HBM rows here */
+        if (rh == w->M) return 0;
+        if (dak_tiered_view(&vb, w->M - rh, w->K, 0, NULL, dev_row(w, rh), 1, err)) return -1;
+        return dak_gemm_prepare(e->g, &vb, b, e->cb, e->batch, &go, &w->lb, err);
+    }
     if (rh == w->M) {
         if (dak_tiered_view(&va, w->M, w->K, 0, NULL, stage, 1, err)) return -1;
         return dak_gemm_prepare(e->g, &va, b, c, e->batch, &go, &w->la, err);
@@ -529,12 +559,24 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
 static int run_lin(dak_engine *e, lin_t *w, float *c, cm_err *err)
 {
     if (w->l) return dak_gemm_run(w->l, e->st, err);
-    if (w->la && !w->lb) return dak_gemm_run(w->la, e->st, err);
-    if (dak_gemm_run(w->la, e->st, err) || dak_gemm_run(w->lb, e->st, err)) return -1;
+    if (e->mode == DAK_ENG_UM) { /* cuBLAS reads the managed rows: the driver faults them in */
+        int whole = w->rh == w->M;
+        if (dak_base_cublas(e->g, w->um_rows, w->b_in, whole ? c : e->ca, w->rh, e->batch, w->K, e->st, err))
+            return -1;
+        if (whole) return 0;
+        if (dak_gemm_run(w->lb, e->st, err)) return -1;
+    } else {
+        if (w->la && !w->lb) return dak_gemm_run(w->la, e->st, err);
+        if (dak_gemm_run(w->la, e->st, err) || dak_gemm_run(w->lb, e->st, err)) return -1;
+    }
     size_t n = (size_t)e->batch * w->M;
     void *args[] = {&c, &e->ca, &e->cb, &w->rh, &w->M, &e->batch};
     return step_launch(e, (const void *)k_join, dim3(grid_for(n)), NTHR, args, err);
 }
+
+/* host KV entries of layer l as the step uses them: the placement's, but none for the unified-memory baseline
+ * (its KV cache stays in HBM) */
+static uint32_t kv_bh(const dak_engine *e, uint32_t l) { return e->mode == DAK_ENG_UM ? 0 : e->pl.batch_host[l]; }
 
 /* The attention plans of layer l at position t (len t + 1), in the order attn() runs them: one over the tiered
  * cache; in prefetch mode with host entries, one over the staged host entries and, if any, one over the HBM
@@ -543,7 +585,7 @@ static int attn_plans(dak_engine *e, uint32_t l, uint32_t t, dak_attn_plan p[2],
 {
     const dak_model_config *c = &e->m.cfg;
     uint32_t heads = (uint32_t)c->heads, kvh = (uint32_t)c->kv_heads, len = t + 1, B = e->batch;
-    uint32_t bh = e->pl.batch_host[l], sms = dak_attn_ctx_sms(e->a);
+    uint32_t bh = kv_bh(e, l), sms = dak_attn_ctx_sms(e->a);
     dak_attn_opts o;
     dak_attn_opts_default(&o);
     o.pdl = e->o.kernel_pdl ? 1 : 0; /* with the step's small kernels (see STEP_KERNEL_TRIGGER) */
@@ -559,7 +601,7 @@ static int attn_plans(dak_engine *e, uint32_t l, uint32_t t, dak_attn_plan p[2],
 static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
 {
     uint32_t heads = (uint32_t)e->m.cfg.heads, kvh = (uint32_t)e->m.cfg.kv_heads, len = t + 1, np;
-    uint32_t bh = e->pl.batch_host[l];
+    uint32_t bh = kv_bh(e, l);
     float scale = 1.0f / sqrtf(128.0f);
     dak_attn_plan p[2];
     if (attn_plans(e, l, t, p, &np, err)) return -1;
@@ -665,7 +707,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         a.k_dev = e->kv[l].k_dev, a.v_dev = e->kv[l].v_dev;
         if (pf && e->pl.batch_host[l]) a.k_stage = e->sk[l % 2], a.v_stage = e->sv[l % 2];
         a.heads = (uint32_t)c->heads, a.kvh = (uint32_t)c->kv_heads, a.max_len = e->max_len;
-        a.bh = e->pl.batch_host[l], a.pos = t;
+        a.bh = kv_bh(e, l), a.pos = t;
         void *qargs[] = {&a};
         if (step_launch(e, (const void *)k_qkv_post, dim3(B, a.heads + a.kvh), 64, qargs, err) ||
             mark(e, DAK_ENG_OP_QKV_POST, 0, err) || attn(e, l, t, err) ||
@@ -711,6 +753,87 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
     return 0;
 }
 
+/* Unified memory: the managed rows back to the CPU, on the step's stream (nothing when there are none).  Every
+ * step starts with all of them in host memory, as under an oversubscribed GPU that evicts the rows it just used
+ * (the eviction that keeps the HBM share resident; LRU would move the whole model: NOTES-dak-engine.md,
+ * session 21), and the push-back's time is the step's, as an eviction costs the link in real oversubscription. */
+static cudaError_t um_push_back(dak_engine *e)
+{
+    if (!e->um_bytes) return cudaSuccess;
+    cudaMemLocation host;
+    memset(&host, 0, sizeof host);
+    host.type = cudaMemLocationTypeHost;
+    return cudaMemPrefetchAsync(e->um, e->um_bytes, host, 0, e->st);
+}
+
+/* Unified memory: allocates the managed rows of placement e->pl (dak_eng_um_bytes' layout), fills them with the
+ * matrices' host rows (row-major, for cuBLAS) and pushes them to the CPU.  Refused past a quarter of the HBM free
+ * (or the um_cap): managed memory beyond what the GPU holds can hang it, and this baseline emulates the faults of
+ * oversubscription without oversubscribing. */
+static int um_setup(dak_engine *e, cm_err *err)
+{
+    double moved, need = dak_eng_um_bytes(&e->m, &e->pl, &moved);
+    for (uint32_t i = 0; i <= e->L * NW; i++) {
+        lin_t *w = i < e->L * NW ? &e->lin[i] : &e->lm;
+        w->um_rows = NULL, w->rh_um = 0;
+    }
+    if (need == 0) return 0; /* nothing in host memory: the steps run as direct access with every row in HBM */
+    int dev = 0, cma = 0;
+    ECU(cudaGetDevice(&dev));
+    ECU(cudaDeviceGetAttribute(&cma, cudaDevAttrConcurrentManagedAccess, dev));
+    if (!cma)
+        return cm_fail(err, "engine: the unified-memory baseline needs a GPU with concurrent managed access (page "
+                            "faults); this one has none");
+    size_t fr = 0, tot = 0;
+    ECU(cudaMemGetInfo(&fr, &tot));
+    double lim = (double)fr / 4;
+    const char *what = "a quarter of the HBM free";
+    if (e->o.um_cap && (double)e->o.um_cap < lim) lim = (double)e->o.um_cap, what = "the managed-memory cap (um_cap)";
+    if (need > lim)
+        return cm_fail(err,
+                       "engine: the unified-memory baseline needs %.3f GB of managed memory (this placement's host "
+                       "rows), more than %s, %.3f GB (%.2f GB of HBM free): managed memory past what the GPU holds "
+                       "can hang it; lower the ratio or run fewer layers (--layers)",
+                       need / 1e9, what, lim / 1e9, fr / 1e9);
+    if ((double)e->hbm_bytes + need > e->hbm_cap)
+        return cm_fail(err,
+                       "engine: the unified-memory baseline's %.3f GB of managed rows, once faulted in, pass the "
+                       "%.2f GB of HBM allowed (%.2f GB allocated)",
+                       need / 1e9, e->hbm_cap / 1e9, e->hbm_bytes / 1e9);
+    cudaError_t c = cudaMallocManaged((void **)&e->um, (size_t)need, cudaMemAttachGlobal);
+    if (c != cudaSuccess) {
+        e->um = NULL;
+        return cm_fail(err, "engine: cudaMallocManaged of %.3f GB: %s", need / 1e9, cudaGetErrorString(c));
+    }
+    e->um_bytes = (size_t)need, e->um_moved = moved;
+    size_t off = 0;
+    for (uint32_t l = 0; l <= e->L; l++)
+        for (uint32_t j = 0; j < (l < e->L ? NW : 1u); j++) {
+            lin_t *w = l < e->L ? LIN(e, l, j) : &e->lm;
+            uint32_t rows = l < e->L ? w_rows_host(e->opt, &e->pl, l, j) : e->pl.lm_rows_host;
+            w->um_rows = NULL;
+            if (!rows) continue;
+            w->um_rows = e->um + off / 2, w->rh_um = rows;
+            fill_rows(e, l, j, w->um_rows, rows);
+            off += ((size_t)rows * w->K * 2 + DAK_ENG_UM_ALIGN - 1) / DAK_ENG_UM_ALIGN * DAK_ENG_UM_ALIGN;
+        }
+    if (off != e->um_bytes)
+        return cm_fail(err, "engine: managed rows laid out in %zu bytes, dak_eng_um_bytes says %zu", off, e->um_bytes);
+    ECU(cudaGetLastError());
+    /* every cuBLAS call once before the steps' capture (its heuristics and workspace set up outside a capture, as
+     * the GEMM bench warms its captured baselines), on the rows still resident; inputs and outputs are scratch */
+    uint32_t Hm = e->Hq > e->H ? e->Hq : e->H;
+    for (uint32_t i = 0; i <= e->L * NW; i++) {
+        lin_t *w = i < e->L * NW ? &e->lin[i] : &e->lm;
+        if (w->um_rows &&
+            dak_base_cublas(e->g, w->um_rows, w->K <= Hm ? e->hb : e->fb, e->ca, w->rh_um, e->batch, w->K, e->st, err))
+            return -1;
+    }
+    ECU(um_push_back(e));
+    ECU(cudaStreamSynchronize(e->st));
+    return 0;
+}
+
 /* captures step t into *g (the breakdown's stamps when e->bk_on) */
 static int capture_step(dak_engine *e, uint32_t t, cudaGraphExec_t *g, cm_err *err)
 {
@@ -737,7 +860,8 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         return cm_fail(err, "engine: prompt %u + tokens %u: expected prompt >= 1 and a sum <= %u", prompt, tokens,
                        e->max_len);
     if (check_place(&e->m, B, pl, err)) return -1;
-    if (mode != DAK_ENG_DIRECT && mode != DAK_ENG_PREFETCH) return cm_fail(err, "engine: mode %d", (int)mode);
+    if (mode != DAK_ENG_DIRECT && mode != DAK_ENG_PREFETCH && mode != DAK_ENG_UM)
+        return cm_fail(err, "engine: mode %d: expected direct, prefetch or um", (int)mode);
     /* the rows and entries this engine holds in each tier (a deployment: its own placement's only) */
     for (uint32_t l = 0; l <= L; l++)
         for (uint32_t j = 0; j < (l < L ? NW : 1u); j++) {
@@ -748,7 +872,12 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
                                "engine: %s %u of layer %u: %u host rows, but this engine holds rows [0, %u) in host "
                                "memory and [%u, %u) in HBM (created as the deployment of another placement)",
                                l < L ? "weight matrix" : "lm_head", j, l, rows, w->h_rows, w->d_from, w->M);
-            if (l < L && (pl->batch_host[l] > e->kv_h[l] || pl->batch_host[l] < e->kv_d[l]))
+            if (l < L && mode == DAK_ENG_UM && e->kv_d[l])
+                return cm_fail(err,
+                               "engine: the unified-memory baseline keeps the KV cache in HBM, but this deployment "
+                               "holds layer %u's entries [0, %u) in host memory only (use the full engine)",
+                               l, e->kv_d[l]);
+            if (l < L && mode != DAK_ENG_UM && (pl->batch_host[l] > e->kv_h[l] || pl->batch_host[l] < e->kv_d[l]))
                 return cm_fail(err,
                                "engine: layer %u: %u host KV entries, but this engine holds entries [0, %u) in host "
                                "memory and [%u, %u) in HBM (created as the deployment of another placement)",
@@ -808,6 +937,10 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
             e->st_bytes[j] = need[j];
         }
     }
+    /* unified memory: this placement's managed rows (a previous setup's are freed first) */
+    if (e->um) cudaFree(e->um);
+    e->um = NULL, e->um_bytes = 0, e->um_moved = 0;
+    if (mode == DAK_ENG_UM && um_setup(e, err)) return -1;
     /* views and launches */
     for (uint32_t l = 0; l < L; l++) {
         int s = l % 2;
@@ -816,7 +949,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         for (uint32_t j = 0; j < NW; j++)
             if (prep_lin(e, LIN(e, l, j), w_rows_host(e->opt, &e->pl, l, j), in[j], out[j], e->sw[s][j], err))
                 return -1;
-        uint32_t bh = e->pl.batch_host[l];
+        uint32_t bh = kv_bh(e, l);
         size_t d0 = (bh - e->kv_d[l]) * kv_entry(e); /* the first HBM entry held is kv_d[l] */
         if (dak_kv_view(&e->kv[l], B, (uint32_t)e->m.cfg.kv_heads, e->max_len, bh, bh ? e->kh[l] : NULL,
                         bh ? e->vh[l] : NULL, bh < B ? e->kd[l] + d0 : NULL, bh < B ? e->vd[l] + d0 : NULL, err))
@@ -856,6 +989,7 @@ extern "C" int dak_engine_step(dak_engine *e, uint32_t t, int sync, cm_err *err)
 {
     if (!e->ge || t != e->next || t >= e->S)
         return cm_fail(err, "engine: step %u: expected step %u of %u (after dak_engine_setup)", t, e->next, e->S);
+    ECU(um_push_back(e));
     ECU(cudaGraphLaunch(e->ge[t], e->st));
     e->next++;
     if (sync) {
@@ -921,14 +1055,17 @@ extern "C" int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakd
     uint32_t n = e->bk_n;
     b->step = t, b->reps = reps;
     for (uint32_t i = 1; i < n; i++) b->count[e->bk_kind[i]]++, b->bytes[e->bk_kind[i]] += e->bk_bytes[i];
+    const int um = e->um_bytes > 0; /* each replay starts with the push-back (dak_engine_step's) */
+    if (um) b->count[DAK_ENG_OP_EVICT] = 1, b->bytes[DAK_ENG_OP_EVICT] = e->um_moved;
     int32_t *hist_row = (int32_t *)cm_malloc((size_t)B * 4);
     double *v = (double *)cm_calloc((size_t)reps * (DAK_ENG_NOPS + 2), sizeof(double)); /* [kind or total][rep] */
     double *own = v + (size_t)reps * DAK_ENG_NOPS, *stamped = own + reps;
     cudaError_t ce = cudaMemcpy(hist_row, e->hist + (size_t)t * B, (size_t)B * 4, cudaMemcpyDeviceToHost);
     for (uint32_t r = 0; r < reps && ce == cudaSuccess; r++) {
         float ms = 0;
-        if ((ce = cudaEventRecord(e->ev0, e->st)) || (ce = cudaGraphLaunch(e->ge[t], e->st)) ||
-            (ce = cudaEventRecord(e->ev1, e->st)) || (ce = cudaGraphLaunch(gx, e->st)) ||
+        if ((ce = cudaEventRecord(e->ev0, e->st)) || (ce = um_push_back(e)) ||
+            (ce = cudaGraphLaunch(e->ge[t], e->st)) || (ce = cudaEventRecord(e->ev1, e->st)) ||
+            (ce = cudaEventRecord(e->ev_um, e->st)) || (ce = um_push_back(e)) || (ce = cudaGraphLaunch(gx, e->st)) ||
             (ce = cudaStreamSynchronize(e->st)) || (ce = cudaEventElapsedTime(&ms, e->ev0, e->ev1)))
             break;
         own[r] = ms * 1e3;
@@ -936,7 +1073,11 @@ extern "C" int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakd
             ce = cudaEventElapsedTime(&ms, e->bk_ev[i - 1], e->bk_ev[i]);
             v[(size_t)e->bk_kind[i] * reps + r] += ms * 1e3;
         }
-        if (ce == cudaSuccess) ce = cudaEventElapsedTime(&ms, e->bk_ev[0], e->bk_ev[n - 1]);
+        if (um && ce == cudaSuccess) {
+            ce = cudaEventElapsedTime(&ms, e->ev_um, e->bk_ev[0]);
+            v[(size_t)DAK_ENG_OP_EVICT * reps + r] = ms * 1e3;
+        }
+        if (ce == cudaSuccess) ce = cudaEventElapsedTime(&ms, um ? e->ev_um : e->bk_ev[0], e->bk_ev[n - 1]);
         stamped[r] = ms * 1e3;
     }
     if (ce == cudaSuccess) ce = cudaMemcpy(e->hist + (size_t)t * B, hist_row, (size_t)B * 4, cudaMemcpyHostToDevice);

@@ -191,8 +191,42 @@ int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, 
 const char *dak_eng_op_name(dak_eng_op k)
 {
     static const char *const names[DAK_ENG_NOPS] = {"embed", "norm", "qkv", "qkv_post", "attention", "o_proj",
-                                                    "ffn_in", "act", "ffn_out", "lm_head", "argmax", "wait"};
+                                                    "ffn_in", "act", "ffn_out", "lm_head", "argmax", "wait",
+                                                    "evict"};
     return (unsigned)k < DAK_ENG_NOPS ? names[k] : "?";
+}
+
+const char *dak_eng_mode_name(dak_eng_mode m)
+{
+    switch (m) {
+    case DAK_ENG_DIRECT: return "direct";
+    case DAK_ENG_PREFETCH: return "prefetch";
+    case DAK_ENG_UM: return "um";
+    }
+    return "?";
+}
+
+double dak_eng_um_bytes(const dak_eng_model *m, const dak_eng_place *pl, double *moved)
+{
+    /* the engine's stacked matrices (engine.cu's W_QKV, W_O, W_IN, W_OUT): the planner's kinds in each */
+    static const int parts[4][3] = {{DAK_ENG_Q, DAK_ENG_K, DAK_ENG_V}, {DAK_ENG_O, -1, -1},
+                                    {DAK_ENG_FC1, DAK_ENG_UP, -1}, {DAK_ENG_FC2, -1, -1}};
+    const double al = DAK_ENG_UM_ALIGN;
+    double arena = 0, rows = 0;
+    for (uint32_t l = 0; l < pl->layers; l++)
+        for (int w = 0; w < 4; w++) {
+            double b = 0;
+            for (int p = 0; p < 3 && parts[w][p] >= 0; p++) {
+                uint32_t M, K;
+                dak_eng_lin_shape(m, (uint32_t)parts[w][p], &M, &K);
+                if (M) b += (double)pl->rows_host[(size_t)l * DAK_ENG_NLIN + parts[w][p]] * K * 2;
+            }
+            rows += b, arena += ceil(b / al) * al;
+        }
+    double lm = (double)pl->lm_rows_host * m->cfg.hidden * 2;
+    rows += lm, arena += ceil(lm / al) * al;
+    if (moved) *moved = rows;
+    return arena;
 }
 
 /* The stacked matrices' largest row count (engine.cu's W_QKV .. W_OUT and lm_head) */
