@@ -143,6 +143,18 @@ void dak_eng_tiny_config(dak_arch arch, dak_model_config *cfg);
 
 /* Linear kind j's weight shape (M rows = outputs, K = inputs); 0 when the kind does not exist. */
 void dak_eng_lin_shape(const dak_eng_model *m, uint32_t kind, uint32_t *M, uint32_t *K);
+
+/* A layer's weight matrices as the GPU engine stores and multiplies them: q, k and v stacked as one matrix (one
+ * GEMM), the out-projection, the FFN's input (OPT fc1; Llama gate and up stacked) and its output (fc2 / down).
+ * The placement's host rows of the planner's operations (dak_eng_place.rows_host, per DAK_ENG_Q..) are summed
+ * per matrix and become the first rows of the stack: the same host bytes in one GEMM (the operations share K,
+ * so a row costs the same in each).  Session 20: three 4096 x 4096 GEMMs took 3 x 14.7 us as PDL graphs at
+ * N = 8, the stacked 12288 x 4096 one 26.8 us. */
+enum { DAK_ENG_W_QKV = 0, DAK_ENG_W_O, DAK_ENG_W_IN, DAK_ENG_W_OUT, DAK_ENG_NW };
+/* The planner's kinds stacked in stored matrix w (DAK_ENG_W_*), in row order, into part; returns their count. */
+uint32_t dak_eng_stack_parts(const dak_eng_model *m, uint32_t w, uint32_t part[3]);
+/* Stored matrix w's shape (the parts' rows summed; their common K). */
+void dak_eng_stack_shape(const dak_eng_model *m, uint32_t w, uint32_t *M, uint32_t *K);
 /* Scale of the synthetic parameters (see the top). */
 float dak_eng_lin_scale(uint32_t K);
 float dak_eng_embed_scale(const dak_eng_model *m);
@@ -177,6 +189,8 @@ int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, 
 /* All in HBM (r = 0). */
 void dak_eng_place_zero(const dak_eng_model *m, dak_eng_place *pl);
 void dak_eng_place_free(dak_eng_place *pl);
+/* Host rows of stored matrix w of layer l under placement pl: its parts' host rows, summed. */
+uint32_t dak_eng_stack_rows_host(const dak_eng_model *m, const dak_eng_place *pl, uint32_t l, uint32_t w);
 
 /* ---- the CPU reference (pure C, fp32 with bf16 rounding where the GPU rounds) ------------------ */
 

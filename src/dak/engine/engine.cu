@@ -11,6 +11,7 @@
 extern "C" {
 #include "common/bench.h"
 }
+#include "common/launch.h"
 #include "dak/attention.h"
 #include "dak/engine.h"
 #include "dak/gemm.h"
@@ -26,24 +27,8 @@ extern "C" {
 
 /* ---- the engine ----------------------------------------------------------------------------------- */
 
-/* A layer's weight matrices as the engine stores and multiplies them: q, k and v stacked as one matrix (one
- * GEMM), the out-projection, the FFN's input (OPT fc1; Llama gate and up stacked) and its output (fc2 / down).
- * The placement's host rows of the planner's operations (dak_eng_place.rows_host, per DAK_ENG_Q..) are summed
- * per matrix and become the first rows of the stack: the same host bytes in one GEMM (the operations share K,
- * so a row costs the same in each).  Session 20: three 4096 x 4096 GEMMs took 3 x 14.7 us as PDL graphs at
- * N = 8, the stacked 12288 x 4096 one 26.8 us. */
-enum { W_QKV = 0, W_O, W_IN, W_OUT, NW };
-
-/* the planner's kinds stacked in matrix w, in row order; returns their count */
-static uint32_t w_parts(int opt, uint32_t w, uint32_t part[3])
-{
-    switch (w) {
-    case W_QKV: part[0] = DAK_ENG_Q, part[1] = DAK_ENG_K, part[2] = DAK_ENG_V; return 3;
-    case W_O: part[0] = DAK_ENG_O; return 1;
-    case W_IN: part[0] = DAK_ENG_FC1, part[1] = DAK_ENG_UP; return opt ? 1 : 2;
-    default: part[0] = DAK_ENG_FC2; return 1;
-    }
-}
+/* A layer's stored matrices (dak_eng_stack_parts: q/k/v and gate/up stacked), by short names here */
+enum { W_QKV = DAK_ENG_W_QKV, W_O = DAK_ENG_W_O, W_IN = DAK_ENG_W_IN, W_OUT = DAK_ENG_W_OUT, NW = DAK_ENG_NW };
 
 typedef struct {
     uint32_t M, K;
@@ -119,13 +104,9 @@ static int step_launch(dak_engine *e, const void *fn, dim3 grid, unsigned thread
 {
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
-    cudaLaunchAttribute at[1];
+    cudaLaunchAttribute at[1] = {cm_attr_pdl()};
     cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.stream = e->st;
-    if (e->o.kernel_pdl) {
-        at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        at[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = at, cfg.numAttrs = 1;
-    }
+    if (e->o.kernel_pdl) cfg.attrs = at, cfg.numAttrs = 1;
     ECU(cudaLaunchKernelExC(&cfg, fn, args));
     return 0;
 }
@@ -246,12 +227,6 @@ static int check_place(const dak_eng_model *m, uint32_t B, const dak_eng_place *
 }
 
 /* host rows of matrix w of layer l under placement pl: the stacked operations' sum (see W_QKV) */
-static uint32_t w_rows_host(int opt, const dak_eng_place *pl, uint32_t l, uint32_t w)
-{
-    uint32_t part[3], np = w_parts(opt, w, part), rows = 0;
-    for (uint32_t p = 0; p < np; p++) rows += pl->rows_host[l * DAK_ENG_NLIN + part[p]];
-    return rows;
-}
 
 /* Rows [0, rows) of matrix w of layer l (l == L: lm_head), row-major, into dst, on e->st: the synthetic
  * parameters, each stacked part from its own tensor with indices from 0 (lm_head's rows past the vocabulary 0). */
@@ -264,7 +239,7 @@ static void fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint
                                                      0.0f);
         return;
     }
-    uint32_t part[3], np = w_parts(e->opt, w, part), row0 = 0, K = LIN(e, l, w)->K;
+    uint32_t part[3], np = dak_eng_stack_parts(&e->m, w, part), row0 = 0, K = LIN(e, l, w)->K;
     for (uint32_t p = 0; p < np && row0 < rows; p++) {
         uint32_t Mp, Kp;
         dak_eng_lin_shape(&e->m, part[p], &Mp, &Kp);
@@ -365,15 +340,10 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     for (uint32_t l = 0; l < L; l++)
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = &e->lin[l * NW + j];
-            uint32_t part[3], np = w_parts(e->opt, j, part);
-            for (uint32_t p = 0; p < np; p++) {
-                uint32_t Mp, Kp;
-                dak_eng_lin_shape(m, part[p], &Mp, &Kp);
-                w->M += Mp, w->K = Kp;
-            }
+            dak_eng_stack_shape(m, j, &w->M, &w->K);
             if ((size_t)w->M * w->K > scratch_n) scratch_n = (size_t)w->M * w->K;
             if (w->M > e->Mmax) e->Mmax = w->M;
-            w->h_rows = dp ? w_rows_host(e->opt, dp, l, j) : w->M; /* a deployment: its rows in each tier */
+            w->h_rows = dp ? dak_eng_stack_rows_host(m, dp, l, j) : w->M; /* a deployment: its rows in each tier */
             w->d_from = dp ? w->h_rows : 0;
         }
     if (dmalloc(e, (void **)&scratch, scratch_n * 2, err) || dmalloc(e, (void **)&packed, scratch_n * 2, err)) goto fail;
@@ -381,7 +351,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     for (uint32_t l = 0; l < L; l++) {
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = &e->lin[l * NW + j];
-            uint32_t part[3], np = w_parts(e->opt, j, part);
+            uint32_t part[3], np = dak_eng_stack_parts(&e->m, j, part);
             if (c->bias && dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err)) goto fail;
             fill_rows(e, l, j, scratch, w->M);
             size_t row0 = 0;
@@ -532,9 +502,9 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
     go.pdl = e->o.gemm_pdl ? 1 : 0;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
-        /* a view of rows [0, rh) in host memory and [rh, M) in HBM: dak_tiered_view's HBM part, then its start */
-        if (dak_tiered_view(&w->view, w->M, w->K, rh, w->host_rows, w->dev_rows, 1, err)) return -1;
-        if (rh < w->M) w->view.dev = dev_row(w, rh);
+        /* a view of rows [0, rh) in host memory and [rh, M) in HBM */
+        if (dak_tiered_view_rows(&w->view, w->M, w->K, rh, w->host_rows, rh < w->M ? dev_row(w, rh) : NULL, 1, err))
+            return -1;
         return dak_gemm_prepare(e->g, &w->view, b, c, e->batch, &go, &w->l, err);
     }
     dak_tiered va, vb;
@@ -810,7 +780,7 @@ static int um_setup(dak_engine *e, cm_err *err)
     for (uint32_t l = 0; l <= e->L; l++)
         for (uint32_t j = 0; j < (l < e->L ? NW : 1u); j++) {
             lin_t *w = l < e->L ? LIN(e, l, j) : &e->lm;
-            uint32_t rows = l < e->L ? w_rows_host(e->opt, &e->pl, l, j) : e->pl.lm_rows_host;
+            uint32_t rows = l < e->L ? dak_eng_stack_rows_host(&e->m, &e->pl, l, j) : e->pl.lm_rows_host;
             w->um_rows = NULL;
             if (!rows) continue;
             w->um_rows = e->um + off / 2, w->rh_um = rows;
@@ -866,7 +836,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
     for (uint32_t l = 0; l <= L; l++)
         for (uint32_t j = 0; j < (l < L ? NW : 1u); j++) {
             const lin_t *w = l < L ? LIN(e, l, j) : &e->lm;
-            uint32_t rows = l < L ? w_rows_host(e->opt, pl, l, j) : pl->lm_rows_host;
+            uint32_t rows = l < L ? dak_eng_stack_rows_host(&e->m, pl, l, j) : pl->lm_rows_host;
             if (rows > w->h_rows || rows < w->d_from)
                 return cm_fail(err,
                                "engine: %s %u of layer %u: %u host rows, but this engine holds rows [0, %u) in host "
@@ -906,7 +876,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         size_t need[NW + 2] = {0}, ent = kv_entry(e) * 2; /* bytes */
         for (uint32_t l = 0; l < L; l++) {
             for (uint32_t j = 0; j < NW; j++) {
-                size_t b = (size_t)w_rows_host(e->opt, pl, l, j) * LIN(e, l, j)->K * 2;
+                size_t b = (size_t)dak_eng_stack_rows_host(&e->m, pl, l, j) * LIN(e, l, j)->K * 2;
                 if (b > need[j]) need[j] = b;
             }
             if (pl->batch_host[l] * ent > need[NW]) need[NW] = pl->batch_host[l] * ent;
@@ -947,7 +917,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         const uint16_t *in[NW] = {e->hb, e->ab, e->hb, e->fb};
         float *out[NW] = {e->cqkv, e->co, e->c1, e->cd};
         for (uint32_t j = 0; j < NW; j++)
-            if (prep_lin(e, LIN(e, l, j), w_rows_host(e->opt, &e->pl, l, j), in[j], out[j], e->sw[s][j], err))
+            if (prep_lin(e, LIN(e, l, j), dak_eng_stack_rows_host(&e->m, &e->pl, l, j), in[j], out[j], e->sw[s][j], err))
                 return -1;
         uint32_t bh = kv_bh(e, l);
         size_t d0 = (bh - e->kv_d[l]) * kv_entry(e); /* the first HBM entry held is kv_d[l] */

@@ -206,21 +206,43 @@ const char *dak_eng_mode_name(dak_eng_mode m)
     return "?";
 }
 
+uint32_t dak_eng_stack_parts(const dak_eng_model *m, uint32_t w, uint32_t part[3])
+{
+    switch (w) {
+    case DAK_ENG_W_QKV: part[0] = DAK_ENG_Q, part[1] = DAK_ENG_K, part[2] = DAK_ENG_V; return 3;
+    case DAK_ENG_W_O: part[0] = DAK_ENG_O; return 1;
+    case DAK_ENG_W_IN: part[0] = DAK_ENG_FC1, part[1] = DAK_ENG_UP; return m->cfg.arch == DAK_ARCH_OPT ? 1 : 2;
+    default: part[0] = DAK_ENG_FC2; return 1;
+    }
+}
+
+void dak_eng_stack_shape(const dak_eng_model *m, uint32_t w, uint32_t *M, uint32_t *K)
+{
+    uint32_t part[3], np = dak_eng_stack_parts(m, w, part);
+    *M = 0, *K = 0;
+    for (uint32_t p = 0; p < np; p++) {
+        uint32_t Mp, Kp;
+        dak_eng_lin_shape(m, part[p], &Mp, &Kp);
+        *M += Mp, *K = Kp;
+    }
+}
+
+uint32_t dak_eng_stack_rows_host(const dak_eng_model *m, const dak_eng_place *pl, uint32_t l, uint32_t w)
+{
+    uint32_t part[3], np = dak_eng_stack_parts(m, w, part), rows = 0;
+    for (uint32_t p = 0; p < np; p++) rows += pl->rows_host[(size_t)l * DAK_ENG_NLIN + part[p]];
+    return rows;
+}
+
 double dak_eng_um_bytes(const dak_eng_model *m, const dak_eng_place *pl, double *moved)
 {
-    /* the engine's stacked matrices (engine.cu's W_QKV, W_O, W_IN, W_OUT): the planner's kinds in each */
-    static const int parts[4][3] = {{DAK_ENG_Q, DAK_ENG_K, DAK_ENG_V}, {DAK_ENG_O, -1, -1},
-                                    {DAK_ENG_FC1, DAK_ENG_UP, -1}, {DAK_ENG_FC2, -1, -1}};
     const double al = DAK_ENG_UM_ALIGN;
     double arena = 0, rows = 0;
     for (uint32_t l = 0; l < pl->layers; l++)
-        for (int w = 0; w < 4; w++) {
-            double b = 0;
-            for (int p = 0; p < 3 && parts[w][p] >= 0; p++) {
-                uint32_t M, K;
-                dak_eng_lin_shape(m, (uint32_t)parts[w][p], &M, &K);
-                if (M) b += (double)pl->rows_host[(size_t)l * DAK_ENG_NLIN + parts[w][p]] * K * 2;
-            }
+        for (uint32_t w = 0; w < DAK_ENG_NW; w++) {
+            uint32_t M, K;
+            dak_eng_stack_shape(m, w, &M, &K);
+            double b = (double)dak_eng_stack_rows_host(m, pl, l, w) * K * 2;
             rows += b, arena += ceil(b / al) * al;
         }
     double lm = (double)pl->lm_rows_host * m->cfg.hidden * 2;
@@ -229,15 +251,15 @@ double dak_eng_um_bytes(const dak_eng_model *m, const dak_eng_place *pl, double 
     return arena;
 }
 
-/* The stacked matrices' largest row count (engine.cu's W_QKV .. W_OUT and lm_head) */
+/* The stored matrices' largest row count (DAK_ENG_W_QKV .. DAK_ENG_W_OUT and lm_head) */
 static double max_rows(const dak_eng_model *m)
 {
-    const dak_model_config *c = &m->cfg;
-    double qkv = (double)(c->heads + 2 * c->kv_heads) * DAK_ENG_HEAD_DIM;
-    double in = (double)c->ffn * (c->arch == DAK_ARCH_LLAMA ? 2 : 1), r = (double)m->vocab_pad;
-    if (qkv > r) r = qkv;
-    if (in > r) r = in;
-    if ((double)c->hidden > r) r = (double)c->hidden;
+    double r = (double)m->vocab_pad;
+    for (uint32_t w = 0; w < DAK_ENG_NW; w++) {
+        uint32_t M, K;
+        dak_eng_stack_shape(m, w, &M, &K);
+        if (M > r) r = M;
+    }
     return r;
 }
 
