@@ -1,5 +1,6 @@
-/* dak's inference engine, first version (seed 003, Sec. 5 / SPEC dak item 7): greedy decoding of
- * OPT- and Llama-shaped models with SYNTHETIC weights, one CUDA graph per step over a static KV
+/* dak's inference engine (seed 003, Sec. 5 / SPEC dak item 7): greedy decoding of OPT- and
+ * Llama-shaped models, with synthetic weights or a Hugging Face checkpoint (safetensors, dak_eng_ckpt
+ * below), one CUDA graph per step over a static KV
  * cache, weights and KV cache offloaded per operation by the greedy planner (dak/planner.h) and
  * read in place from host memory by the split GEMM (dak/gemm.h) and the split attention
  * (dak/attention.h).
@@ -41,6 +42,7 @@ extern "C" {
 #include "common/hd.h"
 #include "dak/model_config.h"
 #include "dak/planner.h"
+#include "dak/safetensors.h"
 #ifdef __cplusplus
 }
 #endif
@@ -192,6 +194,42 @@ void dak_eng_place_free(dak_eng_place *pl);
 /* Host rows of stored matrix w of layer l under placement pl: its parts' host rows, summed. */
 uint32_t dak_eng_stack_rows_host(const dak_eng_model *m, const dak_eng_place *pl, uint32_t l, uint32_t w);
 
+/* ---- parameters and checkpoints (pure C) ------------------------------------------------------- */
+
+/* One parameter tensor the engine reads (dak_eng_tensor numbering, DAK_ENG_T_*). */
+typedef struct {
+    int present;         /* the model has it: biases only with cfg.bias, LayerNorm betas and positions only in
+                            OPT, lm_head only in Llama (OPT's is the token embedding) */
+    int weight;          /* a matrix [rows][cols] read as bf16 (linear weights, embeddings, positions, lm_head);
+                            else a vector [cols] read as fp32 (biases, norm gains and betas) */
+    uint64_t rows, cols; /* a vector: rows 1; OPT's positions: max_position_embeddings + 2 rows */
+    float scale, offset; /* its synthetic values: bf16(offset + scale u) (see the top) */
+} dak_eng_param;
+/* The table: -1 for an id that names no parameter (a layer past the model's, an unused item). */
+int dak_eng_param_of(const dak_eng_model *m, uint32_t tensor, dak_eng_param *p);
+
+/* A checkpoint bound to a model: every parameter the engine reads found under its Hugging Face name
+ * (OPT: "model.decoder." or "decoder." + "layers.L.self_attn.q_proj.weight", "fc1.bias", ..;
+ * Llama: "model.layers.L.mlp.gate_proj.weight", ..; "lm_head.weight", or the token embedding where the
+ * config ties them), with the shape the config gives and an element type of BF16, F16 or F32.
+ * Matrices are read as bf16 (F16 / F32 rounded to the nearest), vectors as fp32.  A model run with
+ * fewer layers (--layers) reads the checkpoint's first ones. */
+typedef struct dak_eng_ckpt dak_eng_ckpt;
+int dak_eng_ckpt_open(dak_eng_ckpt **ck, const char *path, const dak_eng_model *m, cm_err *err);
+void dak_eng_ckpt_close(dak_eng_ckpt *ck);
+/* The checkpoint's name of the engine's tensor, or NULL (absent from the model). */
+const char *dak_eng_ckpt_name(const dak_eng_ckpt *ck, uint32_t tensor);
+const dak_st *dak_eng_ckpt_file(const dak_eng_ckpt *ck);
+/* Rows [row0, row0 + rows) of a matrix as bf16, or of a vector (row0 0, rows 1) as fp32, into host memory. */
+int dak_eng_ckpt_bf16(const dak_eng_ckpt *ck, uint32_t tensor, uint64_t row0, uint64_t rows, uint16_t *dst,
+                      cm_err *err);
+int dak_eng_ckpt_f32(const dak_eng_ckpt *ck, uint32_t tensor, uint64_t row0, uint64_t rows, float *dst, cm_err *err);
+/* Writes model m's synthetic parameters (seed) as one safetensors file under the Hugging Face names (OPT:
+ * "model.decoder."; BF16 or F32, which hold them exactly): a checkpoint the engine reads back to the same
+ * values, for tests and for trying the path without a download.  verbose: a progress line on stderr. */
+int dak_eng_ckpt_write_synthetic(const dak_eng_model *m, uint64_t seed, dak_st_dtype dtype, const char *path,
+                                 int verbose, cm_err *err);
+
 /* ---- the CPU reference (pure C, fp32 with bf16 rounding where the GPU rounds) ------------------ */
 
 /* Pieces, exposed for tests: */
@@ -208,9 +246,10 @@ uint32_t dak_eng_ref_argmax(const float *v, uint32_t n);
 float dak_eng_round_bf16(float x);
 
 typedef struct dak_eng_ref dak_eng_ref;
-/* Materialises the parameters of a (small) model; max_len positions of cache. */
+/* Materialises the parameters of a (small) model, synthetic (seed) or from ck (not NULL); max_len positions of
+ * cache. */
 int dak_eng_ref_create(dak_eng_ref **r, const dak_eng_model *m, uint32_t batch, uint32_t max_len, uint64_t seed,
-                       cm_err *err);
+                       const dak_eng_ckpt *ck, cm_err *err);
 void dak_eng_ref_destroy(dak_eng_ref *r);
 /* One step at position t (t = 0, 1, .. in order): tok[batch] in, logits[batch][vocab] out. */
 int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logits, cm_err *err);
@@ -251,6 +290,12 @@ typedef struct {
     int kernel_pdl;     /* 1: the step's small kernels (norms, bias / rotary, activation, embedding, argmax) and
                            the attention are programmatic dependents too (each waits for the kernel before it on
                            the device, not its launch); 0 (default): plain launches */
+    const int32_t *prompt_ids; /* every sequence's prompt: positions [0, prompt_n) (each < vocab); NULL (default):
+                                  synthetic prompts (dak_eng_prompt_token) */
+    uint32_t prompt_n;
+    const dak_eng_ckpt *ckpt; /* the weights from this checkpoint, which must stay open while the engine exists
+                                 (the unified-memory baseline's setup reads its rows again); NULL (default):
+                                 synthetic weights from the seed */
     uint64_t um_cap;    /* DAK_ENG_UM: managed bytes allowed (0: a quarter of the HBM free at setup; never more
                            than that quarter, whatever is set here) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,

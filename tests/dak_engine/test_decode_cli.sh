@@ -1,6 +1,7 @@
 #!/bin/bash
-# dak decode: bad flags and inputs are refused with a message naming the flag and status 2 (CPU; no GPU
-# needed: every case fails before the engine starts).  Usage: test_decode_cli.sh DAK_BIN CONFIG_DIR
+# dak decode and dak ckpt: bad flags and inputs are refused with a message naming the flag and status 2 (CPU; no
+# GPU needed: every decode case fails before the engine starts); dak ckpt writes a synthetic checkpoint, checks it
+# against its model and refuses it for another.  Usage: test_decode_cli.sh DAK_BIN CONFIG_DIR
 dak=$1 cfg=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -40,5 +41,29 @@ expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --gpu-mem 1GiB
 expect 2 "unknown option" -- "$dak" decode --tiny opt --frobnicate
 expect 2 "positions" -- "$dak" decode --model "$cfg/opt-6.7b" --prompt 2000 --tokens 100
 expect 0 "usage: dak decode" -- "$dak" decode --help
+# checkpoints and prompts
+expect 2 "--prompt-ids" -- "$dak" decode --tiny opt --prompt-ids 1,2,x
+expect 2 "--prompt-ids" -- "$dak" decode --tiny opt --prompt-ids ""
+expect 2 "--prompt-ids" -- "$dak" decode --tiny opt --prompt-ids 1,,2
+expect 2 "expected 0..999" -- "$dak" decode --tiny opt --prompt-ids 1,2,1000
+expect 2 "--prompt 3 and --prompt-ids of 2" -- "$dak" decode --tiny opt --prompt 3 --prompt-ids 5,6
+expect 2 "--weights: $tmp/none" -- "$dak" decode --tiny opt --weights "$tmp/none"
+expect 2 "no model.safetensors" -- "$dak" decode --tiny opt --weights "$tmp"
+expect 0 "synthetic parameters of tiny opt" -- "$dak" ckpt synth --tiny opt --out "$tmp/opt.safetensors"
+expect 0 "36 tensors the engine reads" -- "$dak" ckpt check --tiny opt --weights "$tmp/opt.safetensors"
+expect 0 "tensors the engine reads" -- "$dak" ckpt check --tiny opt --layers 1 --weights "$tmp/opt.safetensors"
+expect 1 "no token embedding" -- "$dak" ckpt check --tiny llama --weights "$tmp/opt.safetensors"
+expect 0 "synthetic parameters of tiny llama" -- "$dak" ckpt synth --tiny llama --dtype f32 --out "$tmp/l.safetensors"
+expect 0 "lm_head.weight" -- "$dak" ckpt check --tiny llama --weights "$tmp/l.safetensors"
+expect 1 "has shape" -- "$dak" ckpt check --model "$cfg/llama-2-7b" --layers 1 --weights "$tmp/l.safetensors"
+head -c 100 "$tmp/opt.safetensors" > "$tmp/cut.safetensors"
+expect 1 "header length" -- "$dak" ckpt check --tiny opt --weights "$tmp/cut.safetensors"
+expect 2 "--dtype" -- "$dak" ckpt synth --tiny opt --dtype f16 --out "$tmp/x.safetensors"
+expect 2 "--out" -- "$dak" ckpt synth --tiny opt
+expect 2 "unknown subcommand" -- "$dak" ckpt convert
+expect 2 "unknown option '--weights'" -- "$dak" ckpt synth --tiny opt --weights x --out "$tmp/y"
+expect 2 "exactly one of --model" -- "$dak" ckpt check --weights "$tmp/opt.safetensors"
+expect 1 "no checkpoint in" -- "$dak" ckpt check --model "$cfg/opt-6.7b"
+expect 0 "usage: dak ckpt" -- "$dak" ckpt --help
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,14 +5,19 @@
  * dependent launches; a wide one-layer model (hidden 4096) at batch 3; r = 0.3 direct and 0.6 prefetch again
  * on engines holding only that placement (deployed()).  After each run, dak_engine_breakdown's counts, bytes
  * and sums (check_breakdown).  um_refusals: the unified-memory baseline's refusals (managed bytes past the
- * cap, a deployment without the KV cache in HBM) leave the engine usable.
+ * cap, a deployment without the KV cache in HBM) leave the engine usable.  ckpt_case: an engine reading a
+ * checkpoint of its own synthetic parameters (dak_eng_ckpt_write_synthetic, BF16 and F32) gives the synthetic
+ * engine's logits bit for bit (direct and unified memory at r = 0.3), and one fed a prompt of token ids
+ * (dak_eng_opts.prompt_ids) matches the CPU reference fed the same ids.
  * Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
  *   max |gpu - ref| <= 2e-2 x max |ref|   (bf16 rounding of the GEMM inputs, fp32 sums in another order);
  * the greedy tokens equal the reference's argmax wherever its top-2 margin exceeds twice that bound. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "dak/engine.h"
@@ -173,7 +178,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
         int ok = dak_engine_setup(e, &pl, cases[k].mode, P, D, &err) == 0;
         CHECK(ok, "setup %s r %g: %s", an, cases[k].r, err.msg);
         dak_eng_ref *ref;
-        if (!ok || dak_eng_ref_create(&ref, &m, batch, S, SEED, &err)) {
+        if (!ok || dak_eng_ref_create(&ref, &m, batch, S, SEED, NULL, &err)) {
             dak_eng_place_free(&pl);
             continue;
         }
@@ -301,9 +306,122 @@ static void um_refusals(void)
     dak_profile_free(&prof);
 }
 
+/* run of S steps of engine e with placement pl and mode: every step's logits into out[S][batch][V] */
+static int run_logits(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode, uint32_t batch, uint32_t V,
+                      float *out, cm_err *err)
+{
+    if (dak_engine_setup(e, pl, mode, P, D, err)) return -1;
+    for (uint32_t t = 0; t < S; t++)
+        if (dak_engine_step(e, t, 1, err) || dak_engine_logits(e, out + (size_t)t * batch * V, err)) return -1;
+    return 0;
+}
+
+static void ckpt_case(dak_arch arch, dak_st_dtype dt)
+{
+    const char *an = arch == DAK_ARCH_OPT ? "opt" : "llama";
+    const uint32_t batch = 3;
+    const uint64_t W = 4321; /* the checkpoint's seed; the engine reading it is created with SEED */
+    const int32_t ids[P] = {7, 0, 999, 42}; /* every sequence's prompt, in both engines: prompts do not follow a seed */
+    dak_model_config c;
+    dak_eng_tiny_config(arch, &c);
+    dak_eng_model m;
+    cm_err err = {{0}};
+    char dir[] = "/tmp/dak-ckpt-gpu-XXXXXX", path[64];
+    if (dak_eng_model_make(&c, 0, &m, &err) || !mkdtemp(dir)) {
+        CHECK(0, "model / temp folder: %s", err.msg);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    dak_eng_ckpt *ck = NULL;
+    dak_engine *es = NULL, *ec = NULL;
+    dak_eng_opts o;
+    memset(&o, 0, sizeof o);
+    o.gemm_pdl = 1, o.kernel_pdl = 1, o.prompt_ids = ids, o.prompt_n = P;
+    dak_eng_opts oc = o;
+    int ok = dak_eng_ckpt_write_synthetic(&m, W, dt, path, 0, &err) == 0 && dak_eng_ckpt_open(&ck, dir, &m, &err) == 0 &&
+             dak_engine_create(&es, &m, batch, S, W, &o, &err) == 0;
+    oc.ckpt = ck;
+    ok = ok && dak_engine_create(&ec, &m, batch, S, SEED, &oc, &err) == 0;
+    CHECK(ok, "%s checkpoint engines: %s", an, err.msg);
+    dak_profile prof;
+    dak_profile_default(&prof);
+    dak_op *ops = NULL;
+    size_t n = 0;
+    uint32_t V = (uint32_t)m.cfg.vocab;
+    dak_eng_place pl;
+    memset(&pl, 0, sizeof pl);
+    if (ok) {
+        uint64_t *u = calloc(1024, sizeof *u);
+        ok = dak_model_ops(&m.cfg, batch, S, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, &err) == 0 && n <= 1024 &&
+             dak_plan_greedy(ops, n, 0.3 * dak_ops_total_bytes(ops, n), prof.b_h, prof.b_g, u, &err) == 0 &&
+             dak_eng_place_map(&m, batch, S, ops, n, u, &pl, &err) == 0;
+        free(u);
+        CHECK(ok, "%s plan: %s", an, err.msg);
+    }
+    const size_t nl = (size_t)S * batch * V;
+    float *ls = malloc(nl * 4), *lc = malloc(nl * 4);
+    static const dak_eng_mode modes[2] = {DAK_ENG_UM, DAK_ENG_DIRECT}; /* direct last: its tokens for the reference */
+    for (int k = 0; ok && k < 2; k++) {
+        int r = run_logits(es, &pl, modes[k], batch, V, ls, &err) || run_logits(ec, &pl, modes[k], batch, V, lc, &err);
+        CHECK(r == 0, "%s %s: %s", an, dak_eng_mode_name(modes[k]), err.msg);
+        size_t diff = 0;
+        for (size_t i = 0; !r && i < nl; i++) diff += memcmp(&ls[i], &lc[i], 4) != 0;
+        CHECK(!r && diff == 0, "%s %s r 0.3, %s checkpoint: %zu of %zu logits differ from the synthetic engine's", an,
+              dak_eng_mode_name(modes[k]), dt == DAK_ST_BF16 ? "BF16" : "F32", diff, nl);
+        printf("%-5s checkpoint (%s) %-6s r 0.3: %zu logits, %zu differ from the synthetic engine's\n", an,
+               dt == DAK_ST_BF16 ? "BF16" : "F32", dak_eng_mode_name(modes[k]), nl, diff);
+    }
+    /* the checkpoint engine's direct run against the reference reading the same checkpoint, fed the same ids */
+    dak_eng_ref *ref = NULL;
+    if (ok) {
+        int r = dak_eng_ref_create(&ref, &m, batch, S, SEED, ck, &err);
+        int32_t *hist = malloc((size_t)S * batch * 4), tok[3];
+        r = r || dak_engine_tokens(ec, hist, S, &err);
+        double worst = 0;
+        for (uint32_t t = 0; !r && t < S; t++) {
+            for (uint32_t b = 0; b < batch; b++) tok[b] = t < P ? ids[t] : hist[(size_t)(t - 1) * batch + b];
+            if ((r = dak_eng_ref_step(ref, t, tok, ls, &err))) break;
+            double mx = 0, ea = 0;
+            for (size_t i = 0; i < (size_t)batch * V; i++) {
+                mx = fmax(mx, fabs(ls[i]));
+                double d = fabs((double)lc[(size_t)t * batch * V + i] - ls[i]);
+                if (!(d <= ea)) ea = d;
+            }
+            CHECK(ea <= 2e-2 * mx, "%s prompt ids step %u: max |err| %g > 2e-2 x %g", an, t, ea, mx);
+            worst = fmax(worst, ea / (mx > 0 ? mx : 1));
+        }
+        CHECK(r == 0, "%s prompt ids: %s", an, err.msg);
+        printf("%-5s prompt ids 7 0 999 42, checkpoint weights: max |err| / max |logit| = %.2e against the reference\n",
+               an, worst);
+        free(hist);
+    }
+    /* refusals: a token outside the vocabulary, a prompt longer than the positions */
+    const int32_t bad[2] = {1, (int32_t)V};
+    dak_eng_opts ob = o;
+    ob.prompt_ids = bad, ob.prompt_n = 2;
+    dak_engine *ex = NULL;
+    int r = dak_engine_create(&ex, &m, batch, S, SEED, &ob, &err);
+    CHECK(r != 0 && strstr(err.msg, "prompt token 1000"), "a prompt token past the vocabulary: %s", r ? err.msg : "accepted");
+    if (!r) dak_engine_destroy(ex);
+    r = dak_engine_create(&ex, &m, batch, 3, SEED, &o, &err);
+    CHECK(r != 0 && strstr(err.msg, "a prompt of 4 tokens for 3 positions"), "a prompt past max_len: %s",
+          r ? err.msg : "accepted");
+    if (!r) dak_engine_destroy(ex);
+    dak_eng_ref_destroy(ref);
+    dak_engine_destroy(es), dak_engine_destroy(ec);
+    dak_eng_ckpt_close(ck);
+    if (pl.layers) dak_eng_place_free(&pl);
+    free(ls), free(lc), free(ops);
+    dak_profile_free(&prof);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     um_refusals();
+    ckpt_case(DAK_ARCH_OPT, DAK_ST_BF16);
+    ckpt_case(DAK_ARCH_LLAMA, DAK_ST_F32);
     run_case(DAK_ARCH_OPT, 1, 0, 0);
     run_case(DAK_ARCH_OPT, 5, 0, 0);
     run_case(DAK_ARCH_LLAMA, 1, 0, 0);

@@ -209,8 +209,8 @@ static void ref_batch_independent(dak_arch arch)
     CHECK(dak_eng_model_make(&c, 0, &m, &err) == 0, "tiny: %s", err.msg);
     CHECK_EQ_I64(m.vocab_pad, 1024, "tiny vocab pad");
     dak_eng_ref *r1, *r3;
-    CHECK(dak_eng_ref_create(&r1, &m, 1, 4, 7, &err) == 0, "ref: %s", err.msg);
-    CHECK(dak_eng_ref_create(&r3, &m, 3, 4, 7, &err) == 0, "ref: %s", err.msg);
+    CHECK(dak_eng_ref_create(&r1, &m, 1, 4, 7, NULL, &err) == 0, "ref: %s", err.msg);
+    CHECK(dak_eng_ref_create(&r3, &m, 3, 4, 7, NULL, &err) == 0, "ref: %s", err.msg);
     float *l1 = malloc(1000 * sizeof(float)), *l3 = malloc(3000 * sizeof(float));
     int same = 1, finite = 1, spread = 0;
     for (uint32_t t = 0; t < 4; t++) {

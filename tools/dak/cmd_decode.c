@@ -1,5 +1,5 @@
 /* dak decode: the inference engine (seed 003, SPEC dak item 7): greedy decoding of an OPT- or
- * Llama-shaped model with synthetic weights, one CUDA graph per step, weights and KV cache offloaded
+ * Llama-shaped model with synthetic weights or a checkpoint (safetensors), one CUDA graph per step, weights and KV cache offloaded
  * per operation by the greedy planner; TPOT and EB over offload ratios, against r = 0, the
  * FlexGen-style double-buffered prefetch baseline and the unified-memory (page fault) baseline. */
 #define _POSIX_C_SOURCE 200809L /* stat */
@@ -17,6 +17,7 @@
 #include "dak/engine.h"
 #include "dak/model_config.h"
 #include "dak/planner.h"
+#include "model_args.h"
 
 static const char *prog = "dak decode";
 
@@ -28,7 +29,7 @@ static void usage(FILE *o)
             "usage: dak decode (--model CONFIG | --tiny opt|llama) [--batch B] [--prompt P] [--tokens D]\n"
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
-            "                  [--breakdown REPS] [--json FILE]\n\n"
+            "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -59,7 +60,13 @@ static void usage(FILE *o)
             "                   step re-captured with a timing event after each operation, median of REPS\n"
             "                   replays (0, the default: off; at most 1000)\n"
             "  --json FILE      write the results as JSON ('-' for stdout)\n"
-            "Weights are synthetic (random bf16, no checkpoint is read).\n");
+            "  --weights PATH   the weights from a checkpoint in the Hugging Face layout: a .safetensors file, or a\n"
+            "                   folder with model.safetensors.index.json (shards) or model.safetensors (BF16, F16 or\n"
+            "                   F32; read as bf16); default: the --model folder's checkpoint if it has one, else\n"
+            "                   synthetic weights (random bf16 from --seed); 'synthetic' forces them\n"
+            "  --prompt-ids LIST every sequence's prompt as comma-separated token ids (sets --prompt); the greedy\n"
+            "                   tokens of sequence 0 are printed (as with --weights); default: synthetic prompts\n"
+            "No tokenizer: prompts and outputs are token ids.\n");
 }
 
 static int parse_ratios(const char *v, double *r, int *n)
@@ -86,6 +93,37 @@ static int parse_ratios(const char *v, double *r, int *n)
         return -1;
     }
     return 0;
+}
+
+/* --prompt-ids LIST: comma-separated token ids (each a whole number < 2^31), at most 8192 */
+static int parse_ids(const char *v, int32_t **ids, uint32_t *n)
+{
+    *ids = cm_malloc(8192 * sizeof **ids), *n = 0;
+    for (const char *p = v;; p++) {
+        char *end;
+        if (*n == 8192 || *p < '0' || *p > '9') break;
+        unsigned long x = strtoul(p, &end, 10);
+        if (x > INT32_MAX || (*end && *end != ',')) break;
+        (*ids)[(*n)++] = (int32_t)x;
+        if (!*end) return 0;
+        p = end;
+    }
+    fprintf(stderr, "%s: --prompt-ids: expected 1..8192 comma-separated token ids (whole numbers), got '%s'\n", prog,
+            v);
+    free(*ids);
+    *ids = NULL, *n = 0;
+    return -1;
+}
+
+/* sequence 0's prompt and greedy tokens (steps prompt - 1 .. S - 1 of tok[S][batch]) */
+static void print_tokens(const int32_t *tok, uint32_t batch, uint32_t prompt, uint32_t S, const int32_t *ids,
+                         uint64_t seed, uint32_t vocab)
+{
+    printf("sequence 0: prompt");
+    for (uint32_t t = 0; t < prompt; t++) printf(" %d", ids ? ids[t] : (int)dak_eng_prompt_token(seed, t, 0, batch, vocab));
+    printf("\nsequence 0: generated");
+    for (uint32_t t = prompt - 1; t < S; t++) printf(" %d", tok[(size_t)t * batch]);
+    printf("\n");
 }
 
 #define NMODES 3 /* dak_eng_mode: direct, prefetch, um */
@@ -208,7 +246,10 @@ static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *
 
 int cmd_decode(int argc, char **argv)
 {
-    const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL;
+    const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *weights = NULL;
+    int32_t *prompt_ids = NULL;
+    uint32_t prompt_n = 0;
+    int prompt_given = 0;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
     int fit = 0;
@@ -230,17 +271,21 @@ int cmd_decode(int argc, char **argv)
             model = v;
         } else if (arg_is(a, "--tiny")) {
             VAL();
-            if (strcmp(v, "opt") && strcmp(v, "llama")) {
-                fprintf(stderr, "%s: --tiny: expected opt or llama, got '%s'\n", prog, v);
-                return 2;
-            }
             tiny = v;
+        } else if (arg_is(a, "--weights")) {
+            VAL();
+            weights = v;
+        } else if (arg_is(a, "--prompt-ids")) {
+            VAL();
+            free(prompt_ids);
+            if (parse_ids(v, &prompt_ids, &prompt_n)) return 2;
         } else if (arg_is(a, "--batch")) {
             VAL();
             if (arg_u32(prog, "--batch", v, 1, 4096, &batch)) return 2;
         } else if (arg_is(a, "--prompt")) {
             VAL();
             if (arg_u32(prog, "--prompt", v, 1, 8192, &prompt)) return 2;
+            prompt_given = 1;
         } else if (arg_is(a, "--tokens")) {
             VAL();
             if (arg_u32(prog, "--tokens", v, 1, 8192, &tokens)) return 2;
@@ -294,11 +339,12 @@ int cmd_decode(int argc, char **argv)
         }
 #undef VAL
     }
-    if (!model == !tiny) {
-        fprintf(stderr, "%s: expected exactly one of --model CONFIG and --tiny opt|llama\n", prog);
-        usage(stderr);
+    if (prompt_ids && prompt_given && prompt != prompt_n) {
+        fprintf(stderr, "%s: --prompt %u and --prompt-ids of %u tokens: expected one of them (or the same length)\n",
+                prog, prompt, prompt_n);
         return 2;
     }
+    if (prompt_ids) prompt = prompt_n;
     if (do_mode[DAK_ENG_UM] && deploy) {
         fprintf(stderr, "%s: --baseline um: expected --deploy 0 (the unified-memory baseline keeps the whole KV cache in "
                         "HBM, which a deployment does not hold)\n",
@@ -310,30 +356,20 @@ int cmd_decode(int argc, char **argv)
         return 2;
     }
     cm_err err = {{0}};
-    dak_model_config cfg;
     char path[4096];
-    if (model) {
-        struct stat sb;
-        if (stat(model, &sb) != 0) {
-            fprintf(stderr, "%s: --model: '%s' does not exist; expected a config.json or a folder holding one\n",
-                    prog, model);
-            return 2;
-        }
-        if (S_ISDIR(sb.st_mode)) snprintf(path, sizeof path, "%s/config.json", model);
-        else snprintf(path, sizeof path, "%s", model);
-        if (dak_config_load(path, &cfg, &err)) {
-            fprintf(stderr, "%s: --model: %s\n", prog, err.msg);
-            return 2;
-        }
-    } else {
-        dak_eng_tiny_config(strcmp(tiny, "opt") ? DAK_ARCH_LLAMA : DAK_ARCH_OPT, &cfg);
-        snprintf(path, sizeof path, "tiny %s", tiny);
-    }
     dak_eng_model m;
-    if (dak_eng_model_make(&cfg, layers, &m, &err)) {
-        fprintf(stderr, "%s: %s\n", prog, err.msg);
+    if (model_from_args(prog, model, tiny, layers, &m, path, sizeof path)) {
+        if (!model == !tiny) usage(stderr);
         return 2;
     }
+    for (uint32_t t = 0; t < prompt_n; t++)
+        if ((uint64_t)prompt_ids[t] >= m.cfg.vocab) {
+            fprintf(stderr, "%s: --prompt-ids: token %d (position %u): expected 0..%llu, the model's vocabulary\n",
+                    prog, prompt_ids[t], t, (unsigned long long)m.cfg.vocab - 1);
+            return 2;
+        }
+    dak_eng_ckpt *ck = NULL;
+    if (weights_from_args(prog, weights, model, &m, &ck)) return 2;
     uint32_t S = prompt + tokens;
     if (m.cfg.arch == DAK_ARCH_OPT && S > m.cfg.max_pos) {
         fprintf(stderr, "%s: --prompt + --tokens = %u: expected at most the model's %llu positions\n", prog, S,
@@ -377,17 +413,21 @@ int cmd_decode(int argc, char **argv)
         if (ops[i].kind != DAK_OP_ATTENTION) wread += dak_op_bytes(&ops[i]) * ops[i].repeat * ops[i].read_frac;
     for (uint32_t t = prompt; t < S; t++)
         kvread += 2.0 * c->layers * batch * (t + 1.0) * c->kv_heads * 128 * 2 / tokens;
-    printf("model: %s (%s), layers %llu, hidden %llu, heads %llu / %llu kv, ffn %llu, vocab %llu; synthetic bf16 "
-           "weights\n",
+    char wdesc[4200];
+    if (ck) snprintf(wdesc, sizeof wdesc, "checkpoint %s", dak_st_file(dak_eng_ckpt_file(ck), 0));
+    else snprintf(wdesc, sizeof wdesc, "synthetic bf16 (seed %llu)", (unsigned long long)seed);
+    printf("model: %s (%s), layers %llu, hidden %llu, heads %llu / %llu kv, ffn %llu, vocab %llu; weights: %s\n",
            path, c->model_type, (unsigned long long)c->layers, (unsigned long long)c->hidden,
            (unsigned long long)c->heads, (unsigned long long)c->kv_heads, (unsigned long long)c->ffn,
-           (unsigned long long)c->vocab);
+           (unsigned long long)c->vocab, wdesc);
     printf("batch %u, prompt %u, tokens %u; plannable bytes %.3f GB (weights read a step %.3f GB, KV read a step "
            "%.3f GB mean); planner profile: %s\n",
            batch, prompt, tokens, total / 1e9, wread / 1e9, kvread / 1e9, prof.source);
     dak_eng_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
+    eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n;
+    const int show_tokens = ck || prompt_ids; /* real weights or a real prompt: the tokens mean something */
     if (fit) {
         if (fit_ratio(&m, batch, S, ops, nops, &prof, (double)gpu_cap, do_pf, &ratios[0], &err)) {
             fprintf(stderr, "%s: --ratios fit: %s\n", prog, err.msg);
@@ -415,6 +455,7 @@ int cmd_decode(int argc, char **argv)
             fprintf(stderr, "%s: r = 0: %s\n", prog, err.msg);
             goto done;
         }
+        if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab);
     }
     bench_progress_t pg;
     bench_progress_start(&pg, "dak decode: ratio x baseline runs", (uint64_t)nr * nmodes);
@@ -474,7 +515,10 @@ int cmd_decode(int argc, char **argv)
                 goto done;
             }
             rw->ran[md] = 1, rw->tpot[md] = tp, rw->eb[md] = (wread + kvread) / tp;
-            if (deploy && !have_ref) memcpy(tok0, tokx, (size_t)S * batch * 4), have_ref = 1;
+            if (deploy && !have_ref) {
+                memcpy(tok0, tokx, (size_t)S * batch * 4), have_ref = 1;
+                if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab);
+            }
             size_t same = 0, all = (size_t)(tokens + 1) * batch;
             for (size_t i = (size_t)(prompt - 1) * batch; i < (size_t)S * batch; i++) same += tok0[i] == tokx[i];
             rw->tok_match[md] = (double)same / (double)all;
@@ -515,7 +559,20 @@ int cmd_decode(int argc, char **argv)
         json_kv_u64(&w, "tokens", tokens);
         json_kv_u64(&w, "seed", seed);
         json_kv_u64(&w, "gemm_pdl", pdl);
-        json_kv_str(&w, "weights", "synthetic bf16");
+        json_kv_str(&w, "weights", wdesc);
+        if (show_tokens && (have_ref || !deploy)) {
+            /* sequence 0: its prompt, and the greedy tokens of steps prompt - 1 .. S - 1 (the all-HBM run's, or the
+               first deployed run's) */
+            json_key(&w, "prompt_seq0");
+            json_arr_begin(&w);
+            for (uint32_t t = 0; t < prompt; t++)
+                json_u64(&w, (uint64_t)(prompt_ids ? prompt_ids[t] : dak_eng_prompt_token(seed, t, 0, batch, c->vocab)));
+            json_arr_end(&w);
+            json_key(&w, "generated_seq0");
+            json_arr_begin(&w);
+            for (uint32_t t = prompt - 1; t < S; t++) json_u64(&w, (uint64_t)tok0[(size_t)t * batch]);
+            json_arr_end(&w);
+        }
         json_kv_str(&w, "profile", prof.source);
         json_kv_f64(&w, "plannable_bytes", total);
         json_kv_f64(&w, "weight_bytes_read_per_step", wread);
@@ -564,7 +621,8 @@ int cmd_decode(int argc, char **argv)
 done:
     if (jf && jf != stdout) fclose(jf);
     dak_engine_destroy(e);
-    free(rows), free(u), free(tok0), free(tokx), free(ops);
+    free(rows), free(u), free(tok0), free(tokx), free(ops), free(prompt_ids);
+    dak_eng_ckpt_close(ck);
     dak_profile_free(&prof);
     return rc;
 }

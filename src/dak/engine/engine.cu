@@ -1,5 +1,5 @@
-/* dak engine on the GPU (include/dak/engine.h): synthetic parameters (a full copy per tier or one placement's
- * rows), the step as one CUDA graph per position over the small kernels of engine_kernels.cu, direct access
+/* dak engine on the GPU (include/dak/engine.h): synthetic or checkpoint parameters (a full copy per tier or one
+ * placement's rows), the step as one CUDA graph per position over the small kernels of engine_kernels.cu, direct access
  * (split GEMM + split attention over tiered views), the FlexGen-style double-buffered prefetch baseline, the
  * unified-memory (page fault) baseline and the step breakdown. */
 #include <cuda_runtime.h>
@@ -72,6 +72,7 @@ struct dak_engine {
     int32_t *prompt, *tok, *hist;
     /* prefetch staging */
     uint16_t *sw[2][NW], *sk[2], *sv[2], *slm;
+    void *ld; /* a checkpoint's bytes on their way to the GPU (pinned, LOAD_CHUNK; setup only) */
     /* unified memory: the placement's host rows of every matrix (dak_eng_um_bytes' layout), and the bytes of rows */
     uint16_t *um;
     size_t um_bytes;
@@ -156,6 +157,7 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     for (int s = 0; s < 2; s++)
         for (int j = 0; j < NW; j++) cudaFree(e->sw[s][j]);
     cudaFreeHost(e->emb_host);
+    if (e->ld) cudaFreeHost(e->ld);
     if (e->um) cudaFree(e->um);
     for (uint32_t l = 0; e->kh && l < e->L; l++) {
         cudaFreeHost(e->kh[l]), cudaFreeHost(e->vh[l]), cudaFree(e->kd[l]), cudaFree(e->vd[l]);
@@ -196,10 +198,53 @@ static int hmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
     return 0;
 }
 
-static int fill_f32(float *p, size_t n, uint64_t seed, uint32_t tensor, float scale, float offset, cm_err *err)
+/* The checkpoint's bytes pass through a pinned buffer of this size on their way to the GPU. */
+#define LOAD_CHUNK ((size_t)32 << 20)
+
+/* Rows [0, rows) of the engine's matrix `tensor` (dak_eng_param_of: cols each) into dst (HBM or managed
+ * memory) as bf16, on e->st: from the checkpoint (e->o.ckpt), else the synthetic values; rows past the
+ * tensor's own (lm_head's padding to a multiple of 64) are zero. */
+static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst, cm_err *err)
 {
-    k_fill_f32<<<grid_for(n), NTHR>>>(p, n, seed, tensor, scale, offset);
-    ECU(cudaGetLastError());
+    dak_eng_param p;
+    if (dak_eng_param_of(&e->m, tensor, &p) || !p.present || !p.weight)
+        return cm_fail(err, "engine: tensor %u is no matrix of this model", tensor);
+    const uint64_t have = rows < p.rows ? rows : p.rows;
+    const size_t n = (size_t)(rows * p.cols), valid = (size_t)(have * p.cols);
+    if (!e->o.ckpt) {
+        k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(dst, n, valid, e->seed, tensor, p.scale, p.offset);
+        ECU(cudaGetLastError());
+        return 0;
+    }
+    if (!e->ld) ECU(cudaHostAlloc((void **)&e->ld, LOAD_CHUNK, cudaHostAllocDefault));
+    const uint64_t step = LOAD_CHUNK / (p.cols * 2) ? LOAD_CHUNK / (p.cols * 2) : 1;
+    if (p.cols * 2 > LOAD_CHUNK) return cm_fail(err, "engine: tensor %u: rows of %llu elements", tensor,
+                                                (unsigned long long)p.cols);
+    for (uint64_t r = 0; r < have; r += step) {
+        const uint64_t k = have - r < step ? have - r : step;
+        ECU(cudaStreamSynchronize(e->st)); /* the buffer's previous rows copied */
+        if (dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)e->ld, err)) return -1;
+        ECU(cudaMemcpyAsync(dst + r * p.cols, e->ld, (size_t)(k * p.cols * 2), cudaMemcpyHostToDevice, e->st));
+    }
+    if (valid < n) ECU(cudaMemsetAsync(dst + valid, 0, (n - valid) * 2, e->st));
+    return 0;
+}
+
+/* The engine's vector `tensor` into dst (fp32, HBM), on e->st: from the checkpoint, else synthetic. */
+static int put_f32(dak_engine *e, uint32_t tensor, float *dst, cm_err *err)
+{
+    dak_eng_param p;
+    if (dak_eng_param_of(&e->m, tensor, &p) || !p.present || p.weight)
+        return cm_fail(err, "engine: tensor %u is no vector of this model", tensor);
+    if (!e->o.ckpt) {
+        k_fill_f32<<<grid_for(p.cols), NTHR, 0, e->st>>>(dst, p.cols, e->seed, tensor, p.scale, p.offset);
+        ECU(cudaGetLastError());
+        return 0;
+    }
+    if (!e->ld) ECU(cudaHostAlloc((void **)&e->ld, LOAD_CHUNK, cudaHostAllocDefault));
+    ECU(cudaStreamSynchronize(e->st));
+    if (dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)e->ld, err)) return -1;
+    ECU(cudaMemcpyAsync(dst, e->ld, (size_t)p.cols * 4, cudaMemcpyHostToDevice, e->st));
     return 0;
 }
 
@@ -226,28 +271,20 @@ static int check_place(const dak_eng_model *m, uint32_t B, const dak_eng_place *
     return 0;
 }
 
-/* host rows of matrix w of layer l under placement pl: the stacked operations' sum (see W_QKV) */
-
-/* Rows [0, rows) of matrix w of layer l (l == L: lm_head), row-major, into dst, on e->st: the synthetic
- * parameters, each stacked part from its own tensor with indices from 0 (lm_head's rows past the vocabulary 0). */
-static void fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint32_t rows)
+/* Rows [0, rows) of stored matrix w of layer l (l == L: lm_head, OPT's the token embedding), row-major, into
+ * dst, on e->st: each stacked part from its own tensor (put_bf16). */
+static int fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint32_t rows, cm_err *err)
 {
-    if (l == e->L) {
-        size_t n = (size_t)rows * e->H, ne = (size_t)e->V * e->H;
-        k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(dst, n, ne, e->seed, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM,
-                                                     e->opt ? dak_eng_embed_scale(&e->m) : dak_eng_lin_scale(e->H),
-                                                     0.0f);
-        return;
-    }
+    if (l == e->L) return put_bf16(e, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM, rows, dst, err);
     uint32_t part[3], np = dak_eng_stack_parts(&e->m, w, part), row0 = 0, K = LIN(e, l, w)->K;
     for (uint32_t p = 0; p < np && row0 < rows; p++) {
         uint32_t Mp, Kp;
         dak_eng_lin_shape(&e->m, part[p], &Mp, &Kp);
-        size_t n = (size_t)(rows - row0 < Mp ? rows - row0 : Mp) * Kp;
-        k_fill_bf16<<<grid_for(n), NTHR, 0, e->st>>>(dst + (size_t)row0 * K, n, n, e->seed, dak_eng_tensor(l, part[p]),
-                                                     dak_eng_lin_scale(Kp), 0.0f);
+        if (put_bf16(e, dak_eng_tensor(l, part[p]), rows - row0 < Mp ? rows - row0 : Mp, dst + (size_t)row0 * K, err))
+            return -1;
         row0 += Mp;
     }
+    return 0;
 }
 
 /* Fills matrix w's tiers from the row-major matrix in scratch: packs it into `packed` (M x K, HBM), copies its
@@ -300,9 +337,15 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                        dp ? "" : ", staging", cap / 1e9, fr / 1e9,
                        dp ? "offload more (a higher ratio), or a smaller batch"
                           : "run fewer layers (--layers), a smaller batch, or a deployment of one placement");
+    for (uint32_t t = 0; oo.prompt_ids && t < oo.prompt_n; t++)
+        if (oo.prompt_ids[t] < 0 || (uint64_t)oo.prompt_ids[t] >= m->cfg.vocab)
+            return cm_fail(err, "engine: prompt token %d at position %u: expected 0..%llu (the vocabulary)",
+                           oo.prompt_ids[t], t, (unsigned long long)m->cfg.vocab - 1);
+    if (oo.prompt_ids && oo.prompt_n > max_len)
+        return cm_fail(err, "engine: a prompt of %u tokens for %u positions", oo.prompt_n, max_len);
     dak_engine *e = (dak_engine *)cm_calloc(1, sizeof *e);
     e->m = *m, e->batch = batch, e->max_len = max_len, e->seed = seed, e->o = oo;
-    e->o.deploy = NULL; /* the caller's placement is read here only */
+    e->o.deploy = NULL, e->o.prompt_ids = NULL; /* the caller's placement and prompt are read here only */
     e->hbm_cap = cap;
     const dak_model_config *c = &m->cfg;
     e->opt = c->arch == DAK_ARCH_OPT;
@@ -347,19 +390,18 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             w->d_from = dp ? w->h_rows : 0;
         }
     if (dmalloc(e, (void **)&scratch, scratch_n * 2, err) || dmalloc(e, (void **)&packed, scratch_n * 2, err)) goto fail;
-    if (oo.verbose) bench_progress_start(&prog, "engine: synthetic weights (layers)", L);
+    if (oo.verbose) bench_progress_start(&prog, oo.ckpt ? "engine: checkpoint weights (layers)" : "engine: synthetic weights (layers)", L);
     for (uint32_t l = 0; l < L; l++) {
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = &e->lin[l * NW + j];
             uint32_t part[3], np = dak_eng_stack_parts(&e->m, j, part);
             if (c->bias && dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err)) goto fail;
-            fill_rows(e, l, j, scratch, w->M);
+            if (fill_rows(e, l, j, scratch, w->M, err)) goto fail;
             size_t row0 = 0;
             for (uint32_t p = 0; p < np && c->bias; p++) { /* each stacked part's bias: its own tensor */
                 uint32_t Mp, Kp;
                 dak_eng_lin_shape(m, part[p], &Mp, &Kp);
-                if (fill_f32(w->bias + row0, Mp, seed, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), 0.05f, 0.0f, err))
-                    goto fail;
+                if (put_f32(e, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), w->bias + row0, err)) goto fail;
                 row0 += Mp;
             }
             if (cudaStreamSynchronize(e->st) != cudaSuccess) {
@@ -374,33 +416,29 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     {
         float **np[4] = {&e->n1g, &e->n1b, &e->n2g, &e->n2b};
         uint32_t items[4] = {DAK_ENG_I_N1_G, DAK_ENG_I_N1_B, DAK_ENG_I_N2_G, DAK_ENG_I_N2_B};
+        /* the norms' gains and (OPT) betas; Llama's betas stay zero */
         for (int q = 0; q < 4; q++) {
-            int gain = (q % 2) == 0;
             if (dmalloc(e, (void **)np[q], (size_t)L * H * 4, err)) goto fail;
-            if (cudaMemset(*np[q], 0, (size_t)L * H * 4) != cudaSuccess) goto fail;
-            if (!gain && !e->opt) continue;
+            if (cudaMemsetAsync(*np[q], 0, (size_t)L * H * 4, e->st) != cudaSuccess) goto fail;
+            if (q % 2 && !e->opt) continue;
             for (uint32_t l = 0; l < L; l++)
-                if (fill_f32(*np[q] + (size_t)l * H, H, seed, dak_eng_tensor(l, items[q]), gain ? 0.1f : 0.05f,
-                             gain ? 1.0f : 0.0f, err))
-                    goto fail;
+                if (put_f32(e, dak_eng_tensor(l, items[q]), *np[q] + (size_t)l * H, err)) goto fail;
         }
         if (dmalloc(e, (void **)&e->nfg, H * 4, err) || dmalloc(e, (void **)&e->nfb, H * 4, err) ||
-            fill_f32(e->nfg, H, seed, DAK_ENG_T_NF_G, 0.1f, 1.0f, err))
+            put_f32(e, DAK_ENG_T_NF_G, e->nfg, err))
             goto fail;
         if (e->opt) {
-            if (fill_f32(e->nfb, H, seed, DAK_ENG_T_NF_B, 0.05f, 0.0f, err)) goto fail;
-        } else if (cudaMemset(e->nfb, 0, H * 4) != cudaSuccess)
+            if (put_f32(e, DAK_ENG_T_NF_B, e->nfb, err)) goto fail;
+        } else if (cudaMemsetAsync(e->nfb, 0, H * 4, e->st) != cudaSuccess)
             goto fail;
     }
     {
         /* embedding, row-major (the gather).  OPT: all of it in HBM (tied: its packed copy is lm_head); Llama: rows
          * [0, emb_h_rows) pinned, [emb_d_from, V) in HBM (the full engine: all in both) */
-        size_t ne = (size_t)e->V * H;
         e->emb_h_rows = e->opt ? 0 : dp ? dp->embed_rows_host : e->V;
         e->emb_d_from = e->opt || !dp ? 0 : dp->embed_rows_host;
         if (dmalloc(e, (void **)&e->emb_dev, (size_t)(e->V - e->emb_d_from) * H * 2, err)) goto fail;
-        k_fill_bf16<<<grid_for(ne), NTHR, 0, e->st>>>(packed, ne, ne, seed, DAK_ENG_T_EMBED, dak_eng_embed_scale(m),
-                                                      0.0f);
+        if (put_bf16(e, DAK_ENG_T_EMBED, e->V, packed, err)) goto fail;
         if (cudaMemcpyAsync(e->emb_dev, packed + (size_t)e->emb_d_from * H, (size_t)(e->V - e->emb_d_from) * H * 2,
                             cudaMemcpyDeviceToDevice, e->st) != cudaSuccess)
             goto fail;
@@ -411,13 +449,14 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                 goto fail;
         } else {
             size_t np = (size_t)(max_len + DAK_ENG_OPT_POS_OFFSET) * H;
-            if (dmalloc(e, (void **)&e->pos_dev, np * 2, err)) goto fail;
-            k_fill_bf16<<<grid_for(np), NTHR, 0, e->st>>>(e->pos_dev, np, np, seed, DAK_ENG_T_POS, 0.05f, 0.0f);
+            if (dmalloc(e, (void **)&e->pos_dev, np * 2, err) ||
+                put_bf16(e, DAK_ENG_T_POS, max_len + DAK_ENG_OPT_POS_OFFSET, e->pos_dev, err))
+                goto fail;
         }
         lin_t *w = &e->lm;
         w->M = e->Vp, w->K = H;
         w->h_rows = dp ? dp->lm_rows_host : w->M, w->d_from = dp ? w->h_rows : 0;
-        fill_rows(e, L, 0, scratch, w->M);
+        if (fill_rows(e, L, 0, scratch, w->M, err)) goto fail;
         if (cudaStreamSynchronize(e->st) != cudaSuccess) {
             cm_fail(err, "engine: fill failed");
             goto fail;
@@ -469,7 +508,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             goto fail;
         int32_t *pt = (int32_t *)cm_malloc((size_t)max_len * B * 4);
         for (uint32_t t = 0; t < max_len; t++)
-            for (uint32_t n = 0; n < B; n++) pt[(size_t)t * B + n] = dak_eng_prompt_token(seed, t, n, B, e->V);
+            for (uint32_t n = 0; n < B; n++)
+                pt[(size_t)t * B + n] = t < oo.prompt_n && oo.prompt_ids ? oo.prompt_ids[t]
+                                                                         : dak_eng_prompt_token(seed, t, n, B, e->V);
         int bad = cudaMemcpy(e->prompt, pt, (size_t)max_len * B * 4, cudaMemcpyHostToDevice) != cudaSuccess;
         free(pt);
         if (bad || cudaMemset(e->tok, 0, B * 4) != cudaSuccess) goto fail;
@@ -479,6 +520,8 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         goto fail;
     }
     cudaFree(scratch), cudaFree(packed);
+    cudaFreeHost(e->ld);
+    e->ld = NULL;
     e->hbm_bytes -= scratch_n * 4;
     *out = e;
     return 0;
@@ -784,7 +827,7 @@ static int um_setup(dak_engine *e, cm_err *err)
             w->um_rows = NULL;
             if (!rows) continue;
             w->um_rows = e->um + off / 2, w->rh_um = rows;
-            fill_rows(e, l, j, w->um_rows, rows);
+            if (fill_rows(e, l, j, w->um_rows, rows, err)) return -1;
             off += ((size_t)rows * w->K * 2 + DAK_ENG_UM_ALIGN - 1) / DAK_ENG_UM_ALIGN * DAK_ENG_UM_ALIGN;
         }
     if (off != e->um_bytes)

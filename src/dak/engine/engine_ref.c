@@ -70,11 +70,34 @@ struct dak_eng_ref {
     uint16_t *kc, *vc; /* [layer][batch][kvh][max_len][128] */
 };
 
-static float *fill(uint64_t seed, uint32_t tensor, size_t n, float scale, float offset)
+/* Rows [0, rows) of the engine's tensor as fp32 (cols each): from ck (matrices through bf16, as the GPU reads
+ * them; vectors as they are), else synthetic (bf16-rounded, as the GPU fills them).  NULL with err on failure. */
+static float *param(const dak_eng_model *m, const dak_eng_ckpt *ck, uint64_t seed, uint32_t tensor, uint64_t rows,
+                    cm_err *err)
 {
-    float *p = cm_malloc((n ? n : 1) * sizeof *p);
-    for (size_t i = 0; i < n; i++) p[i] = dak_eng_bf16_f32(dak_eng_param_bf16(seed, tensor, i, scale, offset));
-    return p;
+    dak_eng_param p;
+    if (dak_eng_param_of(m, tensor, &p)) {
+        cm_fail(err, "engine ref: tensor %u is no parameter", tensor);
+        return NULL;
+    }
+    const size_t n = (size_t)(rows * p.cols);
+    float *v = cm_malloc((n ? n : 1) * sizeof *v);
+    int rc = 0;
+    if (!ck) {
+        for (size_t i = 0; i < n; i++) v[i] = dak_eng_bf16_f32(dak_eng_param_bf16(seed, tensor, i, p.scale, p.offset));
+    } else if (p.weight) {
+        uint16_t *b = cm_malloc((n ? n : 1) * sizeof *b);
+        rc = dak_eng_ckpt_bf16(ck, tensor, 0, rows, b, err);
+        for (size_t i = 0; !rc && i < n; i++) v[i] = dak_eng_bf16_f32(b[i]);
+        free(b);
+    } else {
+        rc = dak_eng_ckpt_f32(ck, tensor, 0, 1, v, err);
+    }
+    if (rc) {
+        free(v);
+        return NULL;
+    }
+    return v;
 }
 
 void dak_eng_ref_destroy(dak_eng_ref *r)
@@ -88,7 +111,7 @@ void dak_eng_ref_destroy(dak_eng_ref *r)
 }
 
 int dak_eng_ref_create(dak_eng_ref **out, const dak_eng_model *m, uint32_t batch, uint32_t max_len, uint64_t seed,
-                       cm_err *err)
+                       const dak_eng_ckpt *ck, cm_err *err)
 {
     *out = NULL;
     if (batch < 1 || max_len < 1) return cm_fail(err, "engine ref: batch %u, max_len %u: expected >= 1", batch, max_len);
@@ -98,6 +121,13 @@ int dak_eng_ref_create(dak_eng_ref **out, const dak_eng_model *m, uint32_t batch
     if (elems > 4e8) return cm_fail(err, "engine ref: %.3g parameters: the CPU reference is for small models", elems);
     dak_eng_ref *r = cm_calloc(1, sizeof *r);
     r->m = *m, r->batch = batch, r->max_len = max_len;
+    /* every parameter from the table; an absent one stays zero (Llama's norm betas and final bias) */
+    float *v;
+#define TAKE(dst, tensor, rows)                                                                                        \
+    do {                                                                                                               \
+        if (!(v = param(m, ck, seed, (tensor), (rows), err))) goto fail;                                               \
+        (dst) = v;                                                                                                     \
+    } while (0)
     for (uint32_t j = 0; j < DAK_ENG_NLIN; j++) {
         uint32_t M, K;
         dak_eng_lin_shape(m, j, &M, &K);
@@ -105,11 +135,12 @@ int dak_eng_ref_create(dak_eng_ref **out, const dak_eng_model *m, uint32_t batch
         r->w[j] = cm_malloc((size_t)L * M * K * sizeof(float));
         r->b[j] = cm_calloc((size_t)L * M, sizeof(float));
         for (uint32_t l = 0; l < L; l++) {
-            float *w = fill(seed, dak_eng_tensor(l, j), (size_t)M * K, dak_eng_lin_scale(K), 0.0f);
+            float *w, *b;
+            TAKE(w, dak_eng_tensor(l, j), M);
             memcpy(r->w[j] + (size_t)l * M * K, w, (size_t)M * K * sizeof(float));
             free(w);
             if (c->bias) {
-                float *b = fill(seed, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + j), M, 0.05f, 0.0f);
+                TAKE(b, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + j), 1);
                 memcpy(r->b[j] + (size_t)l * M, b, (size_t)M * sizeof(float));
                 free(b);
             }
@@ -123,25 +154,29 @@ int dak_eng_ref_create(dak_eng_ref **out, const dak_eng_model *m, uint32_t batch
         float *p[4] = {r->n1g, r->n1b, r->n2g, r->n2b};
         uint32_t items[4] = {DAK_ENG_I_N1_G, DAK_ENG_I_N1_B, DAK_ENG_I_N2_G, DAK_ENG_I_N2_B};
         for (int q = 0; q < 4; q++) {
-            int gain = (q % 2) == 0;
-            if (!gain && c->arch != DAK_ARCH_OPT) continue;
-            float *v = fill(seed, dak_eng_tensor(l, items[q]), H, gain ? 0.1f : 0.05f, gain ? 1.0f : 0.0f);
-            memcpy(p[q] + (size_t)l * H, v, H * sizeof(float));
-            free(v);
+            dak_eng_param pp;
+            if (dak_eng_param_of(m, dak_eng_tensor(l, items[q]), &pp) || !pp.present) continue;
+            float *x;
+            TAKE(x, dak_eng_tensor(l, items[q]), 1);
+            memcpy(p[q] + (size_t)l * H, x, H * sizeof(float));
+            free(x);
         }
     }
-    r->embed = fill(seed, DAK_ENG_T_EMBED, (size_t)V * H, dak_eng_embed_scale(m), 0.0f);
-    if (c->arch == DAK_ARCH_OPT)
-        r->pos = fill(seed, DAK_ENG_T_POS, (size_t)(max_len + DAK_ENG_OPT_POS_OFFSET) * H, 0.05f, 0.0f);
-    else
-        r->lm = fill(seed, DAK_ENG_T_LM, (size_t)V * H, dak_eng_lin_scale(H), 0.0f);
-    r->nfg = fill(seed, DAK_ENG_T_NF_G, H, 0.1f, 1.0f);
-    r->nfb = c->arch == DAK_ARCH_OPT ? fill(seed, DAK_ENG_T_NF_B, H, 0.05f, 0.0f) : cm_calloc(H, sizeof(float));
+    TAKE(r->embed, DAK_ENG_T_EMBED, V);
+    if (c->arch == DAK_ARCH_OPT) TAKE(r->pos, DAK_ENG_T_POS, max_len + DAK_ENG_OPT_POS_OFFSET);
+    else TAKE(r->lm, DAK_ENG_T_LM, V);
+    TAKE(r->nfg, DAK_ENG_T_NF_G, 1);
+    if (c->arch == DAK_ARCH_OPT) TAKE(r->nfb, DAK_ENG_T_NF_B, 1);
+    else r->nfb = cm_calloc(H, sizeof(float));
+#undef TAKE
     size_t kvn = (size_t)L * batch * c->kv_heads * max_len * DAK_ENG_HEAD_DIM;
     r->kc = cm_calloc(kvn, sizeof(uint16_t));
     r->vc = cm_calloc(kvn, sizeof(uint16_t));
     *out = r;
     return 0;
+fail:
+    dak_eng_ref_destroy(r);
+    return -1;
 }
 
 /* y[M] = W[M][K] x[K] (+ b) in double, to fp32 */

@@ -1,0 +1,425 @@
+/* dak engine, CPU: safetensors reading against hand-made files (element conversions against hand-computed bits;
+ * every malformed header refused with its reason; shards through an index), and checkpoints bound to the engine
+ * (a synthetic checkpoint written and read back gives the CPU reference the same logits, bit for bit, as the
+ * synthetic parameters; a checkpoint of the wrong model, a missing tensor or a wrong shape refused). */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "dak/engine.h"
+#include "dak/safetensors.h"
+
+static char dir[64];
+
+static const char *path_of(const char *name)
+{
+    static char p[4][160];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+/* a safetensors file: header text as given (its length written before it), then `data` */
+static const char *write_raw(const char *name, const char *header, const void *data, size_t n)
+{
+    const char *p = path_of(name);
+    FILE *f = fopen(p, "wb");
+    uint64_t hn = strlen(header);
+    uint8_t len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (uint8_t)(hn >> (8 * i));
+    fwrite(len8, 1, 8, f);
+    fwrite(header, 1, hn, f);
+    if (n) fwrite(data, 1, n, f);
+    fclose(f);
+    return p;
+}
+
+static void expect_open_fails(const char *p, const char *needle, const char *what)
+{
+    dak_st *st;
+    cm_err err = {{0}};
+    int rc = dak_st_open(&st, p, &err);
+    CHECK(rc != 0 && strstr(err.msg, needle), "%s: expected a refusal naming '%s', got %s", what, needle,
+          rc ? err.msg : "success");
+    if (!rc) dak_st_close(st);
+}
+
+static void conversions(void)
+{
+    /* F16 [2, 3]: 1.0, -2.0, 2^-24 (the smallest subnormal), +inf, 0.333251953125 (0x3555), -0.0;
+     * F32 [4]: 1.5, 1 + 2^-8 (a tie, even: down), 1 + 3 x 2^-8 (a tie, odd: up), NaN; BF16 [2]: 0x4049 (3.140625),
+     * 0xbf80 (-1); I8 [2] */
+    const uint16_t h[6] = {0x3c00, 0xc000, 0x0001, 0x7c00, 0x3555, 0x8000};
+    const uint32_t fbits[4] = {0x3fc00000u, 0x3f808000u, 0x3f818000u, 0x7fc00001u};
+    const uint16_t b[2] = {0x4049, 0xbf80};
+    uint8_t data[12 + 16 + 4 + 2];
+    memcpy(data, h, 12), memcpy(data + 12, fbits, 16), memcpy(data + 28, b, 4);
+    data[32] = 0x7f, data[33] = 0x80;
+    const char *p = write_raw("conv.safetensors",
+                              "{\"h\":{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
+                              "\"f\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[12,28]},"
+                              "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[28,32]},"
+                              "\"q\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[32,34]},"
+                              "\"__metadata__\":{\"format\":\"pt\"}}   ",
+                              data, sizeof data);
+    dak_st *st;
+    cm_err err = {{0}};
+    if (dak_st_open(&st, p, &err)) {
+        CHECK(0, "open: %s", err.msg);
+        return;
+    }
+    CHECK(dak_st_count(st) == 4, "4 tensors, got %zu", dak_st_count(st));
+    CHECK(!strcmp(dak_st_at(st, 0)->name, "b") && !strcmp(dak_st_at(st, 3)->name, "q"), "tensors in name order");
+    const dak_st_tensor *th = dak_st_find(st, "h"), *tf = dak_st_find(st, "f"), *tb = dak_st_find(st, "b"),
+                        *tq = dak_st_find(st, "q");
+    CHECK(th && tf && tb && tq && !dak_st_find(st, "__metadata__") && !dak_st_find(st, "x"), "find");
+    if (!th || !tf || !tb || !tq) return;
+    CHECK(th->ndim == 2 && th->shape[0] == 2 && th->shape[1] == 3 && dak_st_elems(th) == 6 && th->dtype == DAK_ST_F16,
+          "h's shape and type");
+    uint16_t o16[6];
+    float o32[6];
+    const uint16_t want16[6] = {0x3f80, 0xc000, 0x3380, 0x7f80, 0x3eab, 0x8000};
+    const float want32[6] = {1.0f, -2.0f, 5.9604644775390625e-08f, INFINITY, 0.333251953125f, -0.0f};
+    CHECK(dak_st_read_bf16(st, th, 0, 6, o16, &err) == 0, "read h: %s", err.msg);
+    CHECK(dak_st_read_f32(st, th, 0, 6, o32, &err) == 0, "read h: %s", err.msg);
+    for (int i = 0; i < 6; i++) {
+        CHECK(o16[i] == want16[i], "F16 %04x -> bf16 %04x, expected %04x", h[i], o16[i], want16[i]);
+        CHECK(o32[i] == want32[i] && signbit(o32[i]) == signbit(want32[i]), "F16 %04x -> %a, expected %a", h[i],
+              o32[i], want32[i]);
+    }
+    CHECK(dak_st_read_bf16(st, th, 4, 2, o16, &err) == 0 && o16[0] == 0x3eab && o16[1] == 0x8000, "h[4..6)");
+    const uint16_t wantf[4] = {0x3fc0, 0x3f80, 0x3f82};
+    CHECK(dak_st_read_bf16(st, tf, 0, 4, o16, &err) == 0, "read f: %s", err.msg);
+    for (int i = 0; i < 3; i++) CHECK(o16[i] == wantf[i], "F32 %08x -> bf16 %04x, expected %04x", fbits[i], o16[i], wantf[i]);
+    CHECK((o16[3] & 0x7f80) == 0x7f80 && (o16[3] & 0x7f), "F32 NaN -> bf16 %04x, not a NaN", o16[3]);
+    CHECK(dak_st_read_bf16(st, tb, 0, 2, o16, &err) == 0 && o16[0] == 0x4049 && o16[1] == 0xbf80, "BF16 as stored");
+    CHECK(dak_st_read_f32(st, tb, 0, 2, o32, &err) == 0 && o32[0] == 3.140625f && o32[1] == -1.0f, "BF16 -> f32");
+    int rc = dak_st_read_bf16(st, tq, 0, 2, o16, &err);
+    CHECK(rc != 0 && strstr(err.msg, "is I8"), "I8 read: %s", rc ? err.msg : "accepted");
+    rc = dak_st_read_bf16(st, th, 5, 2, o16, &err);
+    CHECK(rc != 0 && strstr(err.msg, "elements [5, 7)"), "read past the end: %s", rc ? err.msg : "accepted");
+    dak_st_close(st);
+    /* dak_f16_to_f32 over every finite half against ldexp (an independent route) */
+    int bad = 0;
+    for (uint32_t x = 0; x < 0x7c00; x++) {
+        const uint32_t e = x >> 10, m = x & 0x3ff;
+        const double v = e ? ldexp(1.0 + m / 1024.0, (int)e - 15) : ldexp(m / 1024.0, -14);
+        bad += dak_f16_to_f32((uint16_t)x) != (float)v || dak_f16_to_f32((uint16_t)(x | 0x8000)) != (float)-v;
+    }
+    CHECK(bad == 0, "%d halves converted wrongly", bad);
+}
+
+static void malformed(void)
+{
+    const uint8_t z[64] = {0};
+    {
+        const char *p = path_of("short.safetensors");
+        FILE *f = fopen(p, "wb");
+        fwrite(z, 1, 5, f);
+        fclose(f);
+        expect_open_fails(p, "expected at least the 8-byte", "a 5-byte file");
+    }
+    {
+        const char *p = path_of("long-header.safetensors");
+        FILE *f = fopen(p, "wb");
+        const uint8_t len8[8] = {0x00, 0x10, 0, 0, 0, 0, 0, 0}; /* 4096 bytes, the file has 4 */
+        fwrite(len8, 1, 8, f);
+        fwrite("{}  ", 1, 4, f);
+        fclose(f);
+        expect_open_fails(p, "header length 4096", "a header past the end");
+    }
+    static const struct {
+        const char *header, *needle, *what;
+        size_t data;
+    } cases[] = {
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}", "", "unterminated JSON", 4},
+        {"{\"a\":{\"dtype\":\"Q4\",\"shape\":[2],\"data_offsets\":[0,4]}}", "dtype \"Q4\"", "an unknown dtype", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,4]}}", "elements are 6 bytes", "shape against bytes",
+         4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,8]}}", "expected begin <= end <= 4",
+         "offsets past the data", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[4,0]}}", "expected begin <= end", "begin > end", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[2,4]}}", "belong to no tensor", "a hole", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]},\"b\":{\"dtype\":\"F16\",\"shape\":[1],"
+         "\"data_offsets\":[2,4]}}",
+         "overlaps", "overlapping tensors", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", "at the end belong to no tensor",
+         "trailing bytes", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4],\"x\":1}}", "unexpected key 'x'",
+         "an extra key", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":2,\"data_offsets\":[0,4]}}", "shape: expected an array", "a scalar shape",
+         4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[-2],\"data_offsets\":[0,4]}}", "expected a whole number", "a negative size",
+         4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0]}}", "data_offsets: expected [begin, end]",
+         "one offset", 4},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"F16\",\"shape\":[2],"
+         "\"data_offsets\":[0,4]}}",
+         "duplicate", "a name twice", 4},
+        {"{\"__metadata__\":{\"n\":1}}", "expected a string", "a metadata number", 0},
+        {"[1,2]", "expected object", "an array header", 0},
+        {"{\"a\":[1]}", "expected an object with dtype", "a tensor as an array", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu.safetensors", i);
+        expect_open_fails(write_raw(name, cases[i].header, z, cases[i].data), cases[i].needle, cases[i].what);
+    }
+    expect_open_fails(path_of("nothing-here"), "nothing-here", "a missing file");
+}
+
+/* two shards and an index; then an index that names the wrong shard, one that leaves the folder, a folder with
+ * neither an index nor model.safetensors */
+static void shards(void)
+{
+    const uint16_t d[4] = {0x3f80, 0x4000, 0x4040, 0x4080}; /* bf16 1, 2, 3, 4 */
+    char sub[96];
+    snprintf(sub, sizeof sub, "%s/sharded", dir);
+    mkdir(sub, 0700);
+    write_raw("sharded/one.safetensors", "{\"x\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}}", d, 4);
+    write_raw("sharded/two.safetensors", "{\"y\":{\"dtype\":\"BF16\",\"shape\":[1,2],\"data_offsets\":[0,4]}}", d + 2,
+              4);
+    const char *ip = path_of("sharded/model.safetensors.index.json");
+    FILE *f = fopen(ip, "w");
+    fputs("{\"metadata\":{\"total_size\":8},\"weight_map\":{\"x\":\"one.safetensors\",\"y\":\"two.safetensors\"}}", f);
+    fclose(f);
+    dak_st *st;
+    cm_err err = {{0}};
+    if (dak_st_open(&st, sub, &err)) {
+        CHECK(0, "sharded open: %s", err.msg);
+    } else {
+        const dak_st_tensor *x = dak_st_find(st, "x"), *y = dak_st_find(st, "y");
+        float v[2];
+        CHECK(x && y && x->file != y->file, "x and y in two shards");
+        CHECK(y && dak_st_read_f32(st, y, 0, 2, v, &err) == 0 && v[0] == 3.0f && v[1] == 4.0f, "y's values");
+        dak_st_close(st);
+    }
+    f = fopen(ip, "w");
+    fputs("{\"weight_map\":{\"x\":\"two.safetensors\",\"y\":\"one.safetensors\"}}", f);
+    fclose(f);
+    expect_open_fails(sub, "tensor 'x' is listed in two.safetensors but stored in", "an index naming the wrong shards");
+    f = fopen(ip, "w");
+    fputs("{\"weight_map\":{\"x\":\"two.safetensors\",\"y\":\"two.safetensors\"}}", f);
+    fclose(f);
+    expect_open_fails(sub, "tensor 'x' is listed in two.safetensors but is in no shard", "a name in no shard");
+    f = fopen(ip, "w");
+    fputs("{\"weight_map\":{\"x\":\"../conv.safetensors\"}}", f);
+    fclose(f);
+    expect_open_fails(sub, "expected a file name in the same folder", "an index leaving the folder");
+    char empty[96];
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    mkdir(empty, 0700);
+    expect_open_fails(empty, "no model.safetensors.index.json or model.safetensors", "an empty folder");
+}
+
+typedef struct {
+    const uint16_t *v;
+} wr_arg;
+
+static int wr_fill(void *arg, size_t i, void *buf, cm_err *err)
+{
+    (void)err;
+    const wr_arg *a = arg;
+    if (i == 0) memcpy(buf, a->v, 6 * 2);
+    else memcpy(buf, a->v + 6, 2 * 2);
+    return 0;
+}
+
+static void writer(void)
+{
+    const uint16_t v[8] = {1, 2, 3, 4, 5, 6, 0x3f80, 0xc000};
+    const dak_st_out out[2] = {{"w.a", DAK_ST_BF16, 2, {3, 2}}, {"w.b", DAK_ST_F16, 1, {2}}};
+    wr_arg a = {v};
+    cm_err err = {{0}};
+    const char *p = path_of("written.safetensors");
+    CHECK(dak_st_write(p, out, 2, wr_fill, &a, &err) == 0, "write: %s", err.msg);
+    dak_st *st;
+    if (dak_st_open(&st, p, &err)) {
+        CHECK(0, "written file: %s", err.msg);
+        return;
+    }
+    const dak_st_tensor *ta = dak_st_find(st, "w.a"), *tb = dak_st_find(st, "w.b");
+    uint16_t r[6];
+    float fb[2];
+    CHECK(ta && ta->ndim == 2 && ta->shape[0] == 3 && ta->shape[1] == 2 && ta->offset % 8 == 0, "w.a's entry");
+    CHECK(ta && dak_st_read_bf16(st, ta, 0, 6, r, &err) == 0 && !memcmp(r, v, 12), "w.a's bytes");
+    CHECK(tb && dak_st_read_f32(st, tb, 0, 2, fb, &err) == 0 && fb[0] == 1.875f && fb[1] == -2.0f,
+          "w.b: F16 3f80 = 1.875, c000 = -2");
+    dak_st_close(st);
+    const dak_st_out bad = {"a\"b", DAK_ST_BF16, 1, {1}};
+    int rc = dak_st_write(path_of("bad-name.safetensors"), &bad, 1, wr_fill, &a, &err);
+    CHECK(rc != 0 && strstr(err.msg, "plain name"), "a name with a quote: %s", rc ? err.msg : "accepted");
+}
+
+/* The model's table against its config: shapes and presence. */
+static void table(dak_arch arch)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(arch, &c);
+    dak_eng_model m;
+    cm_err err = {{0}};
+    CHECK(dak_eng_model_make(&c, 0, &m, &err) == 0, "model: %s", err.msg);
+    const int opt = arch == DAK_ARCH_OPT;
+    dak_eng_param p;
+    CHECK(dak_eng_param_of(&m, DAK_ENG_T_EMBED, &p) == 0 && p.present && p.weight && p.rows == c.vocab &&
+              p.cols == c.hidden,
+          "embedding [vocab, hidden]");
+    CHECK(dak_eng_param_of(&m, DAK_ENG_T_POS, &p) == 0 && p.present == opt && (!opt || p.rows == c.max_pos + 2),
+          "positions: OPT only, max_pos + 2 rows");
+    CHECK(dak_eng_param_of(&m, DAK_ENG_T_LM, &p) == 0 && p.present == !opt, "lm_head: Llama only");
+    CHECK(dak_eng_param_of(&m, dak_eng_tensor(1, DAK_ENG_FC1), &p) == 0 && p.rows == c.ffn && p.cols == c.hidden,
+          "fc1 / gate [ffn, hidden]");
+    CHECK(dak_eng_param_of(&m, dak_eng_tensor(1, DAK_ENG_I_BIAS0 + DAK_ENG_K), &p) == 0 && p.present == opt &&
+              !p.weight && p.cols == c.kv_heads * 128,
+          "k's bias: OPT only, [kv_heads x 128]");
+    CHECK(dak_eng_param_of(&m, dak_eng_tensor(0, DAK_ENG_UP), &p) == 0 && p.present == !opt, "up: Llama only");
+    CHECK(dak_eng_param_of(&m, dak_eng_tensor(0, DAK_ENG_I_N2_B), &p) == 0 && p.present == opt, "norm betas: OPT");
+    CHECK(dak_eng_param_of(&m, dak_eng_tensor(2, DAK_ENG_Q), &p) != 0, "layer 2 of 2: no parameter");
+    CHECK(dak_eng_param_of(&m, dak_eng_tensor(0, 30), &p) != 0 && dak_eng_param_of(&m, DAK_ENG_T_PROMPT, &p) != 0,
+          "ids that name no parameter");
+}
+
+/* the reference over a checkpoint of its own synthetic parameters equals the synthetic reference, bit for bit */
+static void ref_roundtrip(dak_arch arch, dak_st_dtype dt, uint32_t layers_used)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(arch, &c);
+    dak_eng_model m, mu;
+    cm_err err = {{0}};
+    const char *an = arch == DAK_ARCH_OPT ? "opt" : "llama";
+    if (dak_eng_model_make(&c, 0, &m, &err) || dak_eng_model_make(&c, layers_used, &mu, &err)) {
+        CHECK(0, "model: %s", err.msg);
+        return;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s-%s.safetensors", an, dt == DAK_ST_BF16 ? "bf16" : "f32");
+    const char *p = path_of(name);
+    const uint64_t seed = 11;
+    if (dak_eng_ckpt_write_synthetic(&m, seed, dt, p, 0, &err)) {
+        CHECK(0, "write %s: %s", p, err.msg);
+        return;
+    }
+    dak_eng_ckpt *ck;
+    if (dak_eng_ckpt_open(&ck, p, &mu, &err)) {
+        CHECK(0, "open %s as %u layers: %s", p, layers_used, err.msg);
+        return;
+    }
+    const char *qn = dak_eng_ckpt_name(ck, dak_eng_tensor(layers_used - 1, DAK_ENG_Q));
+    char want[96];
+    snprintf(want, sizeof want, "%slayers.%u.self_attn.q_proj.weight", arch == DAK_ARCH_OPT ? "model.decoder." : "model.",
+             layers_used - 1);
+    CHECK(qn && !strcmp(qn, want), "%s: q's name '%s', expected '%s'", an, qn ? qn : "(none)", want);
+    CHECK(!dak_eng_ckpt_name(ck, dak_eng_tensor(layers_used, DAK_ENG_Q)), "%s: a layer past --layers is not bound", an);
+    const char *lm = dak_eng_ckpt_name(ck, DAK_ENG_T_LM);
+    CHECK(arch == DAK_ARCH_OPT ? lm == NULL : lm && !strcmp(lm, "lm_head.weight"), "%s: lm_head's binding", an);
+    const uint32_t B = 2, S = 4, V = (uint32_t)c.vocab;
+    dak_eng_ref *rs = NULL, *rc = NULL;
+    int ok = dak_eng_ref_create(&rs, &mu, B, S, seed, NULL, &err) == 0 &&
+             dak_eng_ref_create(&rc, &mu, B, S, 999 /* unused */, ck, &err) == 0;
+    CHECK(ok, "%s refs: %s", an, err.msg);
+    float *ls = malloc((size_t)B * V * 4), *lc = malloc((size_t)B * V * 4);
+    int32_t tok[2] = {3, 17};
+    int same = 1;
+    for (uint32_t t = 0; ok && t < S; t++) {
+        ok = dak_eng_ref_step(rs, t, tok, ls, &err) == 0 && dak_eng_ref_step(rc, t, tok, lc, &err) == 0;
+        same &= ok && !memcmp(ls, lc, (size_t)B * V * 4);
+        tok[0] = (int32_t)dak_eng_ref_argmax(ls, V), tok[1] = (int32_t)dak_eng_ref_argmax(ls + V, V);
+    }
+    CHECK(ok && same, "%s %s, %u of %u layers: logits from the checkpoint differ from the synthetic ones (%s)", an,
+          dt == DAK_ST_BF16 ? "BF16" : "F32", layers_used, (unsigned)c.layers, err.msg);
+    dak_eng_ref_destroy(rs), dak_eng_ref_destroy(rc), free(ls), free(lc);
+    dak_eng_ckpt_close(ck);
+}
+
+/* dak_st_write's fill: the source tensors' elements as bf16 (every tensor copied here is BF16) */
+typedef struct {
+    dak_st *st;
+    const dak_st_tensor **src;
+} copy_arg;
+
+static int copy_fill(void *arg, size_t i, void *buf, cm_err *e)
+{
+    const copy_arg *a = arg;
+    return dak_st_read_bf16(a->st, a->src[i], 0, dak_st_elems(a->src[i]), buf, e);
+}
+
+/* a checkpoint of one model bound to another: the wrong architecture, a wider model, a missing tensor */
+static void binding_refusals(void)
+{
+    dak_model_config co, cl, cw;
+    dak_eng_tiny_config(DAK_ARCH_OPT, &co);
+    dak_eng_tiny_config(DAK_ARCH_LLAMA, &cl);
+    cw = co, cw.hidden = 384, cw.heads = 3, cw.kv_heads = 3;
+    dak_eng_model mo, ml, mw;
+    cm_err err = {{0}};
+    if (dak_eng_model_make(&co, 0, &mo, &err) || dak_eng_model_make(&cl, 0, &ml, &err) ||
+        dak_eng_model_make(&cw, 0, &mw, &err)) {
+        CHECK(0, "models: %s", err.msg);
+        return;
+    }
+    const char *p = path_of("opt-bf16.safetensors"); /* written by ref_roundtrip */
+    dak_eng_ckpt *ck;
+    int rc = dak_eng_ckpt_open(&ck, p, &ml, &err);
+    CHECK(rc != 0 && strstr(err.msg, "no token embedding"), "OPT checkpoint as Llama: %s", rc ? err.msg : "accepted");
+    if (!rc) dak_eng_ckpt_close(ck);
+    rc = dak_eng_ckpt_open(&ck, p, &mw, &err);
+    CHECK(rc != 0 && strstr(err.msg, "has shape [1000, 256]: expected [1000, 384]"), "a wider model: %s",
+          rc ? err.msg : "accepted");
+    if (!rc) dak_eng_ckpt_close(ck);
+    /* the OPT checkpoint without one layer's fc2 bias: rewritten from the checkpoint's own tensors */
+    dak_st *st;
+    if (dak_st_open(&st, p, &err)) {
+        CHECK(0, "%s", err.msg);
+        return;
+    }
+    size_t n = dak_st_count(st), k = 0;
+    dak_st_out *out = calloc(n, sizeof *out);
+    const dak_st_tensor **src = calloc(n, sizeof *src);
+    for (size_t i = 0; i < n; i++) {
+        const dak_st_tensor *t = dak_st_at(st, i);
+        if (!strcmp(t->name, "model.decoder.layers.1.fc2.bias")) continue;
+        out[k].name = t->name, out[k].dtype = t->dtype, out[k].ndim = t->ndim;
+        memcpy(out[k].shape, t->shape, sizeof t->shape);
+        src[k++] = t;
+    }
+    CHECK(k == n - 1, "the bias to leave out is in the checkpoint");
+    copy_arg a = {st, src};
+    const char *q = path_of("opt-no-bias.safetensors");
+    CHECK(dak_st_write(q, out, k, copy_fill, &a, &err) == 0, "rewrite: %s", err.msg);
+    rc = dak_eng_ckpt_open(&ck, q, &mo, &err);
+    CHECK(rc != 0 && strstr(err.msg, "no tensor 'model.decoder.layers.1.fc2.bias'"), "a missing bias: %s",
+          rc ? err.msg : "accepted");
+    if (!rc) dak_eng_ckpt_close(ck);
+    free(out), free(src);
+    dak_st_close(st);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/dak-ckpt-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    conversions();
+    malformed();
+    shards();
+    writer();
+    table(DAK_ARCH_OPT);
+    table(DAK_ARCH_LLAMA);
+    ref_roundtrip(DAK_ARCH_OPT, DAK_ST_BF16, 2);
+    ref_roundtrip(DAK_ARCH_OPT, DAK_ST_F32, 1);
+    ref_roundtrip(DAK_ARCH_LLAMA, DAK_ST_BF16, 2);
+    ref_roundtrip(DAK_ARCH_LLAMA, DAK_ST_F32, 2);
+    binding_refusals();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

@@ -1,0 +1,77 @@
+/* The model arguments of `dak decode` and `dak ckpt` (model_args.h). */
+#define _POSIX_C_SOURCE 200809L /* stat */
+#include "model_args.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dak/model_config.h"
+
+int model_from_args(const char *prog, const char *model, const char *tiny, uint32_t layers, dak_eng_model *m,
+                    char *label, size_t label_n)
+{
+    cm_err err = {{0}};
+    dak_model_config cfg;
+    if (!model == !tiny) {
+        fprintf(stderr, "%s: expected exactly one of --model CONFIG and --tiny opt|llama\n", prog);
+        return 2;
+    }
+    if (model) {
+        struct stat sb;
+        if (stat(model, &sb) != 0) {
+            fprintf(stderr, "%s: --model: '%s' does not exist; expected a config.json or a folder holding one\n",
+                    prog, model);
+            return 2;
+        }
+        if (S_ISDIR(sb.st_mode)) snprintf(label, label_n, "%s/config.json", model);
+        else snprintf(label, label_n, "%s", model);
+        if (dak_config_load(label, &cfg, &err)) {
+            fprintf(stderr, "%s: --model: %s\n", prog, err.msg);
+            return 2;
+        }
+    } else {
+        if (strcmp(tiny, "opt") && strcmp(tiny, "llama")) {
+            fprintf(stderr, "%s: --tiny: expected opt or llama, got '%s'\n", prog, tiny);
+            return 2;
+        }
+        dak_eng_tiny_config(strcmp(tiny, "opt") ? DAK_ARCH_LLAMA : DAK_ARCH_OPT, &cfg);
+        snprintf(label, label_n, "tiny %s", tiny);
+    }
+    if (dak_eng_model_make(&cfg, layers, m, &err)) {
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
+        return 2;
+    }
+    return 0;
+}
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+int weights_from_args(const char *prog, const char *weights, const char *model, const dak_eng_model *m,
+                      dak_eng_ckpt **ck)
+{
+    *ck = NULL;
+    if (weights && !strcmp(weights, "synthetic")) return 0;
+    char found[4096];
+    const char *path = weights;
+    if (!path && model) { /* a Hugging Face download: config.json beside its checkpoint */
+        struct stat sb;
+        if (stat(model, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            snprintf(found, sizeof found, "%s/model.safetensors.index.json", model);
+            int have = is_file(found);
+            if (!have) snprintf(found, sizeof found, "%s/model.safetensors", model), have = is_file(found);
+            if (have) path = model;
+        }
+    }
+    if (!path) return 0;
+    cm_err err = {{0}};
+    if (dak_eng_ckpt_open(ck, path, m, &err)) {
+        fprintf(stderr, "%s: --weights: %s\n", prog, err.msg);
+        return 2;
+    }
+    return 0;
+}

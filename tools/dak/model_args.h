@@ -1,0 +1,22 @@
+/* The model arguments `dak decode` and `dak ckpt` share: --model CONFIG (a config.json or a folder holding
+ * one) or --tiny opt|llama (the test model), --layers N, and the weights (--weights PATH, or the checkpoint in
+ * the --model folder, or synthetic). */
+#ifndef DAK_TOOL_MODEL_ARGS_H
+#define DAK_TOOL_MODEL_ARGS_H
+
+#include <stdint.h>
+
+#include "dak/engine.h"
+
+/* The model of --model / --tiny (exactly one of them non-NULL), with the first `layers` layers (0: all); its
+ * label (the config's path or "tiny ARCH") into label.  Messages on stderr under prog; 2 on bad input. */
+int model_from_args(const char *prog, const char *model, const char *tiny, uint32_t layers, dak_eng_model *m,
+                    char *label, size_t label_n);
+
+/* The weights: --weights PATH ("synthetic": none), else a checkpoint beside --model's config.json
+ * (model.safetensors.index.json or model.safetensors in its folder), else none (*ck NULL: synthetic).  The
+ * checkpoint is opened and bound to m; messages on stderr under prog; 2 on bad input. */
+int weights_from_args(const char *prog, const char *weights, const char *model, const dak_eng_model *m,
+                      dak_eng_ckpt **ck);
+
+#endif
