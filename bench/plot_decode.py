@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots of `dak decode --json` runs: plot_decode.py OUT.png RUN.json [RUN.json ...]
-   left:  TPOT against the offload ratio: direct access, the double-buffered prefetch, the planner's
-          predicted step (what the bandwidth model says the placement costs)
+   left:  TPOT against the offload ratio: direct access, the double-buffered prefetch, unified memory (each
+          where the run has it), the planner's predicted step (what the bandwidth model says the placement costs)
    right: effective bandwidth (bytes read a step / TPOT) against the ratio"""
 import json
 import sys
@@ -24,12 +24,11 @@ def main():
         label = f'{name} ({d["layers"]} layers), batch {d["batch"]}'
         rows = sorted(d["rows"], key=lambda r: r["ratio"])
         r = [100 * x["ratio"] for x in rows]
-        if any("tpot_direct_s" in x for x in rows):
-            ax_t.plot(r, [1e3 * x.get("tpot_direct_s", float("nan")) for x in rows], "o-", label=label + ": direct")
-            ax_e.plot(r, [x.get("eb_direct_gbs", float("nan")) for x in rows], "o-", label=label + ": direct")
-        if any("tpot_prefetch_s" in x for x in rows):
-            ax_t.plot(r, [1e3 * x.get("tpot_prefetch_s", float("nan")) for x in rows], "x--", label=label + ": prefetch")
-            ax_e.plot(r, [x.get("eb_prefetch_gbs", float("nan")) for x in rows], "x--", label=label + ": prefetch")
+        for mode, style in (("direct", "o-"), ("prefetch", "x--"), ("um", "s-.")):
+            if not any(f"tpot_{mode}_s" in x for x in rows):
+                continue
+            ax_t.plot(r, [1e3 * x.get(f"tpot_{mode}_s", float("nan")) for x in rows], style, label=f"{label}: {mode}")
+            ax_e.plot(r, [x.get(f"eb_{mode}_gbs", float("nan")) for x in rows], style, label=f"{label}: {mode}")
         ax_t.plot(r, [1e3 * x["predicted_step_s"] for x in rows], "k:", label=label + ": planner's prediction")
     ax_t.set_xlabel("offload ratio r (% of weight + KV bytes in host memory)")
     ax_t.set_ylabel("TPOT (ms)")

@@ -296,6 +296,8 @@ typedef struct {
     const dak_eng_ckpt *ckpt; /* the weights from this checkpoint, which must stay open while the engine exists
                                  (the unified-memory baseline's setup reads its rows again); NULL (default):
                                  synthetic weights from the seed */
+    uint32_t diag_skip; /* diagnostic: bit k (dak_eng_op) leaves that kind's kernels out of every step, so that a
+                           step's time without them is measured (the results are wrong; 0, the default: none) */
     uint64_t um_cap;    /* DAK_ENG_UM: managed bytes allowed (0: a quarter of the HBM free at setup; never more
                            than that quarter, whatever is set here) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,

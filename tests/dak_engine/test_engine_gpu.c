@@ -417,9 +417,49 @@ static void ckpt_case(dak_arch arch, dak_st_dtype dt)
     rmdir(dir);
 }
 
+/* dak_eng_opts.diag_skip leaves kernels out: with the activation skipped the logits change, with nothing skipped
+ * they are the normal engine's bit for bit */
+static void skip_case(void)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(DAK_ARCH_OPT, &c);
+    dak_eng_model m;
+    cm_err err = {{0}};
+    const uint32_t batch = 2, V = (uint32_t)c.vocab;
+    dak_engine *en = NULL, *ea = NULL, *e0 = NULL;
+    dak_eng_opts o;
+    memset(&o, 0, sizeof o);
+    dak_eng_opts os = o;
+    os.diag_skip = 1u << DAK_ENG_OP_ACT;
+    dak_eng_place pl;
+    memset(&pl, 0, sizeof pl);
+    int ok = dak_eng_model_make(&c, 0, &m, &err) == 0 && dak_engine_create(&en, &m, batch, S, SEED, &o, &err) == 0 &&
+             dak_engine_create(&ea, &m, batch, S, SEED, &os, &err) == 0 &&
+             dak_engine_create(&e0, &m, batch, S, SEED, &o, &err) == 0;
+    CHECK(ok, "skip engines: %s", err.msg);
+    const size_t nl = (size_t)S * batch * V;
+    float *a = malloc(nl * 4), *b = malloc(nl * 4), *z = malloc(nl * 4);
+    if (ok) {
+        dak_eng_place_zero(&m, &pl);
+        int r = run_logits(en, &pl, DAK_ENG_DIRECT, batch, V, a, &err) ||
+                run_logits(ea, &pl, DAK_ENG_DIRECT, batch, V, b, &err) ||
+                run_logits(e0, &pl, DAK_ENG_DIRECT, batch, V, z, &err);
+        CHECK(r == 0, "skip runs: %s", err.msg);
+        size_t diff = 0, same0 = 0;
+        for (size_t i = 0; !r && i < nl; i++) diff += a[i] != b[i], same0 += !memcmp(&a[i], &z[i], 4);
+        CHECK(!r && diff > nl / 2, "act skipped: only %zu of %zu logits changed", diff, nl);
+        CHECK(!r && same0 == nl, "nothing skipped: %zu of %zu logits equal the first engine's", same0, nl);
+        printf("diag_skip act: %zu of %zu logits changed; a second plain engine: %zu equal\n", diff, nl, same0);
+        dak_eng_place_free(&pl);
+    }
+    free(a), free(b), free(z);
+    dak_engine_destroy(en), dak_engine_destroy(ea), dak_engine_destroy(e0);
+}
+
 int main(void)
 {
     um_refusals();
+    skip_case();
     ckpt_case(DAK_ARCH_OPT, DAK_ST_BF16);
     ckpt_case(DAK_ARCH_LLAMA, DAK_ST_F32);
     run_case(DAK_ARCH_OPT, 1, 0, 0);

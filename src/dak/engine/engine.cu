@@ -684,6 +684,8 @@ static int resid_norm(dak_engine *e, const float *c, const float *bias, const fl
 
 static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
 {
+/* dak_eng_opts.diag_skip: the kind's kernels left out of the step */
+#define SKIP(kind) ((e->o.diag_skip >> DAK_ENG_OP_##kind) & 1u)
     const dak_model_config *c = &e->m.cfg;
     uint32_t B = e->batch, H = e->H, L = e->L;
     int pf = e->mode == DAK_ENG_PREFETCH;
@@ -693,7 +695,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         const uint16_t *eh = e->emb_host, *ed = e->emb_dev, *pos = e->opt ? e->pos_dev : NULL;
         uint32_t rows_host = e->opt ? 0 : e->pl.embed_rows_host, pos_row = t + DAK_ENG_OPT_POS_OFFSET;
         void *args[] = {&e->x, &src, &eh, &ed, &rows_host, &e->emb_d_from, &pos, &pos_row, &e->H, &e->V};
-        if (step_launch(e, (const void *)k_embed, dim3(B), NTHR, args, err) || mark(e, DAK_ENG_OP_EMBED, 0, err))
+        if ((!SKIP(EMBED) && step_launch(e, (const void *)k_embed, dim3(B), NTHR, args, err)) || mark(e, DAK_ENG_OP_EMBED, 0, err))
             return -1;
     }
     if (pf) {
@@ -707,11 +709,12 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
             if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
         }
         const float *prev_c = l ? e->cd : NULL, *prev_b = l ? LIN(e, l - 1, W_OUT)->bias : NULL;
-        if (resid_norm(e, prev_c, prev_b, e->n1g + (size_t)l * H, e->opt ? e->n1b + (size_t)l * H : NULL, err) ||
+        if ((!SKIP(NORM) &&
+             resid_norm(e, prev_c, prev_b, e->n1g + (size_t)l * H, e->opt ? e->n1b + (size_t)l * H : NULL, err)) ||
             mark(e, DAK_ENG_OP_NORM, 0, err))
             return -1;
         lin_t *wqkv = LIN(e, l, W_QKV);
-        if (run_lin(e, wqkv, e->cqkv, err) || mark(e, DAK_ENG_OP_QKV, lin_bytes(wqkv), err)) return -1;
+        if ((!SKIP(QKV) && run_lin(e, wqkv, e->cqkv, err)) || mark(e, DAK_ENG_OP_QKV, lin_bytes(wqkv), err)) return -1;
         qkv_args a;
         memset(&a, 0, sizeof a);
         a.c = e->cqkv, a.bias = wqkv->bias, a.ld = wqkv->M;
@@ -722,23 +725,23 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         a.heads = (uint32_t)c->heads, a.kvh = (uint32_t)c->kv_heads, a.max_len = e->max_len;
         a.bh = kv_bh(e, l), a.pos = t;
         void *qargs[] = {&a};
-        if (step_launch(e, (const void *)k_qkv_post, dim3(B, a.heads + a.kvh), 64, qargs, err) ||
-            mark(e, DAK_ENG_OP_QKV_POST, 0, err) || attn(e, l, t, err) ||
+        if ((!SKIP(QKV_POST) && step_launch(e, (const void *)k_qkv_post, dim3(B, a.heads + a.kvh), 64, qargs, err)) ||
+            mark(e, DAK_ENG_OP_QKV_POST, 0, err) || (!SKIP(ATTN) && attn(e, l, t, err)) ||
             mark(e, DAK_ENG_OP_ATTN, 2.0 * B * c->kv_heads * (t + 1.0) * DAK_ENG_HEAD_DIM * 2, err) ||
-            run_lin(e, LIN(e, l, W_O), e->co, err) || mark(e, DAK_ENG_OP_O, lin_bytes(LIN(e, l, W_O)), err))
+            (!SKIP(O) && run_lin(e, LIN(e, l, W_O), e->co, err)) || mark(e, DAK_ENG_OP_O, lin_bytes(LIN(e, l, W_O)), err))
             return -1;
-        if (resid_norm(e, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H, e->opt ? e->n2b + (size_t)l * H : NULL,
-                       err) ||
+        if ((!SKIP(NORM) && resid_norm(e, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H,
+                                       e->opt ? e->n2b + (size_t)l * H : NULL, err)) ||
             mark(e, DAK_ENG_OP_NORM, 0, err))
             return -1;
         size_t nf = (size_t)B * e->F;
-        if (run_lin(e, LIN(e, l, W_IN), e->c1, err) || mark(e, DAK_ENG_OP_FFN_IN, lin_bytes(LIN(e, l, W_IN)), err))
+        if ((!SKIP(FFN_IN) && run_lin(e, LIN(e, l, W_IN), e->c1, err)) || mark(e, DAK_ENG_OP_FFN_IN, lin_bytes(LIN(e, l, W_IN)), err))
             return -1;
         const float *c1 = e->c1, *b1 = LIN(e, l, W_IN)->bias;
         int gated = !e->opt;
         void *aargs[] = {&c1, &b1, &e->fb, &nf, &e->F, &gated};
-        if (step_launch(e, (const void *)k_act, dim3(grid_for(nf)), NTHR, aargs, err) ||
-            mark(e, DAK_ENG_OP_ACT, 0, err) || run_lin(e, LIN(e, l, W_OUT), e->cd, err) ||
+        if ((!SKIP(ACT) && step_launch(e, (const void *)k_act, dim3(grid_for(nf)), NTHR, aargs, err)) ||
+            mark(e, DAK_ENG_OP_ACT, 0, err) || (!SKIP(FFN_OUT) && run_lin(e, LIN(e, l, W_OUT), e->cd, err)) ||
             mark(e, DAK_ENG_OP_FFN_OUT, lin_bytes(LIN(e, l, W_OUT)), err))
             return -1;
         if (pf) ECU(cudaEventRecord(e->ev_free[l % 2], e->st));
@@ -747,15 +750,16 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         ECU(cudaStreamWaitEvent(e->st, e->ev_ready[L % 2], 0));
         if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
     }
-    if (resid_norm(e, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL, err) ||
-        mark(e, DAK_ENG_OP_NORM, 0, err) || run_lin(e, &e->lm, e->logits, err) ||
+    if ((!SKIP(NORM) && resid_norm(e, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL, err)) ||
+        mark(e, DAK_ENG_OP_NORM, 0, err) || (!SKIP(LM_HEAD) && run_lin(e, &e->lm, e->logits, err)) ||
         mark(e, DAK_ENG_OP_LM_HEAD, lin_bytes(&e->lm), err))
         return -1;
     {
         const float *lg = e->logits;
         int32_t *hist = e->hist + (size_t)t * B;
         void *args[] = {&lg, &e->Vp, &e->V, &e->tok, &hist};
-        if (step_launch(e, (const void *)k_argmax, dim3(B), NTHR, args, err) || mark(e, DAK_ENG_OP_ARGMAX, 0, err))
+        if ((!SKIP(ARGMAX) && step_launch(e, (const void *)k_argmax, dim3(B), NTHR, args, err)) ||
+            mark(e, DAK_ENG_OP_ARGMAX, 0, err))
             return -1;
     }
     if (pf) {
@@ -764,6 +768,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
     }
     return 0;
+#undef SKIP
 }
 
 /* Unified memory: the managed rows back to the CPU, on the step's stream (nothing when there are none).  Every
