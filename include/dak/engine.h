@@ -298,6 +298,8 @@ typedef struct {
                                  synthetic weights from the seed */
     uint32_t diag_skip; /* diagnostic: bit k (dak_eng_op) leaves that kind's kernels out of every step, so that a
                            step's time without them is measured (the results are wrong; 0, the default: none) */
+    uint32_t diag_empty; /* diagnostic: the same, with an empty kernel (trigger and wait, no work) in each one's place:
+                            what a kernel costs by being in the chain at all */
     uint64_t um_cap;    /* DAK_ENG_UM: managed bytes allowed (0: a quarter of the HBM free at setup; never more
                            than that quarter, whatever is set here) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,

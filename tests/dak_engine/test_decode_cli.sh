@@ -65,8 +65,10 @@ expect 2 "unknown option '--weights'" -- "$dak" ckpt synth --tiny opt --weights 
 expect 2 "exactly one of --model" -- "$dak" ckpt check --weights "$tmp/opt.safetensors"
 expect 1 "no checkpoint in" -- "$dak" ckpt check --model "$cfg/opt-6.7b"
 expect 0 "usage: dak ckpt" -- "$dak" ckpt --help
-expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip norm,wait
+expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip norm,
+expect 2 "--diag-empty" -- "$dak" decode --tiny opt --diag-empty evictwait
 expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip ""
 expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip norm,
+expect 2 "--diag-empty" -- "$dak" decode --tiny opt --diag-empty evict
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -30,7 +30,7 @@ static void usage(FILE *o)
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
-            "                  [--json FILE]\n\n"
+            "                  [--diag-empty LIST] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -68,6 +68,8 @@ static void usage(FILE *o)
             "  --diag-skip LIST diagnostic: leave these kinds' kernels out of every step (comma-separated: embed,\n"
             "                   norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax), to\n"
             "                   measure a step without them; the logits and tokens are then wrong\n"
+            "  --diag-empty LIST diagnostic: the same with an empty kernel in each one's place (what being in the\n"
+            "                   chain of kernels costs, without the work)\n"
             "  --prompt-ids LIST every sequence's prompt as comma-separated token ids (sets --prompt); the greedy\n"
             "                   tokens of sequence 0 are printed (as with --weights); default: synthetic prompts\n"
             "No tokenizer: prompts and outputs are token ids.\n");
@@ -120,7 +122,7 @@ static int parse_ids(const char *v, int32_t **ids, uint32_t *n)
 }
 
 /* --diag-skip LIST: kinds of the step's operations (dak_eng_op_name) into a bit mask */
-static int parse_skip(const char *v, uint32_t *mask)
+static int parse_skip(const char *flag, const char *v, uint32_t *mask)
 {
     char buf[256];
     *mask = 0;
@@ -136,8 +138,8 @@ static int parse_skip(const char *v, uint32_t *mask)
     }
     return 0;
 bad:
-    fprintf(stderr, "%s: --diag-skip: expected a comma-separated list of embed, norm, qkv, qkv_post, attention, o_proj, "
-            "ffn_in, act, ffn_out, lm_head, argmax; got '%s'\n", prog, v);
+    fprintf(stderr, "%s: %s: expected a comma-separated list of embed, norm, qkv, qkv_post, attention, o_proj, "
+            "ffn_in, act, ffn_out, lm_head, argmax; got '%s'\n", prog, flag, v);
     return -1;
 }
 
@@ -276,8 +278,8 @@ int cmd_decode(int argc, char **argv)
     int32_t *prompt_ids = NULL;
     uint32_t prompt_n = 0;
     int prompt_given = 0;
-    uint32_t diag_skip = 0;
-    const char *skip_list = NULL;
+    uint32_t diag_skip = 0, diag_empty = 0;
+    const char *skip_list = NULL, *empty_list = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
     int fit = 0;
@@ -305,8 +307,12 @@ int cmd_decode(int argc, char **argv)
             weights = v;
         } else if (arg_is(a, "--diag-skip")) {
             VAL();
-            if (parse_skip(v, &diag_skip)) return 2;
+            if (parse_skip("--diag-skip", v, &diag_skip)) return 2;
             skip_list = v;
+        } else if (arg_is(a, "--diag-empty")) {
+            VAL();
+            if (parse_skip("--diag-empty", v, &diag_empty)) return 2;
+            empty_list = v;
         } else if (arg_is(a, "--prompt-ids")) {
             VAL();
             free(prompt_ids);
@@ -458,11 +464,10 @@ int cmd_decode(int argc, char **argv)
     dak_eng_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
-    eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n, eo.diag_skip = diag_skip;
-    if (diag_skip)
-        printf("diagnostic: the kernels of %s left out of every step: logits and tokens are wrong, times are not "
-               "a decode's\n",
-               skip_list);
+    eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n, eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
+    if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
+    if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
+    if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
     const int show_tokens = ck || prompt_ids; /* real weights or a real prompt: the tokens mean something */
     if (fit) {
         if (fit_ratio(&m, batch, S, ops, nops, &prof, (double)gpu_cap, do_pf, &ratios[0], &err)) {
@@ -597,6 +602,7 @@ int cmd_decode(int argc, char **argv)
         json_kv_u64(&w, "gemm_pdl", pdl);
         json_kv_str(&w, "weights", wdesc);
         if (diag_skip) json_kv_str(&w, "diag_skip", skip_list);
+        if (diag_empty) json_kv_str(&w, "diag_empty", empty_list);
         if (show_tokens && (have_ref || !deploy)) {
             /* sequence 0: its prompt, and the greedy tokens of steps prompt - 1 .. S - 1 (the all-HBM run's, or the
                first deployed run's) */

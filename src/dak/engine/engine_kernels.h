@@ -50,6 +50,7 @@ __global__ void k_embed(float *x, const int32_t *tok, const uint16_t *emb_host, 
 __global__ void k_qkv_post(qkv_args a);
 __global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n, uint32_t F, int gated);
 __global__ void k_argmax(const float *logits, uint32_t ld, uint32_t vocab, int32_t *tok, int32_t *hist);
+__global__ void k_noop(void);
 __global__ void k_join(float *c, const float *ca, const float *cb, uint32_t ma, uint32_t M, uint32_t N);
 
 #endif
