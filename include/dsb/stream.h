@@ -294,8 +294,13 @@ uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n);
  * end_pass and discard are called by one thread at a time with no frame call
  * in progress; frame calls come from one thread, or from several at once when
  * the sink sets `concurrent`.  Without `dedup` the receiver keeps a bitmap of
- * the pass (T bits) so that a duplicate never reaches the sink. */
+ * the pass (T bits) so that a duplicate never reaches the sink.  A sink whose
+ * frame() is dsb_stream_ring_put on a ring (include/dsb/stream_ring.h) may
+ * name it in `ring`: the receiver may then place frames there itself,
+ * received straight into their places (dsb_stream_ring_reserve / _commit),
+ * instead of calling frame() (NULL: every frame goes through frame()). */
 enum { DSB_STREAM_TAKEN = 0, DSB_STREAM_DUPLICATE = 1, DSB_STREAM_NO_ROOM = 2 };
+struct dsb_stream_ring;
 typedef struct {
     void *ctx;
     int (*frame)(void *ctx, uint32_t row, uint32_t block, const uint8_t *frame);
@@ -303,6 +308,7 @@ typedef struct {
     void (*discard)(void *ctx);
     int dedup;      /* frame() tells duplicates itself */
     int concurrent; /* frame() may run on several threads at once */
+    struct dsb_stream_ring *ring; /* frame() puts into this ring (NULL: not a ring) */
 } dsb_stream_sink;
 
 /* The sink that consumes into the CPU state s (dsb_stream_accumulate,

@@ -9,15 +9,23 @@
  * The generator learns nothing but the acknowledgements: the receiver decides
  * how many passes the run has (K + 1).
  *
- * Receiver: one thread, or `recv_threads` threads sharing the one socket
- * (udp), take datagrams in batches (recvmmsg), check each frame (wire check,
+ * Receiver: one thread, or `recv_threads` threads (udp) sharing the one
+ * socket (`recv_mode` shared) or each with a socket of its own on the same
+ * port (SO_REUSEPORT; the kernel spreads the generator's queues over them by
+ * their flow hash, or, `queue`, queue q to socket q mod N by a classic BPF
+ * program), take datagrams in batches (recvmmsg), check each frame (wire check,
  * run id, and that it is not a duplicate of a frame taken in this attempt:
  * a bitmap of the pass here, or the sink's own ring) and hand it to a sink
  * (dsb/stream.h): the CPU state, consumed for every replica on the receiving
  * thread (dsb_stream_accumulate); a ring consumed by a CPU thread
  * (include/dsb/stream_ring.h); or the GPU (a ring of chunks of pinned host
  * memory that the GPU consumes as each chunk is whole, or a whole pass:
- * include/dsb/stream_gpu.h).  Generator: `queues` threads, queue q sending the
+ * include/dsb/stream_gpu.h).  With sockets of their own and a ring sink, the
+ * threads receive the frames they expect next (each queue's frames come in
+ * order, Q apart) straight into their places in the ring (reserve, receive,
+ * check, commit; a datagram that is not the frame expected is copied out and
+ * put as usual).  Generator: `queues` sockets (flows: each its own source
+ * port) driven by `send_threads` threads, queue q sending the
  * frames f = q, q + Q, ... of the pass in column-block-major order, at an
  * optional payload rate cap, halved after every RESEND (and the first cap,
  * when none was given, half the rate of the attempt that lost frames). */
@@ -35,6 +43,20 @@
 #define DSB_STREAM_DEFAULT_PORT 9401u /* the request service uses 9400 */
 #define DSB_STREAM_MAX_RECV_THREADS 16u
 
+/* How the receiving threads take datagrams (udp): all from one socket, or
+ * each from a socket of its own in the port's SO_REUSEPORT group, the kernel
+ * spreading the flows (the generator's queues: one socket and source port
+ * each) by their hash, or by the queue field of the frames (queue q to
+ * thread q mod N: even when Q is a multiple of N). */
+typedef enum {
+    DSB_STREAM_RECV_SHARED = 0,
+    DSB_STREAM_RECV_HASH = 1,
+    DSB_STREAM_RECV_QUEUE = 2
+} dsb_stream_recv_mode;
+const char *dsb_stream_recv_mode_name(dsb_stream_recv_mode m);
+/* "shared" | "hash" | "queue"; -1 for anything else */
+int dsb_stream_recv_mode_parse(const char *s);
+
 typedef struct {
     dsb_transport_config tc; /* receiver: bind address and port (or interface);
                                 generator: the receiver's address and port */
@@ -45,6 +67,11 @@ typedef struct {
     uint32_t queues;         /* generator: sockets and threads, 1 .. 64 (1) */
     uint32_t recv_threads;   /* receiver: threads taking datagrams from the socket, 1 .. 16
                                 (0 = 1); more than one needs udp and a concurrent sink */
+    uint32_t recv_mode;      /* receiver: dsb_stream_recv_mode (shared; hash and queue: udp) */
+    int recv_copy;           /* receiver: never receive straight into the sink's ring (a
+                                socket a thread only: the shared socket always copies) */
+    uint32_t send_threads;   /* generator: threads driving the queues, 1 .. queues (0 = one a
+                                queue); thread t sends queues t, t + threads, ... in turn */
     double rate_gbps;        /* generator: payload rate cap over all queues, 0 = none */
     /* generator test hooks (1-based, 0 = off), on the first attempt of pass hook_pass: */
     uint32_t hook_pass;
@@ -77,6 +104,14 @@ typedef struct {
     uint32_t threads;        /* receiver: receiving threads */
     double seconds;          /* receiver: the run's first frame to the final answer (every
                                 attempt, the sink's work between passes included) */
+    uint64_t direct;         /* receiver: of `frames`, received straight into their places
+                                in the sink's ring (no copy) */
+    uint64_t misplaced;      /* receiver: datagrams received into a ring place reserved for
+                                another frame (copied out, then handled as usual) */
+    uint64_t thread_datagrams[DSB_STREAM_MAX_RECV_THREADS]; /* receiver: datagrams a thread */
+    uint64_t rcvbuf_bytes;   /* receiver: a socket's receive buffer as the kernel set it
+                                (SO_RCVBUF: the bytes asked for doubled, or capped by
+                                net.core.rmem_max without CAP_NET_ADMIN) */
 } dsb_stream_net_stats;
 
 void dsb_stream_net_opts_default(dsb_stream_net_opts *o);

@@ -97,6 +97,22 @@ uint64_t dsb_stream_ring_begin(dsb_stream_ring *r);
 /* Places frame f (0 .. T-1) of the attempt: DSB_STREAM_TAKEN, _DUPLICATE or
  * _NO_ROOM (dsb/stream.h).  Thread-safe. */
 int dsb_stream_ring_put(dsb_stream_ring *r, uint64_t f, const uint8_t *frame);
+/* Direct placement: a receiver that lets the kernel write a datagram straight
+ * into its place in the ring (include/dsb/stream_net.h) reserves the place of
+ * frame f of the attempt, receives into it, then commits (the place holds
+ * frame f, checked by the caller: published like a put) or releases it (it
+ * does not: its bytes are ignored and the place is free again).  reserve
+ * never waits: NULL when the frame is in already (or reserved), or its chunk
+ * cannot take its slot now (beyond the window, the slot not yet freed); such
+ * a datagram is received elsewhere and put.  A put of a reserved frame waits
+ * for the commit or release (up to the wait limit, then NO_ROOM), and commit
+ * and release never wait, so a caller must commit or release everything it
+ * reserved before it puts anything.  Thread-safe, like put; not concurrent
+ * with begin (no reservation may be left at an attempt's end). */
+uint8_t *dsb_stream_ring_reserve(dsb_stream_ring *r, uint64_t f);
+void dsb_stream_ring_commit(dsb_stream_ring *r, uint64_t f);
+void dsb_stream_ring_release(dsb_stream_ring *r, uint64_t f);
+uint64_t dsb_stream_ring_reserve_waits(const dsb_stream_ring *r); /* puts that waited for one */
 /* Makes puts that wait for a slot give up at once (NO_ROOM) while set. */
 void dsb_stream_ring_stop(dsb_stream_ring *r, int stop);
 uint64_t dsb_stream_ring_base(const dsb_stream_ring *r);

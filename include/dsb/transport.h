@@ -67,6 +67,8 @@ typedef struct {
                                loopback 02:00:00:00:00:01 */
     const char *peer_mac;   /* clients: the server's MAC (default 02:00:00:00:00:01) */
     int rcvbuf_bytes;       /* socket receive buffer; 0 = 8 MiB */
+    int reuseport;          /* udp: SO_REUSEPORT before bind (several sockets on one port,
+                               the kernel spreads datagrams over them) */
 } dsb_transport_config;
 
 int dsb_transport_open(const dsb_transport_config *c, dsb_transport **out, cm_err *err);

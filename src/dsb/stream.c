@@ -248,6 +248,7 @@ void dsb_stream_cpu_sink(dsb_stream_state *s, dsb_stream_sink *sink)
     sink->discard = cpu_sink_discard;
     sink->dedup = 0;      /* the receiver's bitmap keeps duplicates out */
     sink->concurrent = 0; /* two frames of one row would race on its counters */
+    sink->ring = NULL;
 }
 
 uint64_t dsb_stream_checksum(const uint32_t *signs, uint32_t n)

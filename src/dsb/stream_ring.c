@@ -22,7 +22,14 @@
  * with several receiving threads the frames lo lacks may be in another
  * thread's batch, its thread descheduled.  If lo does not move the position
  * is marked stalled and later frames beyond it are refused at once, until lo
- * moves (one wait per stall: a lost frame costs one wait, not one a frame). */
+ * moves (one wait per stall: a lost frame costs one wait, not one a frame).
+ *
+ * Direct placement (reserve / commit / release): a reserve takes the slot as
+ * a put does, without waiting, and marks the place's stamp reserved (the
+ * chunk with the high bit STAMP_RSV), so that no put copies into it while the
+ * kernel may write there; a put that meets the mark waits for the commit (the
+ * stamp becomes the chunk's: a duplicate now) or the release (the stamp goes
+ * back below every chunk's). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +40,10 @@
 #include "common/threads.h"
 #include "dsb/stream_ring.h"
 #include "dsb/wire.h"
+
+/* A stamp with this bit: the place is reserved for a receive straight into it
+ * (dsb_stream_ring_reserve), by the chunk in the low bits. */
+#define STAMP_RSV (1ull << 63)
 
 struct dsb_stream_ring {
     uint8_t *buf;
@@ -46,6 +57,7 @@ struct dsb_stream_ring {
     _Atomic uint64_t lo; /* chunks 0 .. lo - 1 of the attempt are whole */
     _Atomic uint64_t stalled; /* lo + 1 where a wait for the window gave up, 0: none */
     _Atomic uint64_t window_waits;
+    _Atomic uint64_t rsv_waits; /* puts that waited for a reserved place */
     double window_wait_s;
     _Atomic int stop;
 };
@@ -109,6 +121,7 @@ int dsb_stream_ring_create(const dsb_stream_ring_cfg *c, dsb_stream_ring **out, 
     atomic_init(&r->lo, 0);
     atomic_init(&r->stalled, 0);
     atomic_init(&r->window_waits, 0);
+    atomic_init(&r->rsv_waits, 0);
     r->window_wait_s = c->window_wait_s > 0 ? c->window_wait_s : c->window_wait_s < 0 ? 0.0 : 0.05;
     atomic_init(&r->stop, 0);
     *out = r;
@@ -149,6 +162,10 @@ uint64_t dsb_stream_ring_waits(const dsb_stream_ring *r)
 uint64_t dsb_stream_ring_window_waits(const dsb_stream_ring *r)
 {
     return atomic_load(&((dsb_stream_ring *)r)->window_waits);
+}
+uint64_t dsb_stream_ring_reserve_waits(const dsb_stream_ring *r)
+{
+    return atomic_load(&((dsb_stream_ring *)r)->rsv_waits);
 }
 uint64_t dsb_stream_ring_chunk_size(const dsb_stream_ring *r, uint64_t q)
 {
@@ -210,41 +227,111 @@ static int wait_freed(dsb_stream_ring *r, uint32_t s, uint64_t Q)
     }
 }
 
-int dsb_stream_ring_put(dsb_stream_ring *r, uint64_t f, const uint8_t *frame)
+/* Chunk q (run-wide Q, slot s) takes its slot, or holds it already: TAKEN,
+ * or DUPLICATE (q was whole and left the slot) or NO_ROOM.  `wait`: waits for
+ * the window to move and for the consumer to free the slot (put); else
+ * answers NO_ROOM at once (reserve). */
+static int take_slot(dsb_stream_ring *r, uint64_t q, uint64_t Q, uint32_t s, int wait)
 {
-    if (f >= r->T) return DSB_STREAM_NO_ROOM; /* the receiver never asks: no such frame */
-    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
-    const uint32_t s = (uint32_t)(Q % r->S);
     const uint64_t k = q / r->S; /* chunks of this attempt in the slot before q */
     uint64_t o = atomic_load_explicit(&r->occ[s], memory_order_acquire);
-    if (o != Q + 1u) {
-        if (o > Q + 1u) return DSB_STREAM_DUPLICATE; /* q was whole and left the slot */
-        if (k == 0) {
-            if (o > r->base) return DSB_STREAM_NO_ROOM; /* cannot be: no chunk of ours before q */
-        } else {
-            const uint64_t prev = Q - r->S; /* chunk q - S of this attempt */
-            /* beyond the window: an older chunk lacks a frame, lost or still on its way */
-            if (!in_window(r, q)) return DSB_STREAM_NO_ROOM;
-            if (o != prev + 1u) return DSB_STREAM_NO_ROOM; /* cannot be: q - S is whole */
-            if (!wait_freed(r, s, prev)) return DSB_STREAM_NO_ROOM;
-        }
-        /* claim the slot; a thread that lost the race sees who won */
-        if (!atomic_compare_exchange_strong(&r->occ[s], &o, Q + 1u) && o != Q + 1u)
-            return o > Q + 1u ? DSB_STREAM_DUPLICATE : DSB_STREAM_NO_ROOM;
+    if (o == Q + 1u) return DSB_STREAM_TAKEN;
+    if (o > Q + 1u) return DSB_STREAM_DUPLICATE; /* q was whole and left the slot */
+    if (k == 0) {
+        if (o > r->base) return DSB_STREAM_NO_ROOM; /* cannot be: no chunk of ours before q */
+    } else {
+        const uint64_t prev = Q - r->S; /* chunk q - S of this attempt */
+        /* beyond the window: an older chunk lacks a frame, lost or still on its way */
+        if (wait ? !in_window(r, q) : q >= first_not_whole(r) + r->S) return DSB_STREAM_NO_ROOM;
+        if (o != prev + 1u) return DSB_STREAM_NO_ROOM; /* cannot be: q - S is whole */
+        if (wait ? !wait_freed(r, s, prev)
+                 : atomic_load_explicit(&r->freed[s], memory_order_acquire) < prev + 1u)
+            return DSB_STREAM_NO_ROOM;
     }
-    _Atomic uint64_t *st = &r->stamp[(uint64_t)s * r->F + i];
-    uint64_t v = atomic_load(st);
-    do {
-        if (v >= Q + 1u) return DSB_STREAM_DUPLICATE;
-    } while (!atomic_compare_exchange_weak(st, &v, Q + 1u));
-    memcpy(r->buf + ((uint64_t)s * r->F + i) * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
-    /* the copy before the count (release); the count that completes the chunk publishes it */
+    /* claim the slot; a thread that lost the race sees who won */
+    if (!atomic_compare_exchange_strong(&r->occ[s], &o, Q + 1u) && o != Q + 1u)
+        return o > Q + 1u ? DSB_STREAM_DUPLICATE : DSB_STREAM_NO_ROOM;
+    return DSB_STREAM_TAKEN;
+}
+
+/* A frame is in chunk q's slot s: counted; the count that completes the chunk
+ * publishes it (the frame's bytes written before: the count is a release). */
+static void filled_one(dsb_stream_ring *r, uint64_t q, uint64_t Q, uint32_t s)
+{
+    const uint64_t k = q / r->S;
     uint64_t n = atomic_fetch_add(&r->filled[s], 1) + 1u;
     if (n == k * r->F + dsb_stream_ring_chunk_size(r, q)) {
         atomic_store_explicit(&r->ready[s], Q + 1u, memory_order_release);
         atomic_fetch_add(&r->published, 1);
     }
+}
+
+/* Waits until the place's stamp is no longer reserved (the reserving thread
+ * commits or releases it without waiting for anything); 0 when that took
+ * longer than the wait limit or the ring was stopped. */
+static int wait_unreserved(dsb_stream_ring *r, _Atomic uint64_t *st, uint64_t *v)
+{
+    atomic_fetch_add(&r->rsv_waits, 1);
+    const double t0 = bench_now_s();
+    for (;;) {
+        for (int spin = 0; spin < 200; spin++)
+            if (!((*v = atomic_load_explicit(st, memory_order_acquire)) & STAMP_RSV)) return 1;
+        if (atomic_load(&r->stop) || bench_now_s() - t0 > r->wait_limit_s) return 0;
+        cm_sleep_s(2e-6);
+    }
+}
+
+int dsb_stream_ring_put(dsb_stream_ring *r, uint64_t f, const uint8_t *frame)
+{
+    if (f >= r->T) return DSB_STREAM_NO_ROOM; /* the receiver never asks: no such frame */
+    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
+    const uint32_t s = (uint32_t)(Q % r->S);
+    int got = take_slot(r, q, Q, s, 1);
+    if (got != DSB_STREAM_TAKEN) return got;
+    _Atomic uint64_t *st = &r->stamp[(uint64_t)s * r->F + i];
+    uint64_t v = atomic_load(st);
+    for (;;) {
+        if (v & STAMP_RSV) { /* another thread receives into this place right now */
+            if (!wait_unreserved(r, st, &v)) return DSB_STREAM_NO_ROOM;
+            continue;
+        }
+        if (v >= Q + 1u) return DSB_STREAM_DUPLICATE;
+        if (atomic_compare_exchange_weak(st, &v, Q + 1u)) break;
+    }
+    memcpy(r->buf + ((uint64_t)s * r->F + i) * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
+    filled_one(r, q, Q, s); /* the copy before the count */
     return DSB_STREAM_TAKEN;
+}
+
+uint8_t *dsb_stream_ring_reserve(dsb_stream_ring *r, uint64_t f)
+{
+    if (f >= r->T) return NULL;
+    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
+    const uint32_t s = (uint32_t)(Q % r->S);
+    if (take_slot(r, q, Q, s, 0) != DSB_STREAM_TAKEN) return NULL;
+    _Atomic uint64_t *st = &r->stamp[(uint64_t)s * r->F + i];
+    uint64_t v = atomic_load(st);
+    do {
+        if (v >= Q + 1u) return NULL; /* in already, or reserved (the high bit) */
+    } while (!atomic_compare_exchange_weak(st, &v, (Q + 1u) | STAMP_RSV));
+    return r->buf + ((uint64_t)s * r->F + i) * DSB_STREAM_FRAME;
+}
+
+void dsb_stream_ring_commit(dsb_stream_ring *r, uint64_t f)
+{
+    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
+    const uint32_t s = (uint32_t)(Q % r->S);
+    atomic_store_explicit(&r->stamp[(uint64_t)s * r->F + i], Q + 1u, memory_order_release);
+    filled_one(r, q, Q, s); /* the kernel wrote the bytes in this thread's receive, before */
+}
+
+void dsb_stream_ring_release(dsb_stream_ring *r, uint64_t f)
+{
+    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
+    const uint32_t s = (uint32_t)(Q % r->S);
+    /* below any chunk's stamp: the place is free for chunk Q again (stamps of the slot's
+     * earlier chunks are never read once the slot moved on: occ answers for them) */
+    atomic_store_explicit(&r->stamp[(uint64_t)s * r->F + i], 0, memory_order_release);
 }
 
 /* ---- the CPU's ring sink ---------------------------------------------------------- */
@@ -437,6 +524,7 @@ void dsb_stream_ring_sink_get(dsb_stream_ring_sink *k, dsb_stream_sink *sink)
     sink->discard = rs_discard;
     sink->dedup = 1;
     sink->concurrent = 1;
+    sink->ring = k->ring; /* rs_frame is a put on it */
 }
 
 void dsb_stream_ring_sink_stats_get(dsb_stream_ring_sink *k, dsb_stream_ring_sink_stats *st)

@@ -39,10 +39,25 @@ expect 2 "--recv-threads: expected an integer" -- "${S[@]}" --source udp --recv-
 expect 2 "--recv-threads: expected an integer" -- "${S[@]}" --source udp --recv-threads 17
 expect 2 "apply to --source udp or packet only" -- "${S[@]}" --recv-threads 2
 expect 2 "--recv-threads: more than 1 needs --source udp" -- "${S[@]}" --source packet --recv-threads 2
+expect 2 "--recv-mode: expected shared, hash or queue, got 'tcp'" -- "${S[@]}" --source udp --recv-mode tcp
+expect 2 "--recv-mode: expected shared, hash or queue, got ''" -- "${S[@]}" --source udp --recv-mode ''
+expect 2 "--recv-mode: expected a value" -- "${S[@]}" --source udp --recv-mode
+expect 2 "apply to --source udp or packet only" -- "${S[@]}" --recv-mode queue
+expect 2 "--recv-mode hash: needs --source udp" -- "${S[@]}" --source packet --recv-mode hash
+expect 2 "--recv-copy: applies to --recv-mode hash or queue" -- "${S[@]}" --source udp --recv-copy
+expect 2 "--recv-copy: applies to --recv-mode hash or queue" -- "${S[@]}" --source udp \
+    --recv-mode shared --recv-copy
+expect 2 "apply to --source udp or packet only" -- "${S[@]}" --recv-copy
 expect 1 "not a numeric IPv4 or IPv6 address" -- "${S[@]}" --source udp --bind 1.2.3 --port 0
 # the generator's flags
 expect 0 "usage: dsb stream-send" -- "$DSB" stream-send --help
 expect 2 "--queues: expected an integer" -- "$DSB" stream-send --queues 65
+expect 2 "--send-threads: expected an integer" -- "$DSB" stream-send --send-threads 0
+expect 2 "--send-threads: expected an integer" -- "$DSB" stream-send --queues 8 --send-threads 65
+expect 2 "--send-threads: expected an integer" -- "$DSB" stream-send --send-threads two
+expect 2 "--send-threads: 3 threads for 2 queues: expected at most --queues" -- \
+    "$DSB" stream-send --queues 2 --send-threads 3
+expect 2 "--send-threads: 2 threads for 1 queues" -- "$DSB" stream-send --send-threads 2
 expect 2 "--rate: expected a number" -- "$DSB" stream-send --rate 0
 expect 2 "--transport: expected udp or packet" -- "$DSB" stream-send --transport tcp
 expect 2 "unknown option '--replicas'" -- "$DSB" stream-send --replicas 4
@@ -90,6 +105,8 @@ wait_port() {
 }
 # over UDP loopback: a receiver on a port the kernel picks, a generator with two queues; the
 # received run reaches the Mattis ground state and its records equal the in-process run's
+# (recv.err removed first: wait_port must not read the port of an earlier receiver)
+rm -f "$tmp/recv.err"
 "$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
     --json "$tmp/net.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
 rpid=$!
@@ -106,6 +123,7 @@ check "received records = in-process records" \
     <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
 
 # the same run through a ring of 1 MiB (256 frames; the pass is 2000) and three receiving threads
+rm -f "$tmp/recv.err"
 "$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
     --ring 1MiB --recv-threads 3 --json "$tmp/ring.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
 rpid=$!
@@ -118,6 +136,52 @@ check "ring: JSON says so" grep -q '"receive_buffer":"cpu-ring"' "$tmp/ring.json
 check "ring: received records = in-process records" \
     diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/ring.json") \
     <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+
+# a socket a receiving thread (SO_REUSEPORT), queue q to thread q mod 3: six queues driven by two
+# sending threads; through a ring of 4 MiB (1024 frames, more than a sending thread's turn of
+# 64 frames of each of its 3 queues); frames received straight into the ring
+rm -f "$tmp/recv.err"
+"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --ring 4MiB --recv-threads 3 --recv-mode queue --json "$tmp/rq.json" >"$tmp/recv.out" \
+    2>"$tmp/recv.err" &
+rpid=$!
+wait_port
+check "queue mode: the receiver says its port" [ -n "$port" ]
+expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 6 --send-threads 2 --quiet
+wait "$rpid"
+check "queue mode: the receiver exits 0" [ $? -eq 0 ]
+check "queue mode: a socket a thread" grep -q "sockets: one a thread (SO_REUSEPORT, queue mod threads)" "$tmp/recv.out"
+check "queue mode: JSON says so" grep -q '"recv_mode":"queue"' "$tmp/rq.json"
+check "queue mode: frames straight into the ring" grep -qE '"direct_frames":[1-9]' "$tmp/rq.json"
+check "queue mode: every thread took datagrams" grep -qE '"thread_datagrams":\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\]' "$tmp/rq.json"
+check "queue mode: received records = in-process records" \
+    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/rq.json") \
+    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+# the flow hash, every frame copied (--recv-copy)
+rm -f "$tmp/recv.err"
+"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --ring 4MiB --recv-threads 2 --recv-mode hash --recv-copy --json "$tmp/rh.json" \
+    >"$tmp/recv.out" 2>"$tmp/recv.err" &
+rpid=$!
+wait_port
+expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 4 --quiet
+wait "$rpid"
+check "hash mode: the receiver exits 0" [ $? -eq 0 ]
+check "hash mode: JSON says so, no frame straight into the ring" \
+    grep -q '"recv_mode":"hash","recv_copy":true,"direct_frames":0' "$tmp/rh.json"
+check "hash mode: received records = in-process records" \
+    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/rh.json") \
+    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+# a port taken by another receiver is refused, also with SO_REUSEPORT (no silent sharing)
+rm -f "$tmp/recv.err"
+"$DSB" stream --source udp --port 0 --n 2000 --updates 1 --timeout 5 --quiet \
+    >"$tmp/recv.out" 2>"$tmp/recv.err" &
+rpid=$!
+wait_port
+expect 1 "Address already in use" -- "${S[@]}" --source udp --port "${port:-1}" --n 2000 \
+    --recv-mode queue --recv-threads 2 --ring 4MiB --timeout 1
+kill "$rpid" 2>/dev/null
+wait "$rpid" 2>/dev/null
 
 # stream files: an SK instance written once, streamed: the resident solver's answer
 expect 0 "run id" -- "$DSB" stream-write "$tmp/sk.dsbs" --gen sk:n=300 --quiet

@@ -12,13 +12,19 @@
  * attempt part of which was already consumed, and the records must still be
  * the reference's; the hand-driven protocol script runs again through a ring
  * of two one-frame chunks, where a frame beyond the window is refused and
- * counted.
+ * counted.  With a socket a receiving thread (SO_REUSEPORT: the queue field
+ * or the flow hash spreading the generator's queues, several queues a
+ * sending thread) the same holds, losses, a corrupted frame and junk
+ * included; through the ring sink itself (not wrapped) the threads receive
+ * frames straight into the ring, which must show in the counts (and not with
+ * recv_copy); the protocol script runs once more on such a receiver.
  *
  * Built with STREAM_NET_GPU (tests/dsb_gpu: test_stream_net_gpu, label gpu)
  * the cases consume on the GPU (dsb_stream_gpu_open_recv and its sink,
  * include/dsb/stream_gpu.h, under the counting sink), through a ring of
  * pinned memory smaller than the pass (losses, a corrupted frame, two column
- * blocks, several receiving threads) or a whole-pass buffer: every record
+ * blocks, several receiving threads, a socket a thread with frames received
+ * straight into the pinned ring) or a whole-pass buffer: every record
  * must still equal the CPU reference's, bit for bit, and the final pass give
  * the best spins; a ring of less than 2 chunks of 128 frames is refused. */
 #define _POSIX_C_SOURCE 200809L
@@ -168,11 +174,16 @@ typedef struct {
     int junk;
     uint64_t sender_seed_delta; /* != 0: the generator's matrix is another one */
     int sink;                   /* 1: through a counting sink; 2: one that refuses pass 2;
-                                   3 (CPU): a counting sink around the CPU's ring sink */
+                                   3 (CPU): a counting sink around the CPU's ring sink;
+                                   4: the ring sink itself (CPU) or the GPU's, not wrapped
+                                   (frames may go straight into its ring) */
     uint64_t ring;              /* ring bytes (GPU: host_bytes, UINT64_MAX the whole pass;
                                    CPU ring sink: 0 = its default) */
     uint64_t chunk;             /* CPU ring sink: frames a chunk (0 = its shape's) */
     uint32_t recv_threads;      /* 0 = 1 */
+    uint32_t recv_mode;         /* dsb_stream_recv_mode (0: shared) */
+    uint32_t send_threads;      /* 0: one a queue */
+    int recv_copy;
 } net_case;
 
 #define PASS_BUF UINT64_MAX
@@ -196,6 +207,8 @@ static void run_case(const net_case *c)
     r.o.idle_s = 0.2;
     r.o.timeout_s = c->sender_seed_delta ? 1.5 : 20.0;
     r.o.recv_threads = c->recv_threads;
+    r.o.recv_mode = c->recv_mode;
+    r.o.recv_copy = c->recv_copy;
     static counting_sink ks;
     dsb_stream_ring_sink *rsink = NULL;
     static dsb_stream_sink sink;
@@ -218,7 +231,7 @@ static void run_case(const net_case *c)
         dsb_stream_gpu_sink(run, &ks.cpu);
 #else
         CHECK(dsb_stream_state_create(&r.p, &state, &e) == 0, "sink state: %s", e.msg);
-        if (c->sink == 3) {
+        if (c->sink == 3 || c->sink == 4) {
             CHECK(dsb_stream_ring_sink_open(state, &r.p, c->ring, c->chunk, &rsink, &e) == 0,
                   "ring sink: %s", e.msg);
             if (!rsink) return;
@@ -228,15 +241,18 @@ static void run_case(const net_case *c)
         }
 #endif
         ks.fail_pass = c->sink == 2 ? 2u : 0u;
+        /* wrapped: ring NULL, every frame through cs_frame (copied into the ring) */
         sink = (dsb_stream_sink){&ks, cs_frame, cs_end_pass, cs_discard, ks.cpu.dedup,
-                                 ks.cpu.concurrent};
-        r.sink = &sink;
+                                 ks.cpu.concurrent, NULL};
+        r.sink = c->sink == 4 ? &ks.cpu : &sink;
     }
-    char what[128];
-    snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u drop=%llu corrupt=%llu ring=%lld "
-             "threads=%u", dsb_stream_instance_name(c->inst), c->n, c->B, c->K, c->queues,
+    char what[192];
+    snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u/%u drop=%llu corrupt=%llu ring=%lld "
+             "threads=%u %s%s sink=%d", dsb_stream_instance_name(c->inst), c->n, c->B, c->K,
+             c->queues, c->send_threads ? c->send_threads : c->queues,
              (unsigned long long)c->drop, (unsigned long long)c->corrupt,
-             c->ring == PASS_BUF ? -1ll : (long long)c->ring, c->recv_threads ? c->recv_threads : 1u);
+             c->ring == PASS_BUF ? -1ll : (long long)c->ring, c->recv_threads ? c->recv_threads : 1u,
+             dsb_stream_recv_mode_name(c->recv_mode), c->recv_copy ? " copy" : "", c->sink);
 
     pthread_t tid;
     pthread_create(&tid, NULL, recv_main, &r);
@@ -253,6 +269,7 @@ static void run_case(const net_case *c)
     so.tc.peer_addr = "127.0.0.1";
     so.tc.peer_port = r.port;
     so.queues = c->queues;
+    so.send_threads = c->send_threads;
     so.timeout_s = c->sender_seed_delta || c->sink == 2 ? 1.0 : 20.0;
     so.hook_pass = c->hook_pass;
     so.drop_frame = c->drop;
@@ -309,7 +326,7 @@ static void run_case(const net_case *c)
     }
     CHECK(same, "%s: received records equal the in-process reference's", what);
     CHECK(r.got.spins_ok, "%s: the final pass's best spins given, the best replica's", what);
-    uint64_t T = dsb_stream_frames(c->n);
+    const uint64_t T = dsb_stream_frames(c->n);
 #ifdef STREAM_NET_GPU
     if (c->ring == PASS_BUF || c->ring / DSB_STREAM_FRAME >= T) {
         CHECK(info.host_mode == 1 && info.host_buffer_bytes == T * DSB_STREAM_FRAME &&
@@ -339,9 +356,29 @@ static void run_case(const net_case *c)
               (unsigned long long)rst.frames_consumed, (unsigned long long)rst.attempts_stopped,
               (unsigned long long)r.st.resends);
     }
-    CHECK(r.st.threads == (c->recv_threads ? c->recv_threads : 1u), "%s: %u receiving threads",
-          what, r.st.threads);
+    const uint32_t nthr = c->recv_threads ? c->recv_threads : 1u;
+    CHECK(r.st.threads == nthr, "%s: %u receiving threads", what, r.st.threads);
+    uint64_t per_thread = 0;
+    for (uint32_t i = 0; i < nthr; i++) per_thread += r.st.thread_datagrams[i];
+    CHECK(per_thread == r.st.datagrams, "%s: the threads' datagrams add up (%llu of %llu)", what,
+          (unsigned long long)per_thread, (unsigned long long)r.st.datagrams);
+    if (c->recv_mode == DSB_STREAM_RECV_QUEUE && c->queues % nthr == 0) {
+        /* queue q to thread q mod N: every thread its share of the frames */
+        int each = 1;
+        for (uint32_t i = 0; i < nthr; i++) each &= r.st.thread_datagrams[i] >= (uint64_t)(c->K + 1u) * (T / c->queues);
+        CHECK(each, "%s: queue q to thread q mod %u: every thread got its queues' frames", what,
+              nthr);
+    }
+    const int direct_possible = c->recv_mode != DSB_STREAM_RECV_SHARED && c->sink == 4 &&
+                                !c->recv_copy && c->ring != PASS_BUF;
+    CHECK(direct_possible ? r.st.direct > 0 && r.st.direct <= r.st.frames : r.st.direct == 0,
+          "%s: %llu frames received straight into the ring (of %llu), %llu misplaced", what,
+          (unsigned long long)r.st.direct, (unsigned long long)r.st.frames,
+          (unsigned long long)r.st.misplaced);
     CHECK(r.st.seconds > 0, "%s: the run's end-to-end time (%.3f s)", what, r.st.seconds);
+    if (r.st.direct || r.st.misplaced)
+        fprintf(stderr, "%s: %llu frames straight into the ring, %llu datagrams misplaced\n",
+                what, (unsigned long long)r.st.direct, (unsigned long long)r.st.misplaced);
     int full = 1;
     for (uint32_t i = 0; i < r.got.count; i++) full &= r.got.frames[i] == T;
     CHECK(full, "%s: every pass consumed all %llu frames", what, (unsigned long long)T);
@@ -371,7 +408,8 @@ static void run_case(const net_case *c)
               (unsigned long long)r.st.bad_reason[DSB_WR_TRUNCATED],
               (unsigned long long)r.st.bad_reason[DSB_WR_BAD_TYPE]);
     CHECK(r.st.duplicates == 0, "%s: no duplicates on loopback", what);
-    if (c->sink) /* every good frame reached the sink once; one discard an attempt sent again */
+    if (c->sink && c->sink != 4) /* every good frame reached the sink once; one discard an
+                                    attempt sent again */
         CHECK(ks.frames == r.st.frames && ks.ends == c->K + 1u && ks.discards == r.st.resends,
               "%s: sink calls: %llu frames (receiver %llu), %llu ends, %llu discards (%llu resends)",
               what, (unsigned long long)ks.frames, (unsigned long long)r.st.frames,
@@ -394,7 +432,8 @@ static void run_case(const net_case *c)
  * PASS_END after DONE gets DONE again.  `ring`: through the CPU's ring sink of
  * two one-frame chunks, the first attempt's frame 2 comes first, beyond the
  * window (chunk 2 with chunk 0 not whole): refused and counted, so that
- * attempt lacks it just the same. */
+ * attempt lacks it just the same.  `mode`, `threads`: the receiver's sockets
+ * (the script's one flow goes to one of them). */
 static int ask(int fd, const struct sockaddr_in *to, const uint8_t *frame, size_t len,
                dsb_wire_stream_ack *ack)
 {
@@ -406,7 +445,7 @@ static int ask(int fd, const struct sockaddr_in *to, const uint8_t *frame, size_
     return dsb_wire_stream_ack_check(buf, (size_t)r, 3, ack) == DSB_WR_NONE ? 1 : -1;
 }
 
-static void test_protocol_script(int ring)
+static void test_protocol_script(int ring, uint32_t mode, uint32_t threads)
 {
     static receiver r;
     memset(&r, 0, sizeof r);
@@ -425,6 +464,8 @@ static void test_protocol_script(int ring)
     r.o.tc.bind_port = 0;
     r.o.idle_s = 0.5;
     r.o.timeout_s = 10;
+    r.o.recv_mode = mode;
+    r.o.recv_threads = threads;
     if (ring) {
         cm_err e = {{0}};
         CHECK(dsb_stream_state_create(&r.p, &state, &e) == 0 &&
@@ -504,8 +545,9 @@ static void test_protocol_script(int ring)
     CHECK(r.rc == 0, "receiver: %s", r.err.msg);
     CHECK(r.got.count == 2 && r.st.resends == 1 && r.st.duplicates == 1 && r.st.missing == 1 &&
               r.st.not_sent == 0 && r.st.ring_full == (ring ? 1u : 0u),
-          "script (ring %d): passes %u, resends %llu, duplicates %llu, missing %llu, no room %llu",
-          ring, r.got.count, (unsigned long long)r.st.resends, (unsigned long long)r.st.duplicates,
+          "script (ring %d, %s, %u threads): passes %u, resends %llu, duplicates %llu, missing "
+          "%llu, no room %llu",
+          ring, dsb_stream_recv_mode_name(mode), threads, r.got.count, (unsigned long long)r.st.resends, (unsigned long long)r.st.duplicates,
           (unsigned long long)r.st.missing, (unsigned long long)r.st.ring_full);
     if (rsink) {
         dsb_stream_ring_sink_stats st;
@@ -548,16 +590,27 @@ int main(void)
     }
     /* all through the counting sink around the GPU's; MiB rings hold 2 chunks of 128 frames */
     static const net_case cases[] = {
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1, PASS_BUF, 0, 0},  /* the whole pass */
-        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1, 1u << 20, 0, 0}, /* frame 76 of pass 2 lost */
-        {DSB_STREAM_RANDOM, 300, 3, 4, 1, 1, 300, 0, 0, 0, 1, 1u << 20, 0, 0}, /* pass 1's last frame lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1, 1u << 20, 0, 0}, /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0},      /* two column blocks, the default 64 MiB ring */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40000, 0, 0, 0, 1, 8u << 20, 0, 2}, /* a loss late in the pass, 2 threads */
-        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1, 1u << 20, 0, 2},
-        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 1, 16u << 20, 0, 4}, /* 4 queues, 4 threads */
-        {DSB_STREAM_MATTIS, 1000, 4, 2, 2, 0, 0, 0, 0, 0, 1, PASS_BUF, 0, 2},  /* the whole pass, 2 threads */
-        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 1u << 20, 0, 0},  /* a sink that refuses pass 1 */
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1, PASS_BUF, 0, 0, 0, 0, 0},  /* the whole pass */
+        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0}, /* frame 76 of pass 2 lost */
+        {DSB_STREAM_RANDOM, 300, 3, 4, 1, 1, 300, 0, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0}, /* pass 1's last frame lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0}, /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},      /* two column blocks, the default 64 MiB ring */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40000, 0, 0, 0, 1, 8u << 20, 0, 2, 0, 0, 0}, /* a loss late in the pass, 2 threads */
+        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1, 1u << 20, 0, 2, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 1, 16u << 20, 0, 4, 0, 0, 0}, /* 4 queues, 4 threads */
+        {DSB_STREAM_MATTIS, 1000, 4, 2, 2, 0, 0, 0, 0, 0, 1, PASS_BUF, 0, 2, 0, 0, 0},  /* the whole pass, 2 threads */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 1u << 20, 0, 0, 0, 0, 0},  /* a sink that refuses pass 1 */
+        /* a socket a receiving thread (queue q to thread q mod N), the GPU's sink itself: frames
+         * straight into the pinned ring; 4 queues on 4 threads, 16 MiB for 20000 frames */
+        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 4, 16u << 20, 0, 4, 2, 0, 0},
+        /* two column blocks through 8 MiB, 6 queues (3 sending threads) on 3 threads, a loss
+         * late in the pass and a corrupted frame */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 6, 1, 40000, 0, 0, 0, 4, 8u << 20, 0, 3, 2, 3, 0},
+        {DSB_STREAM_RANDOM, 2000, 4, 2, 4, 1, 0, 1999, 1, 0, 4, 2u << 20, 0, 2, 2, 2, 0},
+        /* the flow hash, through the counting sink (copies), a loss */
+        {DSB_STREAM_MATTIS, 20000, 4, 2, 4, 1, 15000, 0, 0, 0, 1, 16u << 20, 0, 2, 1, 2, 0},
+        /* queue, recv_copy: every frame copied */
+        {DSB_STREAM_MATTIS, 5000, 2, 1, 2, 0, 0, 0, 0, 0, 4, 4u << 20, 0, 2, 2, 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();
@@ -565,25 +618,43 @@ int main(void)
 #else
 int main(void)
 {
-    test_protocol_script(0);
-    test_protocol_script(1);
+    test_protocol_script(0, DSB_STREAM_RECV_SHARED, 1);
+    test_protocol_script(1, DSB_STREAM_RECV_SHARED, 1);
+    test_protocol_script(1, DSB_STREAM_RECV_QUEUE, 2); /* the script's one flow: one socket */
+    test_protocol_script(0, DSB_STREAM_RECV_HASH, 1);
     static const net_case cases[] = {
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0, 0, 0, 0},  /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0, 0, 0, 0}, /* two column blocks, a loss */
-        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0},    /* another seed: refused */
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0}, /* a sink of ours, a loss */
-        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0},  /* a sink that refuses pass 1 */
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* two column blocks, a loss */
+        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},    /* another seed: refused */
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, /* a sink of ours, a loss */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0},  /* a sink that refuses pass 1 */
         /* the CPU's ring sink: 2 chunks of 3 frames for a pass of 300, one queue (in order);
          * frame 151 of pass 1 lost after half the pass was consumed */
-        {DSB_STREAM_RANDOM, 300, 3, 3, 1, 2, 152, 0, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0},
-        {DSB_STREAM_MATTIS, 300, 2, 2, 1, 1, 1, 300, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0}, /* frame 0 lost, 299 corrupted */
+        {DSB_STREAM_RANDOM, 300, 3, 3, 1, 2, 152, 0, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 300, 2, 2, 1, 1, 1, 300, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0, 0, 0, 0}, /* frame 0 lost, 299 corrupted */
         /* 16 MiB (4096 frames) for 5000 frames a pass, 2 queues, 3 receiving threads, a loss */
-        {DSB_STREAM_MATTIS, 5000, 4, 2, 2, 1, 4999, 0, 1, 0, 3, 16u << 20, 0, 3},
+        {DSB_STREAM_MATTIS, 5000, 4, 2, 2, 1, 4999, 0, 1, 0, 3, 16u << 20, 0, 3, 0, 0, 0},
         /* two column blocks through 8 MiB, 2 queues, 2 threads */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 0, 0, 0, 0, 0, 3, 8u << 20, 0, 2},
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 0, 0, 0, 0, 0, 3, 8u << 20, 0, 2, 0, 0, 0},
+        /* a socket a receiving thread (SO_REUSEPORT), queue q to thread q mod N; the ring sink
+         * itself, so that frames go straight into it: 3 queues on 3 threads, a loss */
+        {DSB_STREAM_MATTIS, 5000, 4, 2, 3, 1, 2500, 0, 0, 0, 4, 16u << 20, 0, 3, 2, 0, 0},
+        /* 6 queues driven by 2 sending threads onto 3 receiving threads, a corrupted frame and
+         * junk, a ring of 32 chunks of 32 frames for 2000 (a thread sends a batch of 64 frames of
+         * each of its queues in turn: the ring must hold 64 x 6 frames of reordering) */
+        {DSB_STREAM_RANDOM, 2000, 3, 2, 6, 0, 0, 1000, 1, 0, 4, 4u << 20, 32, 3, 2, 2, 0},
+        /* the same without frames straight into the ring (recv_copy) */
+        {DSB_STREAM_MATTIS, 3000, 2, 2, 4, 2, 7, 0, 0, 0, 4, 4u << 20, 0, 2, 2, 2, 1},
+        /* the flow hash spreads 4 queues (2 sending threads) over 3 threads; through the
+         * counting sink around the ring sink (copies), a loss */
+        {DSB_STREAM_MATTIS, 4000, 2, 2, 4, 1, 3001, 0, 0, 0, 3, 4u << 20, 0, 3, 1, 2, 0},
+        /* hash, the ring sink itself, two column blocks */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 4, 0, 0, 0, 0, 0, 4, 8u << 20, 0, 2, 1, 4, 0},
+        /* one receiving thread with a socket of its own: the CPU state consumed on it */
+        {DSB_STREAM_RANDOM, 300, 2, 2, 2, 1, 100, 0, 0, 0, 0, 0, 0, 1, 2, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();

@@ -4,7 +4,9 @@
  * chunk already consumed, and of a short last chunk; the ready words it
  * publishes and the bytes it copies; a new attempt after an abandoned one;
  * several threads putting every frame twice while a consumer frees the
- * slots; and the CPU's ring sink driven by hand — frames in a scrambled order
+ * slots; direct placement (reserve, write in place, commit or release) by
+ * hand — a put waits for a reserved place, a reserve never waits — and mixed
+ * with puts in several threads; and the CPU's ring sink driven by hand — frames in a scrambled order
  * with duplicates, an attempt that loses a frame after part of the pass was
  * consumed and is discarded, a ring of 2 chunks of 3 frames for passes of 33
  * and 70 frames — whose records must equal the CPU reference's
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "common/bench.h"
 #include "common/threads.h"
 #include "dsb/stream_ring.h"
 
@@ -77,21 +80,30 @@ static void test_shape(void)
     CHECK(dsb_stream_ring_create(&c, &r, &e) == -1 && r == NULL, "no buffer refused: %s", e.msg);
 }
 
-/* One thread, by hand: S = 2 slots of F = 2 frames, a pass of T = 9 frames
- * (chunks 0..4, the last of one frame). */
+/* The rings by hand: S = 2 slots of F = 2 frames, a pass of T = 9 frames (chunks 0..4, the last of one frame),
+ * over buf and the flags fl (ready: fl[0..S), freed: fl[S..2S)); frame f's bytes marked in fr[f].  NULL (a
+ * failed check) when the ring cannot be made. */
+enum { HS = 2, HF = 2, HT = 9 };
+static dsb_stream_ring *hand_ring(uint8_t *buf, _Atomic uint64_t *fl, uint8_t (*fr)[DSB_STREAM_FRAME])
+{
+    dsb_stream_ring *r = NULL;
+    cm_err e = {{0}};
+    dsb_stream_ring_cfg c = {buf, fl, fl + HS, HS, HF, HT, 0.05, 0.01};
+    CHECK(dsb_stream_ring_create(&c, &r, &e) == 0, "create: %s", e.msg);
+    for (uint64_t f = 0; f < HT; f++) mark(fr[f], f);
+    return r;
+}
+
+/* One thread, by hand (hand_ring). */
 static void test_put_by_hand(void)
 {
-    enum { S = 2, F = 2, T = 9 };
+    enum { S = HS, F = HF, T = HT };
     static uint8_t buf[S * F * DSB_STREAM_FRAME];
     _Atomic uint64_t fl[2 * S];
     _Atomic uint64_t *ready = fl, *freed = fl + S;
-    dsb_stream_ring *r = NULL;
-    cm_err e = {{0}};
-    dsb_stream_ring_cfg c = {buf, ready, freed, S, F, T, 0.05, 0.01};
-    CHECK(dsb_stream_ring_create(&c, &r, &e) == 0, "create: %s", e.msg);
-    if (!r) return;
     uint8_t fr[T][DSB_STREAM_FRAME];
-    for (uint64_t f = 0; f < T; f++) mark(fr[f], f);
+    dsb_stream_ring *r = hand_ring(buf, fl, fr);
+    if (!r) return;
     CHECK(dsb_stream_ring_chunks(r) == 5 && dsb_stream_ring_chunk_size(r, 0) == 2 &&
               dsb_stream_ring_chunk_size(r, 4) == 1,
           "5 chunks, the last of one frame");
@@ -157,14 +169,90 @@ static void test_put_by_hand(void)
     dsb_stream_ring_free(r);
 }
 
+/* Direct placement by hand (hand_ring). */
+static void test_reserve_by_hand(void)
+{
+    enum { S = HS, F = HF, T = HT };
+    static uint8_t buf[S * F * DSB_STREAM_FRAME];
+    _Atomic uint64_t fl[2 * S];
+    _Atomic uint64_t *ready = fl, *freed = fl + S;
+    uint8_t fr[T][DSB_STREAM_FRAME];
+    dsb_stream_ring *r = hand_ring(buf, fl, fr);
+    if (!r) return;
+    dsb_stream_ring_begin(r);
+#define PUT(f) dsb_stream_ring_put(r, (f), fr[f])
+    uint8_t *p1 = dsb_stream_ring_reserve(r, 1);
+    CHECK(p1 == buf + DSB_STREAM_FRAME, "frame 1 reserved: its place, slot 0's second");
+    CHECK(dsb_stream_ring_reserve(r, 1) == NULL, "frame 1 again: reserved already, refused");
+    double t0 = bench_now_s();
+    CHECK(PUT(1) == DSB_STREAM_NO_ROOM && dsb_stream_ring_reserve_waits(r) == 1 &&
+              bench_now_s() - t0 >= 0.04,
+          "a put of the reserved frame waits for it (here past the 50-ms limit: no room)");
+    memcpy(p1, fr[1], DSB_STREAM_FRAME); /* what the kernel's receive would do */
+    dsb_stream_ring_commit(r, 1);
+    CHECK(atomic_load(&ready[0]) == 0 && dsb_stream_ring_published(r) == 0,
+          "frame 1 committed, chunk 0 not yet whole");
+    CHECK(PUT(1) == DSB_STREAM_DUPLICATE && dsb_stream_ring_reserve(r, 1) == NULL,
+          "frame 1 after its commit: a duplicate, not reservable");
+    uint8_t *p0 = dsb_stream_ring_reserve(r, 0);
+    CHECK(p0 == buf, "frame 0 reserved");
+    if (p0) memset(p0, 0xee, DSB_STREAM_FRAME); /* another datagram landed there */
+    dsb_stream_ring_release(r, 0);
+    CHECK(atomic_load(&ready[0]) == 0, "released: nothing published");
+    CHECK(PUT(0) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 1 && marked(buf, 0) &&
+              marked(buf + DSB_STREAM_FRAME, 1),
+          "frame 0 put after the release: chunk 0 whole, both frames' bytes in place");
+    t0 = bench_now_s();
+    CHECK(dsb_stream_ring_reserve(r, 4) == NULL && dsb_stream_ring_waits(r) == 0 &&
+              bench_now_s() - t0 < 0.04,
+          "chunk 2 while slot 0 holds chunk 0 unconsumed: refused at once, no wait");
+    CHECK(dsb_stream_ring_reserve(r, 6) == NULL && dsb_stream_ring_window_waits(r) == 0,
+          "chunk 3 with chunk 1 empty: beyond the window, refused at once");
+    atomic_store(&freed[0], 1);
+    uint8_t *p5 = dsb_stream_ring_reserve(r, 5);
+    CHECK(p5 == buf + DSB_STREAM_FRAME, "slot 0 freed: frame 5 reserved in slot 0's second place");
+    uint8_t *p4 = dsb_stream_ring_reserve(r, 4);
+    CHECK(p4 == buf, "frame 4 reserved too");
+    if (p5) memcpy(p5, fr[5], DSB_STREAM_FRAME);
+    dsb_stream_ring_commit(r, 5);
+    dsb_stream_ring_release(r, 4);
+    CHECK(PUT(4) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 3 && marked(buf, 4) &&
+              marked(buf + DSB_STREAM_FRAME, 5),
+          "chunk 2 whole (one frame committed, one put): ready[0] = 3");
+    CHECK(PUT(2) == DSB_STREAM_TAKEN && dsb_stream_ring_reserve(r, 2) == NULL &&
+              dsb_stream_ring_reserve(r, 3) == buf + 3 * DSB_STREAM_FRAME,
+          "chunk 1: frame 2 put, frame 3 reserved");
+    memcpy(buf + 3 * DSB_STREAM_FRAME, fr[3], DSB_STREAM_FRAME);
+    dsb_stream_ring_commit(r, 3);
+    CHECK(atomic_load(&ready[1]) == 2 && marked(buf + 2 * DSB_STREAM_FRAME, 2) &&
+              marked(buf + 3 * DSB_STREAM_FRAME, 3),
+          "chunk 1 whole by a commit: ready[1] = 2");
+    CHECK(dsb_stream_ring_reserve(r, T) == NULL, "a frame beyond the pass: refused");
+    /* a new attempt: the old stamps never match its chunks */
+    CHECK(dsb_stream_ring_begin(r) == 5 && dsb_stream_ring_reserve(r, 7) == NULL,
+          "the second attempt: its chunk 3 (slot 0, chunk 2 unfreed) refused at once");
+    atomic_store(&freed[1], 2); /* begin's condition: the consumer is done with the old chunks */
+    uint8_t *q0 = dsb_stream_ring_reserve(r, 0);
+    CHECK(q0 == buf + 2 * DSB_STREAM_FRAME, "its frame 0 reserved (the run's chunk 5, slot 1)");
+    if (q0) memcpy(q0, fr[0], DSB_STREAM_FRAME);
+    dsb_stream_ring_commit(r, 0);
+    CHECK(PUT(1) == DSB_STREAM_TAKEN && atomic_load(&ready[1]) == 6, "its chunk 0 whole: ready[1] = 6");
+#undef PUT
+    dsb_stream_ring_free(r);
+}
+
 /* Several threads put every frame twice (each frame's two copies in two
  * threads' shares), retrying what found no room; a consumer takes the chunks
- * in order, checks their bytes and frees them. */
+ * in order, checks their bytes and frees them.  `direct`: a third of the
+ * offers reserve the place first and write it there (committed), or, every
+ * fifth of those, write another frame's bytes there and release it (a
+ * datagram that was not the frame expected), then put. */
 enum { MT_S = 4, MT_F = 8, MT_T = 1003, MT_THREADS = 4 };
 typedef struct {
     dsb_stream_ring *r;
     uint32_t t;
-    uint64_t taken, dups, no_room;
+    int direct;
+    uint64_t taken, dups, no_room, committed, released;
 } mt_arg;
 static uint8_t mt_frames[MT_T][DSB_STREAM_FRAME];
 
@@ -180,6 +268,20 @@ static void *mt_put(void *arg)
     while (n) {
         uint64_t left = 0;
         for (uint64_t i = 0; i < n; i++) {
+            const uint64_t f = todo[i];
+            uint8_t *place = a->direct && (f + i) % 3u == 0 ? dsb_stream_ring_reserve(a->r, f) : NULL;
+            if (place && (f / 3u + a->t) % 5u != 0) {
+                memcpy(place, mt_frames[f], DSB_STREAM_FRAME);
+                dsb_stream_ring_commit(a->r, f);
+                a->taken++;
+                a->committed++;
+                continue;
+            }
+            if (place) { /* the wrong bytes landed there: given back, then put as usual */
+                memcpy(place, mt_frames[(f + 1u) % MT_T], DSB_STREAM_FRAME);
+                dsb_stream_ring_release(a->r, f);
+                a->released++;
+            }
             int got = dsb_stream_ring_put(a->r, todo[i], mt_frames[todo[i]]);
             if (got == DSB_STREAM_TAKEN) a->taken++;
             else if (got == DSB_STREAM_DUPLICATE) a->dups++;
@@ -218,7 +320,7 @@ static void *mt_consume(void *arg)
     return NULL;
 }
 
-static void test_threads(void)
+static void test_threads(int direct)
 {
     static uint8_t buf[MT_S * MT_F * DSB_STREAM_FRAME];
     _Atomic uint64_t fl[2 * MT_S];
@@ -234,26 +336,35 @@ static void test_threads(void)
         pthread_create(&ct, NULL, mt_consume, &mc);
         mt_arg args[MT_THREADS];
         memset(args, 0, sizeof args);
-        for (uint32_t t = 0; t < MT_THREADS; t++) args[t] = (mt_arg){r, t, 0, 0, 0};
+        for (uint32_t t = 0; t < MT_THREADS; t++) args[t] = (mt_arg){r, t, direct, 0, 0, 0, 0, 0};
         cm_run_threads(MT_THREADS, mt_put, args, sizeof args[0]);
         pthread_join(ct, NULL);
-        uint64_t taken = 0, dups = 0, no_room = 0;
+        uint64_t taken = 0, dups = 0, no_room = 0, committed = 0, released = 0;
         for (uint32_t t = 0; t < MT_THREADS; t++) {
             taken += args[t].taken;
             dups += args[t].dups;
             no_room += args[t].no_room;
+            committed += args[t].committed;
+            released += args[t].released;
         }
-        CHECK(taken == MT_T && dups == MT_T, "attempt %d: %llu taken, %llu duplicates of %u "
-              "frames put twice (%llu no room, retried)", attempt, (unsigned long long)taken,
+        if (direct)
+            CHECK(committed > 0 && released > 0, "attempt %d: %llu frames written in place and "
+                  "committed, %llu places released", attempt, (unsigned long long)committed,
+                  (unsigned long long)released);
+        CHECK(taken == MT_T && dups == MT_T, "attempt %d%s: %llu taken, %llu duplicates of %u "
+              "frames put twice (%llu no room, retried)", attempt, direct ? " (direct)" : "",
+              (unsigned long long)taken,
               (unsigned long long)dups, MT_T, (unsigned long long)no_room);
         CHECK(mc.chunks == (MT_T + MT_F - 1) / MT_F && mc.good == MT_T,
               "attempt %d: the consumer found %llu of %u frames in place in %llu chunks", attempt,
               (unsigned long long)mc.good, MT_T, (unsigned long long)mc.chunks);
         CHECK(dsb_stream_ring_published(r) == (MT_T + MT_F - 1) / MT_F,
               "attempt %d: every chunk published once", attempt);
-        fprintf(stderr, "threads, attempt %d: %llu puts found no room and were retried, %llu "
-                        "waited for a slot\n", attempt, (unsigned long long)no_room,
-                (unsigned long long)dsb_stream_ring_waits(r));
+        fprintf(stderr, "threads%s, attempt %d: %llu puts found no room and were retried, %llu "
+                        "waited for a slot, %llu for a reserved place\n",
+                direct ? " (direct)" : "", attempt, (unsigned long long)no_room,
+                (unsigned long long)dsb_stream_ring_waits(r),
+                (unsigned long long)dsb_stream_ring_reserve_waits(r));
     }
     dsb_stream_ring_free(r);
 }
@@ -422,7 +533,9 @@ int main(void)
 {
     test_shape();
     test_put_by_hand();
-    test_threads();
+    test_reserve_by_hand();
+    test_threads(0);
+    test_threads(1);
     /* a ring of 2 chunks of 3 frames (6 frames) for passes of 33 and 70 frames */
     sink_case(DSB_STREAM_MATTIS, 33, 3, 3, 3, 6 * DSB_STREAM_FRAME, 1, 20);
     sink_case(DSB_STREAM_RANDOM, 70, 4, 2, 3, 6 * DSB_STREAM_FRAME, 2, 69); /* the last frame lost */

@@ -54,8 +54,15 @@ static void usage(FILE *o)
             "                       'pass': always the whole pass.  cpu: a ring consumed by a\n"
             "                       thread of its own (default: no ring, the receiving thread\n"
             "                       consumes each frame)\n"
-            "  --recv-threads N     udp: threads taking datagrams from the socket, 1 .. 16 (1);\n"
-            "                       with --backend cpu more than 1 implies a ring\n"
+            "  --recv-threads N     udp: threads taking datagrams, 1 .. 16 (1); with --backend\n"
+            "                       cpu more than 1 implies a ring\n"
+            "  --recv-mode M        udp: shared (the threads share one socket; the default) |\n"
+            "                       hash (a socket a thread on the one port, SO_REUSEPORT: the\n"
+            "                       kernel spreads the sender's queues by their flow hash) |\n"
+            "                       queue (the same, queue q to thread q mod N: give the sender\n"
+            "                       a multiple of N queues).  With a ring, hash and queue take\n"
+            "                       each queue's next frames straight into their places\n"
+            "  --recv-copy          udp, hash|queue: copy every frame into the ring instead\n"
             "  --threads N          cpu, source gen: threads (default: all cores)\n"
             "  --blocks N           gpu worker blocks (default: 2 an SM, or what fits)\n"
             "  --host-bytes SIZE    gpu, host source: pinned frame buffer; a pass that fits is\n"
@@ -234,7 +241,7 @@ static int recv_gpu(const dsb_stream_params *p, const dsb_stream_gpu_opts *go,
 {
     dsb_stream_gpu_run *run;
     if (dsb_stream_gpu_open_recv(p, go, &run, err)) return -1;
-    dsb_stream_sink sink;
+    dsb_stream_sink sink = {0};
     dsb_stream_gpu_sink(run, &sink);
     int rc = dsb_stream_recv_sink(p, no, &sink, progress, on_pass, c, announce, ns, err);
     dsb_stream_gpu_close(run);
@@ -254,7 +261,7 @@ static int recv_cpu_ring(const dsb_stream_params *p, uint64_t ring_bytes,
         dsb_stream_state_free(s);
         return -1;
     }
-    dsb_stream_sink sink;
+    dsb_stream_sink sink = {0};
     dsb_stream_ring_sink_get(k, &sink);
     int rc = dsb_stream_recv_sink(p, no, &sink, progress, on_pass, c, announce, ns, err);
     dsb_stream_ring_sink_stats_get(k, rs);
@@ -276,7 +283,7 @@ int cmd_stream(int argc, char **argv)
     no.tc.bind_port = DSB_STREAM_DEFAULT_PORT;
     uint32_t threads = 0;
     uint64_t ring_bytes = 0; /* --ring; UINT64_MAX: 'pass' */
-    int ring_set = 0, recv_threads_set = 0;
+    int ring_set = 0, recv_threads_set = 0, recv_mode_set = 0, recv_copy = 0;
     const char *json_path = NULL, *spins_path = NULL;
     stream_matrix sm = {&p, NULL, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
@@ -291,6 +298,10 @@ int cmd_stream(int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--check-cpu")) {
             check_cpu = 1;
+            continue;
+        } else if (!strcmp(a, "--recv-copy")) {
+            recv_copy = net_opt = 1;
+            no.recv_copy = 1;
             continue;
         }
         if (!(a[0] == '-' && a[1] == '-')) {
@@ -360,6 +371,15 @@ int cmd_stream(int argc, char **argv)
             if (arg_u32(P, "--recv-threads", v, 1, DSB_STREAM_MAX_RECV_THREADS, &no.recv_threads))
                 return 2;
             recv_threads_set = net_opt = 1;
+        } else if (arg_is(a, "--recv-mode")) {
+            int m = dsb_stream_recv_mode_parse(v);
+            if (m < 0) {
+                fprintf(stderr, "%s: --recv-mode: expected shared, hash or queue, got '%s'\n", P,
+                        v);
+                return 2;
+            }
+            no.recv_mode = (uint32_t)m;
+            recv_mode_set = net_opt = 1;
         } else if (!arg_is(a, "--transport") && (tf = transport_flag(P, a, v, &no.tc, 0)) != 0) {
             if (tf < 0) return 2;
             net_opt = 1;
@@ -378,7 +398,8 @@ int cmd_stream(int argc, char **argv)
     }
     if (net_opt && !net) {
         fprintf(stderr, "%s: --bind, --port, --iface, --mac, --idle, --timeout, --ring, "
-                        "--recv-threads: apply to --source udp or packet only\n", P);
+                        "--recv-threads, --recv-mode, --recv-copy: apply to --source udp or "
+                        "packet only\n", P);
         return 2;
     }
     if (!gpu && source_set && !net && go.source != DSB_STREAM_SRC_GEN) {
@@ -408,6 +429,16 @@ int cmd_stream(int argc, char **argv)
     if (recv_threads_set && no.recv_threads > 1 && strcmp(no.tc.kind, "udp")) {
         fprintf(stderr, "%s: --recv-threads: more than 1 needs --source udp (the threads share "
                         "one socket)\n", P);
+        return 2;
+    }
+    if (recv_mode_set && no.recv_mode != DSB_STREAM_RECV_SHARED && strcmp(no.tc.kind, "udp")) {
+        fprintf(stderr, "%s: --recv-mode %s: needs --source udp (a socket a thread on one "
+                        "port)\n", P, dsb_stream_recv_mode_name(no.recv_mode));
+        return 2;
+    }
+    if (recv_copy && no.recv_mode == DSB_STREAM_RECV_SHARED) {
+        fprintf(stderr, "%s: --recv-copy: applies to --recv-mode hash or queue (the shared "
+                        "socket always copies)\n", P);
         return 2;
     }
     if (ring_set && !gpu && ring_bytes == UINT64_MAX) {
@@ -501,6 +532,17 @@ int cmd_stream(int argc, char **argv)
             if (gpu) printf("; GPU drain after the last frame %.3f ms a pass",
                             c.nrates ? info.recv_drain_seconds / c.nrates * 1e3 : 0.0);
             printf("\n");
+            printf("# sockets: %s", no.recv_mode == DSB_STREAM_RECV_SHARED
+                                        ? "one, shared"
+                                        : no.recv_mode == DSB_STREAM_RECV_HASH
+                                              ? "one a thread (SO_REUSEPORT, flow hash)"
+                                              : "one a thread (SO_REUSEPORT, queue mod threads)");
+            printf("; datagrams a thread:");
+            for (uint32_t i = 0; i < ns.threads && i < DSB_STREAM_MAX_RECV_THREADS; i++)
+                printf(" %" PRIu64, ns.thread_datagrams[i]);
+            printf("; %" PRIu64 " frames received straight into the ring, %" PRIu64
+                   " datagrams in a place meant for another; receive buffer %.3g MB a socket\n",
+                   ns.direct, ns.misplaced, (double)ns.rcvbuf_bytes / 1e6);
         }
         if (ns.seconds > 0)
             printf("# end to end: %.3f s from the first frame to the final answer, %.2f Gb/s of "
@@ -591,6 +633,16 @@ int cmd_stream(int argc, char **argv)
             json_kv_u64(&jw, "kernel_drops", ns.kernel_drops);
             json_kv_u64(&jw, "ring_full", ns.ring_full);
             json_kv_u64(&jw, "recv_threads", ns.threads);
+            json_kv_str(&jw, "recv_mode", dsb_stream_recv_mode_name(no.recv_mode));
+            json_kv_bool(&jw, "recv_copy", no.recv_copy);
+            json_kv_u64(&jw, "direct_frames", ns.direct);
+            json_kv_u64(&jw, "misplaced", ns.misplaced);
+            json_kv_u64(&jw, "socket_rcvbuf_bytes", ns.rcvbuf_bytes);
+            json_key(&jw, "thread_datagrams");
+            json_arr_begin(&jw);
+            for (uint32_t i = 0; i < ns.threads && i < DSB_STREAM_MAX_RECV_THREADS; i++)
+                json_u64(&jw, ns.thread_datagrams[i]);
+            json_arr_end(&jw);
             json_kv_f64(&jw, "end_to_end_seconds", ns.seconds);
             json_kv_f64(&jw, "end_to_end_payload_gbps", gbps(c.passes_frames, ns.seconds));
             json_kv_str(&jw, "receive_buffer", gpu ? (info.host_mode == 2 ? "gpu-ring" : "gpu-pass")

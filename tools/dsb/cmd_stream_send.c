@@ -2,7 +2,8 @@
  * Sends the STREAM frames of a Mattis or random matrix pass after pass to a
  * `dsb stream --source udp|packet` receiver, over one or more queues, until
  * the receiver says the run is done; sends a pass again when the receiver
- * asks (frames lost), at half the rate. */
+ * asks (frames lost), at half the rate.  The queues (sockets, flows) may be
+ * driven by fewer threads (--send-threads). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +27,11 @@ static void usage(FILE *o)
             "  --instance I         mattis | random, as the receiver's (default mattis)\n"
             "  --seed S             as the receiver's (default 42)\n"
             "  --file F             send a stream file's frames (dsb stream-write) instead\n"
-            "  --queues Q           sockets and threads sending in parallel, 1 .. 64 (1)\n"
+            "  --queues Q           sockets sending in parallel, 1 .. 64 (1): each a flow of\n"
+            "                       its own (source port), which a receiver with --recv-mode\n"
+            "                       hash|queue spreads over its threads\n"
+            "  --send-threads N     threads driving the queues, 1 .. Q (default Q); thread t\n"
+            "                       sends queues t, t + N, ... a batch each in turn\n"
             "  --rate GBPS          cap on the payload rate in Gb/s over all queues (none)\n"
             "  --timeout S          give up after S s without an answer (30)\n"
             "  --quiet              no line a pass on stderr\n"
@@ -63,6 +68,9 @@ int cmd_stream_send(int argc, char **argv)
             if (tf < 0) return 2;
         } else if (arg_is(a, "--queues")) {
             if (arg_u32(P, "--queues", v, 1, DSB_STREAM_MAX_QUEUES, &o.queues)) return 2;
+        } else if (arg_is(a, "--send-threads")) {
+            if (arg_u32(P, "--send-threads", v, 1, DSB_STREAM_MAX_QUEUES, &o.send_threads))
+                return 2;
         } else if (arg_is(a, "--rate")) {
             if (arg_f64(P, "--rate", v, 0.001, 1e6, &o.rate_gbps)) return 2;
         } else if (arg_is(a, "--timeout")) {
@@ -77,6 +85,11 @@ int cmd_stream_send(int argc, char **argv)
     if (sm.run_id_set) {
         fprintf(stderr, "%s: --run-id: a receiver's flag (the generator's frames carry their own)\n",
                 P);
+        return 2;
+    }
+    if (o.send_threads > o.queues) {
+        fprintf(stderr, "%s: --send-threads: %u threads for %u queues: expected at most --queues "
+                        "(a thread drives one or more queues)\n", P, o.send_threads, o.queues);
         return 2;
     }
     int mf = stream_matrix_finish(P, &sm);

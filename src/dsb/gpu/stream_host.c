@@ -707,4 +707,5 @@ void dsb_stream_gpu_sink(dsb_stream_gpu_run *r, dsb_stream_sink *sink)
     sink->discard = gpu_sink_discard;
     sink->dedup = r->ring != NULL; /* the ring tells duplicates; a pass buffer needs the bitmap */
     sink->concurrent = 1;          /* distinct frames go to distinct places */
+    sink->ring = r->ring;          /* gpu_sink_frame puts into it (NULL: the pass buffer) */
 }

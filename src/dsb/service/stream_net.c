@@ -7,12 +7,14 @@
 #include <string.h>
 #include <time.h>
 
+#include <linux/filter.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
 #include "common/bench.h"
 #include "common/threads.h"
 #include "dsb/stream_net.h"
+#include "dsb/stream_ring.h"
 #include "transport_internal.h"
 
 #define NET_BATCH DSB_TRANSPORT_BATCH
@@ -37,27 +39,48 @@ static void set_macs(uint8_t *frame, const dsb_transport *t, const uint8_t *dst)
 
 /* ---- receiver ------------------------------------------------------------------
  *
- * `threads` receiving threads take datagrams from the one socket (thread 0
- * through the transport, the others with their own recvmmsg on its fd: udp
- * only).  A thread waits for the socket to be readable with no lock held,
- * then takes the read side of `gate`, takes a batch without waiting and
- * hands its frames to the sink, and only then lets the gate go: a datagram
- * is never out of the socket without a read side held for it.  Everything a
- * PASS_END does (the attempt's bookkeeping, ending or discarding a pass, the
- * answer) runs under the write side.  The socket is FIFO and a queue's
- * PASS_END follows its frames, so every frame sent before the PASS_END left
- * the socket before it, under some thread's read side, and the write side
+ * `threads` receiving threads take datagrams from the one socket (shared:
+ * thread 0 through the transport, the others with their own recvmmsg on its
+ * fd), or each from a socket of its own in the port's SO_REUSEPORT group
+ * (hash, queue: udp only).  A thread waits for its socket to be readable with
+ * no lock held, then takes the read side of `gate`, takes a batch without
+ * waiting and hands its frames to the sink, and only then lets the gate go: a
+ * datagram is never out of a socket without a read side held for it.
+ * Everything a PASS_END does (the attempt's bookkeeping, ending or discarding
+ * a pass, the answer) runs under the write side.  A queue's PASS_END follows
+ * its frames in one socket (one socket for all; or, with a socket a thread,
+ * the socket its flow is spread to: the same for its frames and its ends, by
+ * the 4-tuple's hash or by the queue field), every frame sent before it left
+ * that socket before it, under some thread's read side, and the write side
  * waits for all of them: the end of an attempt sees every frame of it.  (The
  * first version took the batch before the read side: a thread holding an
  * attempt's last frames in its hands let the attempt end short of them,
- * which the GPU test caught as an attempt sent again and duplicates.) */
+ * which the GPU test caught as an attempt sent again and duplicates.)
+ *
+ * Direct placement (a socket a thread, a sink with a ring, not recv_copy):
+ * the datagrams of one queue come to one socket in the order sent, frames
+ * f, f + Q, f + 2Q, ..., so a thread expects the continuation of the last
+ * frame it took (Q learnt as the smallest gap between two frames of one queue
+ * it saw in a row).  Before a batch it reserves the places of up to `pm`
+ * expected frames (dsb_stream_ring_reserve, no waiting) and points those
+ * entries of the recvmmsg there; after it, every such entry that holds
+ * exactly the frame expected, whole and good, is committed (no copy), and
+ * every other one is copied out to the thread's own buffer and its place
+ * released — all before any put, since a put waits for another thread's
+ * reservation — and then handled as any datagram.  `pm` doubles while the
+ * guesses hold and falls to twice the run of good guesses when one fails
+ * (several flows in one socket interleave), so a wrong guess costs a copy
+ * more, on a few entries a batch at most. */
+
+#define NO_FRAME UINT64_MAX
 
 typedef struct {
     const dsb_stream_params *p;
     const dsb_stream_net_opts *o;
-    dsb_transport *t;
+    dsb_transport *t;        /* socket 0: the answers go out through it */
     const dsb_stream_sink *sink;
-    uint32_t run_id, threads;
+    struct dsb_stream_ring *ring; /* direct placement into it, or NULL */
+    uint32_t run_id, threads, mode;
     uint64_t T;
     _Atomic uint64_t *seen; /* T bits: taken in this attempt (sinks without dedup), else NULL */
     pthread_rwlock_t gate;
@@ -90,9 +113,32 @@ typedef struct {
 typedef struct {
     recv_t *r;
     uint32_t idx;
-    dsb_frame *fr;
+    dsb_transport *t;        /* the socket this thread takes datagrams from */
+    dsb_frame *fr;           /* NET_BATCH entries; during a batch some may point into the ring */
+    uint8_t *own[NET_BATCH]; /* the entries' own buffers (NET_FRAME_CAP bytes each) */
+    /* direct placement */
+    uint64_t rsv[NET_BATCH]; /* the frame whose place entry i was pointed at, or NO_FRAME */
+    uint64_t last_f;         /* the last good frame of (pass, attempt) taken, NO_FRAME: none */
+    uint32_t last_pass, last_attempt;
+    uint16_t last_queue;
+    uint64_t stride;         /* the smallest gap between two frames of one queue in a row */
+    uint32_t pm;             /* places to reserve for the next batch */
     dsb_stream_net_stats st; /* this thread's counts, summed at the end */
 } rthread_t;
+
+const char *dsb_stream_recv_mode_name(dsb_stream_recv_mode m)
+{
+    return m == DSB_STREAM_RECV_HASH ? "hash" : m == DSB_STREAM_RECV_QUEUE ? "queue" : "shared";
+}
+
+int dsb_stream_recv_mode_parse(const char *s)
+{
+    if (!s) return -1;
+    if (!strcmp(s, "shared")) return DSB_STREAM_RECV_SHARED;
+    if (!strcmp(s, "hash")) return DSB_STREAM_RECV_HASH;
+    if (!strcmp(s, "queue")) return DSB_STREAM_RECV_QUEUE;
+    return -1;
+}
 
 /* The first failure stops every thread; its message is the run's. */
 static void recv_fail(recv_t *r, const cm_err *e)
@@ -155,6 +201,20 @@ static void note_time(_Atomic uint64_t *first, _Atomic uint64_t *last, uint64_t 
     }
 }
 
+/* A good frame f of queue q of the attempt in progress was in this thread's
+ * batch (taken or not): what the next batch expects. */
+static void learn(rthread_t *a, uint64_t f, uint16_t q)
+{
+    const recv_t *r = a->r;
+    if (a->last_f != NO_FRAME && a->last_pass == r->pass && a->last_attempt == r->attempt &&
+        a->last_queue == q && f > a->last_f && (a->stride == 0 || f - a->last_f < a->stride))
+        a->stride = f - a->last_f;
+    a->last_f = f;
+    a->last_queue = q;
+    a->last_pass = r->pass;
+    a->last_attempt = r->attempt;
+}
+
 /* Under the gate's read side. */
 static void on_stream(rthread_t *a, const dsb_frame *f)
 {
@@ -171,6 +231,7 @@ static void on_stream(rthread_t *a, const dsb_frame *f)
         return;
     }
     const uint64_t fi = (uint64_t)v.block * r->p->n + v.row, bit = 1ull << (fi % 64u);
+    if (r->ring) learn(a, fi, v.queue);
     if (r->seen && (atomic_fetch_or(&r->seen[fi / 64u], bit) & bit)) {
         a->st.duplicates++;
         return;
@@ -261,12 +322,12 @@ static void on_pass_end(rthread_t *a, const dsb_frame *f, uint64_t now)
     reset_attempt(r);
 }
 
-/* Thread idx > 0: a batch from the socket with a recvmmsg of our own (the
+/* Shared socket, thread idx > 0: a batch with a recvmmsg of our own (the
  * transport's receive keeps per-socket state of its own). */
 static int recv_direct(rthread_t *a, int64_t timeout_ns, cm_err *err)
 {
     struct mmsghdr mm[NET_BATCH];
-    int got = dsb_transport_recvmmsg(a->r->t->fd, "udp", a->fr, NET_BATCH, timeout_ns, mm,
+    int got = dsb_transport_recvmmsg(a->t->fd, "udp", a->fr, NET_BATCH, timeout_ns, mm,
                                      a->fr[0].peer.bytes, sizeof(dsb_frame),
                                      sizeof a->fr[0].peer.bytes, NULL, 0, 0, err);
     for (int i = 0; i < got; i++) {
@@ -278,24 +339,107 @@ static int recv_direct(rthread_t *a, int64_t timeout_ns, cm_err *err)
     return got;
 }
 
+/* Under the read side, before the batch: points entries at the places of the
+ * frames this thread expects next.  Returns how many. */
+static int reserve_expected(rthread_t *a)
+{
+    recv_t *r = a->r;
+    int n = 0;
+    for (int i = 0; i < NET_BATCH; i++) a->rsv[i] = NO_FRAME;
+    if (!r->ring || a->last_f == NO_FRAME || a->stride == 0 || a->last_pass != r->pass ||
+        a->last_attempt != r->attempt)
+        return 0;
+    for (uint32_t i = 0; i < a->pm && i < NET_BATCH; i++) {
+        const uint64_t f = a->last_f + (uint64_t)(i + 1u) * a->stride;
+        if (f >= r->T) break;
+        uint8_t *place = dsb_stream_ring_reserve(r->ring, f);
+        if (!place) continue; /* in already, or no room now: this entry gets its own buffer */
+        a->rsv[i] = f;
+        a->fr[i].data = place;
+        a->fr[i].cap = DSB_STREAM_FRAME;
+        n++;
+    }
+    return n;
+}
+
+/* After the batch (got entries), before anything else: commits every reserved
+ * entry that holds its frame, whole and good; copies every other one out to
+ * its own buffer and releases its place.  Marks the committed in `done`. */
+static void settle_reserved(rthread_t *a, int got, uint64_t now, uint8_t *done)
+{
+    recv_t *r = a->r;
+    uint32_t used = 0, good = 0, run = 0;
+    int broken = 0;
+    for (int i = 0; i < NET_BATCH; i++) {
+        const uint64_t f = a->rsv[i];
+        if (f == NO_FRAME) continue;
+        dsb_frame *fr = &a->fr[i];
+        int hit = 0;
+        if (i < got) {
+            used++;
+            dsb_wire_stream v;
+            hit = !fr->truncated && fr->len > 14u && fr->data[14] == DSB_MSG_STREAM &&
+                  dsb_wire_stream_check(fr->data, fr->len, r->p->n, r->pass, &v) == DSB_WR_NONE &&
+                  v.request_id == r->run_id && (uint64_t)v.block * r->p->n + v.row == f;
+            if (hit) {
+                dsb_stream_ring_commit(r->ring, f);
+                done[i] = 1;
+                atomic_fetch_add(&r->unique, 1);
+                a->st.frames++;
+                a->st.direct++;
+                learn(a, f, v.queue);
+            } else {
+                memcpy(a->own[i], fr->data, fr->len); /* len <= cap = one frame */
+                a->st.misplaced++;
+            }
+        }
+        if (!hit) dsb_stream_ring_release(r->ring, f);
+        fr->data = a->own[i];
+        fr->cap = NET_FRAME_CAP;
+        if (i < got) {
+            if (hit && !broken) run++;
+            if (!hit) broken = 1;
+            good += (uint32_t)hit;
+        }
+    }
+    if (good) {
+        note_time(&r->t_first, &r->t_last, now);
+        uint64_t z = 0;
+        if (!atomic_load(&r->run_first)) atomic_compare_exchange_strong(&r->run_first, &z, now);
+    }
+    if (used == 0) return;
+    if (good == used) {
+        if (used == a->pm) a->pm *= 2u; /* every guess held */
+    } else {
+        a->pm = run * 2u < 2u ? 2u : run * 2u; /* flows interleave: guess less */
+    }
+    if (a->pm > NET_BATCH) a->pm = NET_BATCH;
+}
+
 static void *recv_thread(void *arg)
 {
     rthread_t *a = arg;
     recv_t *r = a->r;
     const uint64_t timeout_ns = (uint64_t)(r->o->timeout_s * 1e9);
     const uint64_t idle_ns = (uint64_t)(r->o->idle_s * 1e9);
+    const int own_socket = r->mode != DSB_STREAM_RECV_SHARED;
+    uint8_t done[NET_BATCH];
     while (!atomic_load(&r->stop)) {
         cm_err e = {{0}};
-        int w = dsb_transport_wait_readable(r->t->fd, 100 * 1000 * 1000); /* no lock held */
+        int w = dsb_transport_wait_readable(a->t->fd, 100 * 1000 * 1000); /* no lock held */
         if (w < 0 && errno != EINTR) {
-            cm_fail(&e, "%s: poll: %s", r->t->kind, strerror(errno));
+            cm_fail(&e, "%s: poll: %s", a->t->kind, strerror(errno));
             recv_fail(r, &e);
             break;
         }
-        int got = 0;
+        int got = 0, reserved = 0;
         if (w > 0) {
             pthread_rwlock_rdlock(&r->gate); /* released after the batch is handed over */
-            got = a->idx == 0 ? r->t->recv(r->t, a->fr, NET_BATCH, 0, &e) : recv_direct(a, 0, &e);
+            reserved = reserve_expected(a);
+            got = own_socket || a->idx == 0 ? a->t->recv(a->t, a->fr, NET_BATCH, 0, &e)
+                                            : recv_direct(a, 0, &e);
+            memset(done, 0, sizeof done);
+            if (reserved) settle_reserved(a, got < 0 ? 0 : got, bench_now_ns(), done);
             if (got <= 0) pthread_rwlock_unlock(&r->gate);
             if (got < 0) {
                 recv_fail(r, &e);
@@ -325,13 +469,14 @@ static void *recv_thread(void *arg)
             continue;
         }
         note_time(NULL, &r->last_any, now);
+        a->st.datagrams += (uint64_t)got;
         /* the batch's frames first, then its PASS_ENDs: a thread that waits for the write
          * side holds no frame of its own (frames after a PASS_END in a batch are other
          * queues' frames of the same attempt: one queue may close before another) */
         int ends = 0;
         for (int i = 0; i < got; i++) {
+            if (done[i]) continue; /* received straight into its place */
             const dsb_frame *f = &a->fr[i];
-            a->st.datagrams++;
             uint8_t type = f->len > 14u ? f->data[14] : 0u;
             if (f->truncated) {
                 count_bad(a, DSB_WR_OVERSIZE);
@@ -351,7 +496,8 @@ static void *recv_thread(void *arg)
         pthread_rwlock_unlock(&r->gate);
         for (int i = 0; i < got && ends; i++) {
             const dsb_frame *f = &a->fr[i];
-            if (f->truncated || f->len <= 14u || f->data[14] != DSB_MSG_PASS_END) continue;
+            if (done[i] || f->truncated || f->len <= 14u || f->data[14] != DSB_MSG_PASS_END)
+                continue;
             ends--;
             pthread_rwlock_wrlock(&r->gate);
             if (!atomic_load(&r->stop)) on_pass_end(a, f, now);
@@ -369,7 +515,68 @@ static void add_stats(dsb_stream_net_stats *to, const dsb_stream_net_stats *from
     to->stale += from->stale;
     to->bad += from->bad;
     to->ring_full += from->ring_full;
+    to->direct += from->direct;
+    to->misplaced += from->misplaced;
     for (int i = 0; i < DSB_WR_COUNT; i++) to->bad_reason[i] += from->bad_reason[i];
+}
+
+/* The classic BPF program of the queue mode, attached to the port's
+ * SO_REUSEPORT group: the datagram (from its UDP payload: our frame, Ethernet
+ * part first) goes to socket queue mod N, the queue's low byte read at its
+ * offset in a STREAM (48) or a PASS_END (44) header; anything else to an index
+ * past the group, which leaves it to the kernel's hash.  A datagram too short
+ * for a load stops the program, which sends it to socket 0. */
+static int attach_queue_spread(int fd, uint32_t sockets, cm_err *err)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),                         /* the type */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DSB_MSG_STREAM, 0, 3),
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 48),                         /* STREAM's queue */
+        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, sockets),
+        BPF_STMT(BPF_RET | BPF_A, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DSB_MSG_PASS_END, 0, 3),
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 44),                         /* PASS_END's queue */
+        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, sockets),
+        BPF_STMT(BPF_RET | BPF_A, 0),
+        BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),                         /* the hash decides */
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof code / sizeof code[0]), code};
+    if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) != 0)
+        return cm_fail(err, "udp: SO_ATTACH_REUSEPORT_CBPF (--recv-mode queue): %s",
+                       strerror(errno));
+    return 0;
+}
+
+/* The receiving sockets: one (shared), or `threads` in one SO_REUSEPORT group.
+ * The group's port is first bound by a plain socket, which finds it taken (by
+ * another receiver: a group would share it with that one silently) or picks
+ * it (port 0), and is closed before the group binds it. */
+static int open_sockets(const dsb_transport_config *tc, uint32_t mode, uint32_t threads,
+                        dsb_transport **socks, cm_err *err)
+{
+    if (mode == DSB_STREAM_RECV_SHARED) {
+        if (dsb_transport_open(tc, &socks[0], err)) return -1;
+        for (uint32_t i = 1; i < threads; i++) socks[i] = socks[0];
+        return 0;
+    }
+    dsb_transport_config c = *tc;
+    c.reuseport = 0;
+    dsb_transport *probe;
+    if (dsb_transport_open(&c, &probe, err)) return -1;
+    c.bind_port = probe->port;
+    probe->close(probe);
+    c.reuseport = 1;
+    for (uint32_t i = 0; i < threads; i++) {
+        if (dsb_transport_open(&c, &socks[i], err)) {
+            for (uint32_t j = 0; j < i; j++) socks[j]->close(socks[j]);
+            return -1;
+        }
+    }
+    if (mode == DSB_STREAM_RECV_QUEUE && attach_queue_spread(socks[0]->fd, threads, err)) {
+        for (uint32_t j = 0; j < threads; j++) socks[j]->close(socks[j]);
+        return -1;
+    }
+    return 0;
 }
 
 int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *o,
@@ -382,10 +589,17 @@ int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *
     memset(st, 0, sizeof *st);
     if (dsb_stream_params_check(p, err)) return -1;
     const uint32_t threads = o->recv_threads ? o->recv_threads : 1u;
+    const uint32_t mode = o->recv_mode;
+    const int udp = !strcmp(o->tc.kind ? o->tc.kind : "udp", "udp");
     if (threads > DSB_STREAM_MAX_RECV_THREADS)
         return cm_fail(err, "recv_threads = %u: expected 1 .. %u", threads,
                        DSB_STREAM_MAX_RECV_THREADS);
-    if (threads > 1 && strcmp(o->tc.kind ? o->tc.kind : "udp", "udp"))
+    if (mode > DSB_STREAM_RECV_QUEUE)
+        return cm_fail(err, "recv_mode = %u: expected shared, hash or queue", mode);
+    if (mode != DSB_STREAM_RECV_SHARED && !udp)
+        return cm_fail(err, "receive mode %s: the udp transport only (packet: shared)",
+                       dsb_stream_recv_mode_name(mode));
+    if (threads > 1 && !udp)
         return cm_fail(err, "%u receiving threads: the udp transport only (packet: 1)", threads);
     if (threads > 1 && !sink->concurrent)
         return cm_fail(err, "%u receiving threads: this sink takes frames on one thread only "
@@ -393,19 +607,27 @@ int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *
                        threads);
     dsb_transport_config tc = o->tc;
     if (!tc.rcvbuf_bytes) tc.rcvbuf_bytes = 64 << 20;
-    dsb_transport *t;
-    if (dsb_transport_open(&tc, &t, err)) return -1;
+    dsb_transport *socks[DSB_STREAM_MAX_RECV_THREADS];
+    if (open_sockets(&tc, mode, threads, socks, err)) return -1;
+    dsb_transport *t = socks[0];
     st->port = t->port;
     st->threads = threads;
+    int rcvbuf = 0;
+    socklen_t rl = sizeof rcvbuf;
+    if (getsockopt(t->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &rl) == 0 && rcvbuf > 0)
+        st->rcvbuf_bytes = (uint64_t)rcvbuf;
     recv_t *r = cm_calloc(1, sizeof *r);
     r->p = p;
     r->o = o;
     r->t = t;
     r->st = st;
     r->threads = threads;
+    r->mode = mode;
     r->run_id = dsb_stream_params_run_id(p);
     r->T = dsb_stream_frames(p->n);
     r->sink = sink;
+    /* direct placement: a socket a thread (one queue's frames in order), a ring sink */
+    r->ring = mode != DSB_STREAM_RECV_SHARED && !o->recv_copy && sink->dedup ? sink->ring : NULL;
     r->on_pass = on_pass;
     r->ctx = ctx;
     r->err = err;
@@ -434,7 +656,11 @@ int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *
     for (uint32_t i = 0; i < threads; i++) {
         th[i].r = r;
         th[i].idx = i;
+        th[i].t = socks[i];
         th[i].fr = dsb_frames_alloc_cap(NET_BATCH, NET_FRAME_CAP);
+        for (int k = 0; k < NET_BATCH; k++) th[i].own[k] = th[i].fr[k].data;
+        th[i].last_f = NO_FRAME;
+        th[i].pm = NET_BATCH;
     }
     bench_progress_start(&r->bar, "stream frames received", r->T * ((uint64_t)p->updates + 1u));
     if (ready) ready(st, ctx);
@@ -442,9 +668,11 @@ int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *
     if (progress) bench_progress_end(&r->bar, (uint64_t)r->pass * r->T + atomic_load(&r->unique));
     for (uint32_t i = 0; i < threads; i++) {
         add_stats(st, &th[i].st);
+        st->thread_datagrams[i] = th[i].st.datagrams;
         dsb_frames_free(th[i].fr, NET_BATCH);
     }
-    st->kernel_drops = t->kernel_drops(t);
+    const uint32_t nsock = mode == DSB_STREAM_RECV_SHARED ? 1u : threads;
+    for (uint32_t i = 0; i < nsock; i++) st->kernel_drops += socks[i]->kernel_drops(socks[i]);
     int rc = r->rc;
     dsb_stream_record_free(&r->rec);
     pthread_rwlock_destroy(&r->gate);
@@ -452,7 +680,7 @@ int dsb_stream_recv_sink(const dsb_stream_params *p, const dsb_stream_net_opts *
     free(th);
     free(r->seen);
     free(r);
-    t->close(t);
+    for (uint32_t i = 0; i < nsock; i++) socks[i]->close(socks[i]);
     return rc;
 }
 
@@ -481,51 +709,72 @@ typedef struct {
     dsb_transport *t;
     dsb_frame *fr;      /* NET_BATCH frame buffers of this queue */
     uint32_t q, Q, pass, attempt;
-    double rate_gbps;   /* this queue's share of the cap, 0 = none */
+    uint64_t next;      /* the next frame of the attempt to send (q, q + Q, ...) */
     uint64_t sent;      /* frames the transport took this attempt (the PASS_END's count) */
     uint64_t unsent;    /* frames it did not take (send errors), all attempts */
     int failed;         /* the feed could not give a frame (err) */
     cm_err err;
 } queue_t;
 
-static void *send_queue(void *arg)
+/* One sending thread: its queues (q = t, t + threads, ...), a batch of each in
+ * turn, at its share of the rate cap. */
+typedef struct {
+    queue_t **qs;
+    uint32_t count;
+    double rate_gbps;   /* this thread's share of the cap, 0 = none */
+} sender_t;
+
+/* The next batch of queue a (up to NET_BATCH frames), sent; the frames the
+ * transport took.  The hooks act on the first attempt of their pass. */
+static uint64_t send_batch(queue_t *a, uint64_t T)
 {
-    queue_t *a = arg;
-    const uint64_t T = dsb_stream_frames(a->p->n);
     const int hooked = a->o->hook_pass == a->pass && a->attempt == 0;
-    double t0 = bench_now_s();
     int k = 0;
-    a->sent = 0;
-    for (uint64_t f = a->q; f < T; f += a->Q) {
+    for (; a->next < T && k < NET_BATCH; a->next += a->Q) {
+        const uint64_t f = a->next;
         if (hooked && a->o->drop_frame == f + 1u) continue;
         uint8_t *out = a->fr[k].data;
         if (dsb_stream_feed_get(a->feed, a->pass, f, (uint16_t)a->q, out, &a->err)) {
             a->failed = 1;
-            break;
+            a->next = T;
+            return 0;
         }
         if (hooked && a->o->corrupt_frame == f + 1u) out[52] = 1; /* a reserved byte */
         set_macs(out, a->t, NULL);
         a->fr[k].len = DSB_STREAM_FRAME;
         a->fr[k].peer = a->t->default_peer;
-        a->sent++;
-        if (++k == NET_BATCH || f + a->Q >= T) {
-            int took = a->t->send(a->t, a->fr, k);
-            if (took < k) { /* not handed to the kernel: not sent, and the PASS_END says so */
-                a->sent -= (uint64_t)(k - took);
-                a->unsent += (uint64_t)(k - took);
-            }
-            k = 0;
-            if (a->rate_gbps > 0) { /* ahead of the cap: wait */
-                double due = 8.0 * (double)a->sent * DSB_STREAM_PAYLOAD / (a->rate_gbps * 1e9);
+        k++;
+    }
+    if (!k) return 0;
+    int took = a->t->send(a->t, a->fr, k);
+    if (took < 0) took = 0;
+    /* not handed to the kernel: not sent, and the PASS_END says so */
+    a->unsent += (uint64_t)(k - took);
+    a->sent += (uint64_t)took;
+    return (uint64_t)took;
+}
+
+static void *send_thread(void *arg)
+{
+    sender_t *s = arg;
+    const uint64_t T = dsb_stream_frames(s->qs[0]->p->n);
+    for (uint32_t j = 0; j < s->count; j++) {
+        s->qs[j]->next = s->qs[j]->q;
+        s->qs[j]->sent = 0;
+    }
+    const double t0 = bench_now_s();
+    uint64_t sent = 0;
+    for (int active = 1; active;) {
+        active = 0;
+        for (uint32_t j = 0; j < s->count; j++) {
+            queue_t *a = s->qs[j];
+            if (a->next >= T) continue;
+            active = 1;
+            sent += send_batch(a, T);
+            if (s->rate_gbps > 0) { /* ahead of the cap: wait */
+                double due = 8.0 * (double)sent * DSB_STREAM_PAYLOAD / (s->rate_gbps * 1e9);
                 cm_sleep_s(due - (bench_now_s() - t0));
             }
-        }
-    }
-    if (k) {
-        int took = a->t->send(a->t, a->fr, k);
-        if (took < k) {
-            a->sent -= (uint64_t)(k - took);
-            a->unsent += (uint64_t)(k - took);
         }
     }
     return NULL;
@@ -606,6 +855,10 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     const uint32_t Q = o->queues ? o->queues : 1u;
     if (Q > DSB_STREAM_MAX_QUEUES)
         return cm_fail(err, "queues = %u: expected 1 .. %u", Q, DSB_STREAM_MAX_QUEUES);
+    const uint32_t NT = o->send_threads ? o->send_threads : Q;
+    if (NT > Q)
+        return cm_fail(err, "send_threads = %u: expected 1 .. %u (the queues; a thread drives "
+                            "one or more)", NT, Q);
     if (!o->tc.peer_addr && strcmp(o->tc.kind ? o->tc.kind : "udp", "packet"))
         return cm_fail(err, "no receiver address (the udp transport needs one)");
     queue_t *qs = cm_calloc(Q, sizeof *qs);
@@ -632,6 +885,14 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         qs[opened].q = opened;
         qs[opened].Q = Q;
     }
+    /* thread t drives queues t, t + NT, ... */
+    sender_t *snd = cm_calloc(NT, sizeof *snd);
+    queue_t **order = cm_calloc(Q, sizeof *order);
+    for (uint32_t t = 0, k = 0; t < NT; t++) {
+        snd[t].qs = order + k;
+        for (uint32_t q = t; q < Q; q += NT) order[k++] = &qs[q];
+        snd[t].count = (uint32_t)(order + k - snd[t].qs);
+    }
     double rate = o->rate_gbps;
     uint32_t pass = 0, attempt = 0;
     while (rc == 0) {
@@ -639,9 +900,9 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         for (uint32_t q = 0; q < Q; q++) {
             qs[q].pass = pass;
             qs[q].attempt = attempt;
-            qs[q].rate_gbps = rate / Q;
         }
-        cm_run_threads(Q, send_queue, qs, sizeof *qs);
+        for (uint32_t t = 0; t < NT; t++) snd[t].rate_gbps = rate * snd[t].count / Q;
+        cm_run_threads(NT, send_thread, snd, sizeof *snd);
         double secs = bench_now_s() - t0;
         uint64_t sent = 0;
         for (uint32_t q = 0; q < Q && rc == 0; q++)
@@ -680,6 +941,8 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         dsb_frames_free(qs[q].fr, NET_BATCH);
     }
     dsb_stream_feed_close(feed);
+    free(snd);
+    free(order);
     free(qs);
     return rc;
 }

@@ -1,6 +1,8 @@
 /* UDP transport: recvmmsg/sendmmsg on one socket; the kernel's per-socket
  * drop count (SO_RXQ_OVFL) is read from every receive so that a datagram
- * lost to a full queue is counted, not silent. */
+ * lost to a full queue is counted, not silent.  With `reuseport` the socket
+ * joins the port's SO_REUSEPORT group (the streaming receiver's socket a
+ * thread, src/dsb/service/stream_net.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/sock_diag.h>
@@ -188,6 +190,12 @@ int dsb_transport_open_udp(const dsb_transport_config *c, dsb_transport **out, c
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
     if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    if (c->reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+        int e = errno;
+        close(fd);
+        return cm_fail(err, "udp: SO_REUSEPORT on %s:%u: %s", bind_addr, c->bind_port,
+                       strerror(e));
+    }
     if (bind(fd, (struct sockaddr *)local.bytes, local.len) != 0) {
         int e = errno;
         close(fd);
