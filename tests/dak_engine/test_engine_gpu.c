@@ -121,6 +121,23 @@ static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, con
     return e;
 }
 
+/* The greedy planner's placement of model m at a fraction r of its plannable bytes (batch, S positions, the
+ * built-in profile); -1 with err on failure. */
+static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_place *pl, cm_err *err)
+{
+    dak_profile prof;
+    dak_profile_default(&prof);
+    dak_op *ops = NULL;
+    size_t n = 0;
+    int rc = dak_model_ops(&m->cfg, batch, S, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, err);
+    uint64_t *u = calloc(n ? n : 1, sizeof *u);
+    if (!rc) rc = dak_plan_greedy(ops, n, r * dak_ops_total_bytes(ops, n), prof.b_h, prof.b_g, u, err) ||
+                  dak_eng_place_map(m, batch, S, ops, n, u, pl, err);
+    free(u), free(ops);
+    dak_profile_free(&prof);
+    return rc ? -1 : 0;
+}
+
 static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
 {
     const char *an = arch == DAK_ARCH_OPT ? (wide ? "opt-wide" : "opt") : (wide ? "llama-wide" : "llama");
@@ -250,20 +267,10 @@ static void um_refusals(void)
         return;
     }
     const uint32_t batch = 5;
-    dak_profile prof;
-    dak_profile_default(&prof);
-    dak_op *ops;
-    size_t n;
-    CHECK(dak_model_ops(&m.cfg, batch, S, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, &err) == 0, "ops: %s", err.msg);
-    uint64_t *u = calloc(n, sizeof *u);
-    double total = dak_ops_total_bytes(ops, n), tpot = 0;
+    double tpot = 0;
     dak_eng_place p3, p1;
-    if (dak_plan_greedy(ops, n, 0.3 * total, prof.b_h, prof.b_g, u, &err) ||
-        dak_eng_place_map(&m, batch, S, ops, n, u, &p3, &err) ||
-        dak_plan_greedy(ops, n, 1.0 * total, prof.b_h, prof.b_g, u, &err) ||
-        dak_eng_place_map(&m, batch, S, ops, n, u, &p1, &err)) {
+    if (place_at(&m, batch, 0.3, &p3, &err) || place_at(&m, batch, 1.0, &p1, &err)) {
         CHECK(0, "plan: %s", err.msg);
-        free(u), free(ops), dak_profile_free(&prof);
         return;
     }
     double moved, need = dak_eng_um_bytes(&m, &p3, &moved);
@@ -302,8 +309,6 @@ static void um_refusals(void)
         CHECK(0, "create a deployment: %s", err.msg);
     printf("um refusals checked (managed %.0f bytes, %.0f moved a step at r = 0.3)\n", need, moved);
     dak_eng_place_free(&p3), dak_eng_place_free(&p1);
-    free(u), free(ops);
-    dak_profile_free(&prof);
 }
 
 /* run of S steps of engine e with placement pl and mode: every step's logits into out[S][batch][V] */
@@ -343,19 +348,11 @@ static void ckpt_case(dak_arch arch, dak_st_dtype dt)
     oc.ckpt = ck;
     ok = ok && dak_engine_create(&ec, &m, batch, S, SEED, &oc, &err) == 0;
     CHECK(ok, "%s checkpoint engines: %s", an, err.msg);
-    dak_profile prof;
-    dak_profile_default(&prof);
-    dak_op *ops = NULL;
-    size_t n = 0;
     uint32_t V = (uint32_t)m.cfg.vocab;
     dak_eng_place pl;
     memset(&pl, 0, sizeof pl);
     if (ok) {
-        uint64_t *u = calloc(1024, sizeof *u);
-        ok = dak_model_ops(&m.cfg, batch, S, DAK_PLAN_UNIT_ROWS, &prof, &ops, &n, &err) == 0 && n <= 1024 &&
-             dak_plan_greedy(ops, n, 0.3 * dak_ops_total_bytes(ops, n), prof.b_h, prof.b_g, u, &err) == 0 &&
-             dak_eng_place_map(&m, batch, S, ops, n, u, &pl, &err) == 0;
-        free(u);
+        ok = place_at(&m, batch, 0.3, &pl, &err) == 0;
         CHECK(ok, "%s plan: %s", an, err.msg);
     }
     const size_t nl = (size_t)S * batch * V;
@@ -411,8 +408,7 @@ static void ckpt_case(dak_arch arch, dak_st_dtype dt)
     dak_engine_destroy(es), dak_engine_destroy(ec);
     dak_eng_ckpt_close(ck);
     if (pl.layers) dak_eng_place_free(&pl);
-    free(ls), free(lc), free(ops);
-    dak_profile_free(&prof);
+    free(ls), free(lc);
     unlink(path);
     rmdir(dir);
 }
