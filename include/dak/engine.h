@@ -296,6 +296,8 @@ typedef struct {
     const dak_eng_ckpt *ckpt; /* the weights from this checkpoint, which must stay open while the engine exists
                                  (the unified-memory baseline's setup reads its rows again); NULL (default):
                                  synthetic weights from the seed */
+    uint32_t gemm_pdl_pre; /* with gemm_pdl: copies of weights each HBM-tier CTA of a GEMM issues before its
+                              griddepcontrol.wait (dak_gemm_opts.pdl_pre; 0, the default: the GEMM's own choice) */
     uint32_t diag_skip; /* diagnostic: bit k (dak_eng_op) leaves that kind's kernels out of every step, so that a
                            step's time without them is measured (the results are wrong; 0, the default: none) */
     uint32_t diag_empty; /* diagnostic: the same, with an empty kernel (trigger and wait, no work) in each one's place:

@@ -66,9 +66,11 @@ expect 2 "exactly one of --model" -- "$dak" ckpt check --weights "$tmp/opt.safet
 expect 1 "no checkpoint in" -- "$dak" ckpt check --model "$cfg/opt-6.7b"
 expect 0 "usage: dak ckpt" -- "$dak" ckpt --help
 expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip norm,
-expect 2 "--diag-empty" -- "$dak" decode --tiny opt --diag-empty evictwait
+expect 2 "--diag-empty" -- "$dak" decode --tiny opt --diag-empty evict
+expect 2 "--gemm-pdl-pre" -- "$dak" decode --tiny opt --gemm-pdl-pre 25wait
 expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip ""
 expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip norm,
 expect 2 "--diag-empty" -- "$dak" decode --tiny opt --diag-empty evict
+expect 2 "--gemm-pdl-pre" -- "$dak" decode --tiny opt --gemm-pdl-pre 25
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -30,7 +30,7 @@ static void usage(FILE *o)
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
-            "                  [--diag-empty LIST] [--json FILE]\n\n"
+            "                  [--diag-empty LIST] [--gemm-pdl-pre N] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -65,6 +65,8 @@ static void usage(FILE *o)
             "                   folder with model.safetensors.index.json (shards) or model.safetensors (BF16, F16 or\n"
             "                   F32; read as bf16); default: the --model folder's checkpoint if it has one, else\n"
             "                   synthetic weights (random bf16 from --seed); 'synthetic' forces them\n"
+            "  --gemm-pdl-pre N copies of weights each GEMM CTA issues before it waits for the kernel before it\n"
+            "                   (0, the default: the GEMM's choice; 1..24)\n"
             "  --diag-skip LIST diagnostic: leave these kinds' kernels out of every step (comma-separated: embed,\n"
             "                   norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax), to\n"
             "                   measure a step without them; the logits and tokens are then wrong\n"
@@ -278,7 +280,7 @@ int cmd_decode(int argc, char **argv)
     int32_t *prompt_ids = NULL;
     uint32_t prompt_n = 0;
     int prompt_given = 0;
-    uint32_t diag_skip = 0, diag_empty = 0;
+    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0;
     const char *skip_list = NULL, *empty_list = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
@@ -309,6 +311,9 @@ int cmd_decode(int argc, char **argv)
             VAL();
             if (parse_skip("--diag-skip", v, &diag_skip)) return 2;
             skip_list = v;
+        } else if (arg_is(a, "--gemm-pdl-pre")) {
+            VAL();
+            if (arg_u32(prog, "--gemm-pdl-pre", v, 0, 24, &gemm_pre)) return 2;
         } else if (arg_is(a, "--diag-empty")) {
             VAL();
             if (parse_skip("--diag-empty", v, &diag_empty)) return 2;
@@ -465,6 +470,7 @@ int cmd_decode(int argc, char **argv)
     memset(&eo, 0, sizeof eo);
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
     eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n, eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
+    eo.gemm_pdl_pre = gemm_pre;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
@@ -603,6 +609,7 @@ int cmd_decode(int argc, char **argv)
         json_kv_str(&w, "weights", wdesc);
         if (diag_skip) json_kv_str(&w, "diag_skip", skip_list);
         if (diag_empty) json_kv_str(&w, "diag_empty", empty_list);
+        json_kv_u64(&w, "gemm_pdl_pre", gemm_pre);
         if (show_tokens && (have_ref || !deploy)) {
             /* sequence 0: its prompt, and the greedy tokens of steps prompt - 1 .. S - 1 (the all-HBM run's, or the
                first deployed run's) */

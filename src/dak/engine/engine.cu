@@ -543,6 +543,7 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
     dak_gemm_opts go;
     dak_gemm_opts_default(&go);
     go.pdl = e->o.gemm_pdl ? 1 : 0;
+    go.pdl_pre = e->o.gemm_pdl_pre;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM */
