@@ -123,8 +123,10 @@ static int parse_ids(const char *v, int32_t **ids, uint32_t *n)
     return -1;
 }
 
-/* --diag-skip LIST: kinds of the step's operations (dak_eng_op_name) into a bit mask */
-static int parse_skip(const char *flag, const char *v, uint32_t *mask)
+/* A comma-separated list of names (flag's value v) into the union of their bits: names[i] stands for bits[i];
+ * `expected` spells the names for the message.  -1 (with the message) on an empty list or an unknown name. */
+static int parse_names(const char *flag, const char *v, const char *const *names, const uint32_t *bits, int n,
+                       const char *expected, uint32_t *mask)
 {
     char buf[256];
     *mask = 0;
@@ -134,15 +136,24 @@ static int parse_skip(const char *flag, const char *v, uint32_t *mask)
         next = strchr(tok, ',');
         if (next) *next++ = '\0';
         int k = 0;
-        while (k < DAK_ENG_OP_WAIT && strcmp(tok, dak_eng_op_name((dak_eng_op)k))) k++;
-        if (k == DAK_ENG_OP_WAIT) goto bad;
-        *mask |= 1u << k;
+        while (k < n && strcmp(tok, names[k])) k++;
+        if (k == n) goto bad;
+        *mask |= bits[k];
     }
     return 0;
 bad:
-    fprintf(stderr, "%s: %s: expected a comma-separated list of embed, norm, qkv, qkv_post, attention, o_proj, "
-            "ffn_in, act, ffn_out, lm_head, argmax; got '%s'\n", prog, flag, v);
+    fprintf(stderr, "%s: %s: expected a comma-separated list of %s; got '%s'\n", prog, flag, expected, v);
     return -1;
+}
+
+/* --diag-skip / --diag-empty LIST: kinds of the step's operations (dak_eng_op_name, up to argmax) into a bit mask */
+static int parse_skip(const char *flag, const char *v, uint32_t *mask)
+{
+    const char *names[DAK_ENG_OP_WAIT];
+    uint32_t bits[DAK_ENG_OP_WAIT];
+    for (int k = 0; k < DAK_ENG_OP_WAIT; k++) names[k] = dak_eng_op_name((dak_eng_op)k), bits[k] = 1u << k;
+    return parse_names(flag, v, names, bits, DAK_ENG_OP_WAIT,
+                       "embed, norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax", mask);
 }
 
 /* sequence 0's prompt and greedy tokens (steps prompt - 1 .. S - 1 of tok[S][batch]) */
@@ -161,30 +172,13 @@ static void print_tokens(const int32_t *tok, uint32_t batch, uint32_t prompt, ui
 /* --baseline LIST: the modes to run, do[dak_eng_mode] */
 static int parse_baselines(const char *v, int do_mode[NMODES])
 {
-    char buf[256];
-    memset(do_mode, 0, NMODES * sizeof(int));
-    if (!*v || strlen(v) >= sizeof buf) {
-        fprintf(stderr,
-                "%s: --baseline: expected a comma-separated list of direct, prefetch, um, both, all; got '%s'\n", prog,
-                v);
-        return -1;
-    }
-    strcpy(buf, v);
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
-        if (!strcmp(tok, "direct")) do_mode[DAK_ENG_DIRECT] = 1;
-        else if (!strcmp(tok, "prefetch")) do_mode[DAK_ENG_PREFETCH] = 1;
-        else if (!strcmp(tok, "um")) do_mode[DAK_ENG_UM] = 1;
-        else if (!strcmp(tok, "both")) do_mode[DAK_ENG_DIRECT] = do_mode[DAK_ENG_PREFETCH] = 1;
-        else if (!strcmp(tok, "all")) do_mode[DAK_ENG_DIRECT] = do_mode[DAK_ENG_PREFETCH] = do_mode[DAK_ENG_UM] = 1;
-        else {
-            fprintf(stderr,
-                    "%s: --baseline: expected direct, prefetch, um, both or all (comma-separated), got '%s' in '%s'\n",
-                    prog, tok, v);
-            return -1;
-        }
-    }
+    static const char *const names[] = {"direct", "prefetch", "um", "both", "all"};
+    static const uint32_t bits[] = {1u << DAK_ENG_DIRECT, 1u << DAK_ENG_PREFETCH, 1u << DAK_ENG_UM,
+                                    1u << DAK_ENG_DIRECT | 1u << DAK_ENG_PREFETCH,
+                                    1u << DAK_ENG_DIRECT | 1u << DAK_ENG_PREFETCH | 1u << DAK_ENG_UM};
+    uint32_t mask;
+    if (parse_names("--baseline", v, names, bits, 5, "direct, prefetch, um, both, all", &mask)) return -1;
+    for (int m = 0; m < NMODES; m++) do_mode[m] = (mask >> m) & 1u;
     return 0;
 }
 

@@ -201,6 +201,13 @@ static int hmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
 /* The checkpoint's bytes pass through a pinned buffer of this size on their way to the GPU. */
 #define LOAD_CHUNK ((size_t)32 << 20)
 
+/* The pinned buffer a checkpoint's bytes pass through (allocated at the first use, freed after creation). */
+static int load_buffer(dak_engine *e, cm_err *err)
+{
+    if (!e->ld) ECU(cudaHostAlloc((void **)&e->ld, LOAD_CHUNK, cudaHostAllocDefault));
+    return 0;
+}
+
 /* Rows [0, rows) of the engine's matrix `tensor` (dak_eng_param_of: cols each) into dst (HBM or managed
  * memory) as bf16, on e->st: from the checkpoint (e->o.ckpt), else the synthetic values; rows past the
  * tensor's own (lm_head's padding to a multiple of 64) are zero. */
@@ -216,10 +223,11 @@ static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst
         ECU(cudaGetLastError());
         return 0;
     }
-    if (!e->ld) ECU(cudaHostAlloc((void **)&e->ld, LOAD_CHUNK, cudaHostAllocDefault));
-    const uint64_t step = LOAD_CHUNK / (p.cols * 2) ? LOAD_CHUNK / (p.cols * 2) : 1;
-    if (p.cols * 2 > LOAD_CHUNK) return cm_fail(err, "engine: tensor %u: rows of %llu elements", tensor,
-                                                (unsigned long long)p.cols);
+    if (p.cols * 2 > LOAD_CHUNK)
+        return cm_fail(err, "engine: tensor %u: rows of %llu elements, more than the load buffer holds", tensor,
+                       (unsigned long long)p.cols);
+    if (load_buffer(e, err)) return -1;
+    const uint64_t step = LOAD_CHUNK / (p.cols * 2); /* rows a read */
     for (uint64_t r = 0; r < have; r += step) {
         const uint64_t k = have - r < step ? have - r : step;
         ECU(cudaStreamSynchronize(e->st)); /* the buffer's previous rows copied */
@@ -241,7 +249,7 @@ static int put_f32(dak_engine *e, uint32_t tensor, float *dst, cm_err *err)
         ECU(cudaGetLastError());
         return 0;
     }
-    if (!e->ld) ECU(cudaHostAlloc((void **)&e->ld, LOAD_CHUNK, cudaHostAllocDefault));
+    if (load_buffer(e, err)) return -1;
     ECU(cudaStreamSynchronize(e->st));
     if (dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)e->ld, err)) return -1;
     ECU(cudaMemcpyAsync(dst, e->ld, (size_t)p.cols * 4, cudaMemcpyHostToDevice, e->st));
