@@ -13,6 +13,9 @@ int arg_u64(const char *prog, const char *flag, const char *value, uint64_t lo, 
             uint64_t *out);
 int arg_u32(const char *prog, const char *flag, const char *value, uint32_t lo, uint32_t hi,
             uint32_t *out);
+/* The word `word` (*out = word_value) or an integer in [lo, hi] as arg_u32 reads it ("--pdl-pre none|N"). */
+int arg_u32_or_word(const char *prog, const char *flag, const char *value, uint32_t lo, uint32_t hi,
+                    const char *word, uint32_t word_value, uint32_t *out);
 /* Finite double in [lo, hi]. */
 int arg_f64(const char *prog, const char *flag, const char *value, double lo, double hi,
             double *out);

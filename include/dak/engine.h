@@ -297,11 +297,19 @@ typedef struct {
                                  (the unified-memory baseline's setup reads its rows again); NULL (default):
                                  synthetic weights from the seed */
     uint32_t gemm_pdl_pre; /* with gemm_pdl: copies of weights each HBM-tier CTA of a GEMM issues before its
-                              griddepcontrol.wait (dak_gemm_opts.pdl_pre; 0, the default: the GEMM's own choice) */
+                              griddepcontrol.wait (dak_gemm_opts.pdl_pre; 0, the default: the GEMM's own choice;
+                              DAK_GEMM_PDL_PRE_NONE: none) */
+    int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
+                              statistics (the kernel before the twenty-second session); 0 (default): up to 1024
+                              threads, the weights read into registers before the wait */
+    uint32_t norm_trigger; /* with gemm_pdl: where the norm lets the next launch (a GEMM) start: 0 (default) at its
+                              top, 1 once its loads are done, 2 after its stores (as late as its exit) */
     uint32_t diag_skip; /* diagnostic: bit k (dak_eng_op) leaves that kind's kernels out of every step, so that a
                            step's time without them is measured (the results are wrong; 0, the default: none) */
     uint32_t diag_empty; /* diagnostic: the same, with an empty kernel (trigger and wait, no work) in each one's place:
                             what a kernel costs by being in the chain at all */
+    int diag_times;     /* diagnostic: every GEMM of the step records its CTAs' %globaltimer stamps (dak_gemm_opts.
+                           diag_times) and the norms and activations theirs, for dak_engine_stamps (direct mode) */
     uint64_t um_cap;    /* DAK_ENG_UM: managed bytes allowed (0: a quarter of the HBM free at setup; never more
                            than that quarter, whatever is set here) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
@@ -382,6 +390,26 @@ typedef struct {
  * from the tokens the run ended with, so the KV cache's last position and dak_engine_logits change;
  * the token history is kept. */
 int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_err *err);
+
+/* ---- a layer's timeline (dak_eng_opts.diag_times) ------------------------------------------------ */
+
+/* Stamps of the norm's CTAs (one a sequence): entry, griddepcontrol.wait returned, x and c loaded (the first
+ * block sum passed), statistics done, output stores issued, %smid; of the activation's CTAs: entry, wait
+ * returned, stores issued, %smid; of a GEMM's: dak_gemm_times' DAK_GEMM_NTIMES words. */
+#define DAK_ENG_NORM_STAMPS 6u
+#define DAK_ENG_ACT_STAMPS 4u
+typedef struct {
+    dak_eng_op kind;
+    uint32_t ctas, words; /* t: ctas x words, CTA-major, %globaltimer ns (the %smid word is not a time) */
+    uint64_t *t;          /* malloc'd: dak_eng_stamps_free */
+} dak_eng_stamps;
+#define DAK_ENG_STAMPED_OPS 8u
+/* The last step's stamps of layer `layer`'s operations in launch order: norm, q/k/v GEMM, out-projection GEMM,
+ * norm, FFN-in GEMM, activation, FFN-out GEMM, and the norm after them (the next layer's first, or the final one).
+ * Needs an engine created with diag_times, a run in DAK_ENG_DIRECT mode and kinds not left out by diag_skip /
+ * diag_empty.  *n: the operations written (DAK_ENG_STAMPED_OPS). */
+int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps ops[DAK_ENG_STAMPED_OPS], uint32_t *n, cm_err *err);
+void dak_eng_stamps_free(dak_eng_stamps *ops, uint32_t n);
 
 #ifdef __cplusplus
 }

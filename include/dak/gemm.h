@@ -103,6 +103,8 @@ extern "C" {
 #define DAK_STASH_OFF 1024u
 #define DAK_STASH_BYTES 8192u
 #define DAK_STASH_MAX 2u
+/* dak_gemm_opts.pdl_pre: no copy of A before the PDL wait */
+#define DAK_GEMM_PDL_PRE_NONE 0xffffffffu
 
 typedef struct {
     uint32_t host_ctas; /* SMs that read host tile rows (0: auto, max(4, SMs x host share); with pdl, where the host
@@ -164,7 +166,9 @@ typedef struct {
     uint32_t pdl_pre;   /* with pdl: copies of A each HBM-tier CTA issues before griddepcontrol.wait: 0 (default) auto
                            (3 with 128-row HBM tiles at N <= 64: their B rows queue behind less A, 1-1.5 % on the
                            H200; else the whole ring), else 1..24 (at most the ring, at least the stash;
-                           dak_gemm_plan.hbm_pre: what the plan took) */
+                           dak_gemm_plan.hbm_pre: what the plan took), or DAK_GEMM_PDL_PRE_NONE: none, and no
+                           stash (nothing read before the wait: a kernel before it runs its memory accesses without
+                           this one's copies in the queues; the engine's small kernels, twenty-second session) */
     uint32_t hbm_window; /* copies in flight per HBM-tier SM, at most the ring: 0 (default) auto, 3 at N <= 8 without
                             pdl (the SMs' HBM shares even out: 0.2-0.9 us a GEMM in graphs without PDL on the
                             H200, 7168^2 and 11008 x 4096), else the whole ring; 1..24 that many (24: the ring).

@@ -72,6 +72,24 @@ int arg_u32(const char *prog, const char *flag, const char *value, uint32_t lo, 
     return 0;
 }
 
+int arg_u32_or_word(const char *prog, const char *flag, const char *value, uint32_t lo, uint32_t hi,
+                    const char *word, uint32_t word_value, uint32_t *out)
+{
+    if (value && !strcmp(value, word)) {
+        *out = word_value;
+        return 0;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "'%s' or an integer in [%u, %u]", word, lo, hi);
+    if (!value || !*value || value[0] == '-' || value[0] == '+') return bad(prog, flag, what, value);
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    if (errno || end == value || *end || v < lo || v > hi) return bad(prog, flag, what, value);
+    *out = (uint32_t)v;
+    return 0;
+}
+
 int arg_f64(const char *prog, const char *flag, const char *value, double lo, double hi,
             double *out)
 {

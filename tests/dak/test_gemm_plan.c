@@ -679,6 +679,10 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == q.hbm_stages);
         o.pdl_pre = 25;
         CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "pdl_pre 25"));
+        /* none: nothing before the wait, not even the stash (which N = 1 on 64-row tiles takes otherwise) */
+        o.pdl_pre = DAK_GEMM_PDL_PRE_NONE;
+        CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_stash == 0 && q.hbm_pre == 0);
+        CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm_pre == 0);
         o.pdl_pre = 0, o.pdl = 0;
     }
     /* stages asked: both rings hold that many; 3 of 96 KiB do not fit, so kstep 2 */

@@ -684,7 +684,7 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
         for (int ni = 0; ni < 3; ni++) {
             const uint32_t N = ns[ni];
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 8; v++) {
+            for (int v = 0; v < 10; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.pdl = 1;
@@ -700,6 +700,9 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
                 if (v == 5) o.out_bf16 = 1, w = "bf16 x3";
                 if (v == 6) runs = 1, w = "alone";
                 if (v == 7) runs = 5, r = 0.1, o.bn8 = 0, want = 1, w = "r10 bn8 0 x5";
+                /* nothing read before the wait (DAK_GEMM_PDL_PRE_NONE): no stash, every copy after it */
+                if (v == 8) o.pdl_pre = DAK_GEMM_PDL_PRE_NONE, want = 0, w = "pre none x3";
+                if (v == 9) o.pdl_pre = DAK_GEMM_PDL_PRE_NONE, want = 0, r = 0.1, w = "pre none r10 x3";
                 if (!full && (v == 6 || v == 7)) continue;
                 char label[64];
                 uint32_t rows;
@@ -709,6 +712,7 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
                 if (!l) continue;
                 const dak_gemm_plan *p = dak_gemm_launch_plan(l);
                 CHECK(p->hbm_stash == want, "%s N %u r %g: plan stash %u, expected %u", label, N, r, p->hbm_stash, want);
+                if (v >= 8) CHECK(p->hbm_pre == 0, "%s N %u: plan copies before the wait %u, expected 0", label, N, p->hbm_pre);
                 printf("  %-18s %5ux%-5u N %u r %5.1f%% kstep %u slots %u HBM CTAs %u ksplit %u stash %u: rel err %.2e\n",
                        label, s.M, s.K, N, 100.0 * rows / s.M, p->kstep, p->hbm_stages, p->hbm.ctas, p->hbm.ksplit,
                        p->hbm_stash, e);

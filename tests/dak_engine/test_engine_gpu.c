@@ -21,6 +21,7 @@
 
 #include "../check.h"
 #include "dak/engine.h"
+#include "dak/gemm.h" /* DAK_GEMM_PDL_PRE_NONE */
 
 #define P 4u
 #define D 6u
@@ -138,12 +139,57 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
     return rc ? -1 : 0;
 }
 
-static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
+/* run_case's variants: the norm kernel before the twenty-second session (dak_eng_opts.norm_narrow), nothing read
+ * before the GEMMs' wait (gemm_pdl_pre none), the stamps (diag_times: checked after the r = 0 run) */
+enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4 };
+
+/* The r = 0 run's stamps (dak_engine_stamps): the layer's eight operations in launch order, every norm CTA's stamps
+ * in order, every GEMM with CTAs and an exit after its entry. */
+static void check_stamps(dak_engine *e, const char *an)
 {
-    const char *an = arch == DAK_ARCH_OPT ? (wide ? "opt-wide" : "opt") : (wide ? "llama-wide" : "llama");
+    dak_eng_stamps ops[DAK_ENG_STAMPED_OPS];
+    uint32_t n = 0;
+    cm_err err = {{0}};
+    int r = dak_engine_stamps(e, 0, ops, &n, &err);
+    CHECK(r == 0 && n == DAK_ENG_STAMPED_OPS, "%s: stamps: %s (%u operations)", an, r ? err.msg : "", n);
+    if (r) return;
+    static const dak_eng_op want[DAK_ENG_STAMPED_OPS] = {DAK_ENG_OP_NORM,   DAK_ENG_OP_QKV, DAK_ENG_OP_O,
+                                                          DAK_ENG_OP_NORM,   DAK_ENG_OP_FFN_IN, DAK_ENG_OP_ACT,
+                                                          DAK_ENG_OP_FFN_OUT, DAK_ENG_OP_NORM};
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        CHECK(ops[i].kind == want[i] && ops[i].ctas > 0, "%s: stamped operation %u: kind %d, %u CTAs", an, i,
+              (int)ops[i].kind, ops[i].ctas);
+        for (uint32_t c = 0; c < ops[i].ctas; c++) {
+            const uint64_t *t = ops[i].t + (size_t)c * ops[i].words;
+            if (ops[i].kind == DAK_ENG_OP_NORM)
+                bad += !(t[0] && t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] <= t[4]);
+            else if (ops[i].kind == DAK_ENG_OP_ACT)
+                bad += !(t[0] && t[0] <= t[1] && t[1] <= t[2]);
+            else
+                bad += !(t[0] && t[0] <= t[5]); /* entry, exit (dak_gemm_times) */
+        }
+    }
+    CHECK(bad == 0, "%s: %u CTAs' stamps out of order or missing", an, bad);
+    /* the norm after o_proj waits for it: its wait returns after o_proj's last CTA entered */
+    uint64_t o_entry = 0;
+    for (uint32_t c = 0; c < ops[2].ctas; c++)
+        if (ops[2].t[(size_t)c * ops[2].words] > o_entry) o_entry = ops[2].t[(size_t)c * ops[2].words];
+    CHECK(ops[3].t[1] >= o_entry, "%s: the norm's wait returned before o_proj's CTAs entered", an);
+    dak_eng_stamps_free(ops, n);
+}
+
+static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, unsigned var)
+{
+    char an[64];
+    snprintf(an, sizeof an, "%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
+             hidden == 4096 ? "-wide" : hidden ? "-6144" : "", var & V_NARROW ? "-narrow" : "",
+             var & V_PRE_NONE ? "-prenone" : "", var & V_TIMES ? "-stamped" : "");
     dak_model_config c;
     dak_eng_tiny_config(arch, &c);
-    if (wide) c.layers = 1, c.hidden = 4096, c.heads = 32, c.kv_heads = arch == DAK_ARCH_OPT ? 32 : 8, c.ffn = 1024;
+    if (hidden)
+        c.layers = 1, c.hidden = hidden, c.heads = hidden / 128, c.kv_heads = arch == DAK_ARCH_OPT ? c.heads : 8,
+        c.ffn = 1024;
     dak_eng_model m;
     cm_err err;
     if (dak_eng_model_make(&c, 0, &m, &err)) {
@@ -154,6 +200,8 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
     dak_eng_opts o;
     memset(&o, 0, sizeof o);
     o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2;
+    o.norm_narrow = (var & V_NARROW) != 0, o.diag_times = (var & V_TIMES) != 0;
+    if (var & V_PRE_NONE) o.gemm_pdl_pre = DAK_GEMM_PDL_PRE_NONE;
     if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create: %s", err.msg);
         return;
@@ -238,6 +286,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, int wide)
         }
         CHECK(tok_bad == 0, "%s batch %u r %g: %d of %d greedy tokens differ", an, batch, cases[k].r, tok_bad,
               tok_checked);
+        if (!fail && (var & V_TIMES) && cases[k].r == 0 && cases[k].mode == DAK_ENG_DIRECT) check_stamps(e, an);
         if (!fail) check_breakdown(e, &m, batch, cases[k].mode, &pl, hist);
         CHECK(maxref > 0.5, "%s: logits too small (%g) for the check to mean anything", an, maxref);
         printf("%-5s batch %u r %.1f %-8s%s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
@@ -458,14 +507,19 @@ int main(void)
     skip_case();
     ckpt_case(DAK_ARCH_OPT, DAK_ST_BF16);
     ckpt_case(DAK_ARCH_LLAMA, DAK_ST_F32);
-    run_case(DAK_ARCH_OPT, 1, 0, 0);
-    run_case(DAK_ARCH_OPT, 5, 0, 0);
-    run_case(DAK_ARCH_LLAMA, 1, 0, 0);
-    run_case(DAK_ARCH_LLAMA, 5, 0, 0);
+    run_case(DAK_ARCH_OPT, 1, 0, 0, 0);
+    run_case(DAK_ARCH_OPT, 5, 0, 0, 0);
+    run_case(DAK_ARCH_LLAMA, 1, 0, 0, 0);
+    run_case(DAK_ARCH_LLAMA, 5, 0, 0, 0);
     /* pdl 1: the GEMMs as programmatic dependent launches (dak_eng_opts.gemm_pdl); 2: the small kernels too */
-    run_case(DAK_ARCH_OPT, 5, 1, 0);
-    run_case(DAK_ARCH_LLAMA, 5, 2, 0);
-    run_case(DAK_ARCH_OPT, 3, 2, 1);
-    run_case(DAK_ARCH_LLAMA, 3, 1, 1);
+    run_case(DAK_ARCH_OPT, 5, 1, 0, 0);
+    run_case(DAK_ARCH_LLAMA, 5, 2, 0, 0);
+    run_case(DAK_ARCH_OPT, 3, 2, 4096, 0);
+    run_case(DAK_ARCH_LLAMA, 3, 1, 4096, 0);
+    /* the norm kernels: rows of 6144 (two float4s a thread, weights held), the narrow one; the GEMMs reading nothing
+     * before their wait; the stamps */
+    run_case(DAK_ARCH_LLAMA, 3, 2, 6144, V_PRE_NONE);
+    run_case(DAK_ARCH_OPT, 3, 2, 4096, V_NARROW | V_TIMES);
+    run_case(DAK_ARCH_OPT, 5, 1, 0, V_PRE_NONE | V_TIMES);
     return check_done();
 }

@@ -62,7 +62,8 @@ static void usage(FILE *o)
             "                   before griddepcontrol.wait, their slots refilled right after it\n"
             "                   (dak_gemm_opts.stash; N <= 8): 0 (off), 1 or 2 (default 2)\n"
             "  --pdl-pre N      with pdl, copies of A each HBM-tier CTA of the split kernel issues before\n"
-            "                   griddepcontrol.wait (dak_gemm_opts.pdl_pre): 0 (auto) or 1..24 (at most the ring)\n"
+            "                   griddepcontrol.wait (dak_gemm_opts.pdl_pre): 0 (auto), 1..24 (at most the ring) or\n"
+            "                   none\n"
             "  --prod2 N        1: two producer threads issue alternate ring slots (diagnostic; single launches, the PDL\n"
             "                   columns are refused; dak_gemm_opts.diag_prod2)\n"
             "  --dyn-slots N    ring slots per dynamic unit in the fixed section's dyn columns\n"
@@ -245,7 +246,9 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--prod2")) {
             if (!VAL() || arg_u32("dak bench", "--prod2", v, 0, 1, &c->prod2)) return -1;
         } else if (arg_is(a, "--pdl-pre")) {
-            if (!VAL() || arg_u32("dak bench", "--pdl-pre", v, 0, 24, &c->pdl_pre)) return -1;
+            if (!VAL() ||
+                arg_u32_or_word("dak bench", "--pdl-pre", v, 0, 24, "none", DAK_GEMM_PDL_PRE_NONE, &c->pdl_pre))
+                return -1;
         } else if (arg_is(a, "--hbm-window")) {
             if (!VAL() || arg_u32("dak bench", "--hbm-window", v, 0, 24, &c->hbm_window)) return -1;
         } else if (arg_is(a, "--dyn-slots")) {

@@ -15,8 +15,10 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "dak/engine.h"
+#include "dak/gemm.h" /* DAK_GEMM_PDL_PRE_NONE */
 #include "dak/model_config.h"
 #include "dak/planner.h"
+#include "decode_stamps.h"
 #include "model_args.h"
 
 static const char *prog = "dak decode";
@@ -30,7 +32,8 @@ static void usage(FILE *o)
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
-            "                  [--diag-empty LIST] [--gemm-pdl-pre N] [--json FILE]\n\n"
+            "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--norm-trigger WHERE]\n"
+            "                  [--norm-narrow 0|1] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -66,12 +69,18 @@ static void usage(FILE *o)
             "                   F32; read as bf16); default: the --model folder's checkpoint if it has one, else\n"
             "                   synthetic weights (random bf16 from --seed); 'synthetic' forces them\n"
             "  --gemm-pdl-pre N copies of weights each GEMM CTA issues before it waits for the kernel before it\n"
-            "                   (0, the default: the GEMM's choice; 1..24)\n"
+            "                   (0, the default: the GEMM's choice; 1..24; none)\n"
+            "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
+            "                   done) or end (its stores issued)\n"
+            "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
+            "                   weights read after the statistics); 0 (default): the weights held in registers\n"
             "  --diag-skip LIST diagnostic: leave these kinds' kernels out of every step (comma-separated: embed,\n"
             "                   norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax), to\n"
             "                   measure a step without them; the logits and tokens are then wrong\n"
             "  --diag-empty LIST diagnostic: the same with an empty kernel in each one's place (what being in the\n"
             "                   chain of kernels costs, without the work)\n"
+            "  --diag-times FILE diagnostic: the r = 0 run stamps every CTA of its kernels (%%globaltimer); the middle\n"
+            "                   layer's timeline of the last step is printed and written to FILE (JSON)\n"
             "  --prompt-ids LIST every sequence's prompt as comma-separated token ids (sets --prompt); the greedy\n"
             "                   tokens of sequence 0 are printed (as with --weights); default: synthetic prompts\n"
             "No tokenizer: prompts and outputs are token ids.\n");
@@ -274,8 +283,8 @@ int cmd_decode(int argc, char **argv)
     int32_t *prompt_ids = NULL;
     uint32_t prompt_n = 0;
     int prompt_given = 0;
-    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0;
-    const char *skip_list = NULL, *empty_list = NULL;
+    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0;
+    const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
     int fit = 0;
@@ -307,11 +316,26 @@ int cmd_decode(int argc, char **argv)
             skip_list = v;
         } else if (arg_is(a, "--gemm-pdl-pre")) {
             VAL();
-            if (arg_u32(prog, "--gemm-pdl-pre", v, 0, 24, &gemm_pre)) return 2;
+            if (arg_u32_or_word(prog, "--gemm-pdl-pre", v, 0, 24, "none", DAK_GEMM_PDL_PRE_NONE, &gemm_pre)) return 2;
+        } else if (arg_is(a, "--norm-narrow")) {
+            VAL();
+            if (arg_u32(prog, "--norm-narrow", v, 0, 1, &norm_narrow)) return 2;
+        } else if (arg_is(a, "--norm-trigger")) {
+            VAL();
+            if (!strcmp(v, "top")) norm_trig = 0;
+            else if (!strcmp(v, "loaded")) norm_trig = 1;
+            else if (!strcmp(v, "end")) norm_trig = 2;
+            else {
+                fprintf(stderr, "%s: --norm-trigger: expected top, loaded or end, got '%s'\n", prog, v);
+                return 2;
+            }
         } else if (arg_is(a, "--diag-empty")) {
             VAL();
             if (parse_skip("--diag-empty", v, &diag_empty)) return 2;
             empty_list = v;
+        } else if (arg_is(a, "--diag-times")) {
+            VAL();
+            times_path = v;
         } else if (arg_is(a, "--prompt-ids")) {
             VAL();
             free(prompt_ids);
@@ -386,6 +410,10 @@ int cmd_decode(int argc, char **argv)
         fprintf(stderr, "%s: --baseline um: expected --deploy 0 (the unified-memory baseline keeps the whole KV cache in "
                         "HBM, which a deployment does not hold)\n",
                 prog);
+        return 2;
+    }
+    if (times_path && deploy) {
+        fprintf(stderr, "%s: --diag-times: expected --deploy 0 (the stamps are the r = 0 run's)\n", prog);
         return 2;
     }
     if (fit && (!deploy || !gpu_cap)) {
@@ -464,7 +492,8 @@ int cmd_decode(int argc, char **argv)
     memset(&eo, 0, sizeof eo);
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
     eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n, eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
-    eo.gemm_pdl_pre = gemm_pre;
+    eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
+    eo.norm_narrow = (int)norm_narrow;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
@@ -490,7 +519,9 @@ int cmd_decode(int argc, char **argv)
         dak_eng_place pl;
         dak_eng_place_zero(&m, &pl);
         int bad = dak_engine_setup(e, &pl, DAK_ENG_DIRECT, prompt, tokens, &err) || dak_engine_run(e, &tpot0, &err) ||
-                  dak_engine_tokens(e, tok0, S, &err) || (bk_reps && breakdown(e, bk_reps, "r = 0 (all HBM)", &bk0, &err));
+                  dak_engine_tokens(e, tok0, S, &err) ||
+                  (times_path && decode_stamps_write(e, (uint32_t)m.cfg.layers / 2, times_path, &err)) ||
+                  (bk_reps && breakdown(e, bk_reps, "r = 0 (all HBM)", &bk0, &err));
         dak_eng_place_free(&pl);
         if (bad) {
             fprintf(stderr, "%s: r = 0: %s\n", prog, err.msg);
@@ -603,7 +634,10 @@ int cmd_decode(int argc, char **argv)
         json_kv_str(&w, "weights", wdesc);
         if (diag_skip) json_kv_str(&w, "diag_skip", skip_list);
         if (diag_empty) json_kv_str(&w, "diag_empty", empty_list);
-        json_kv_u64(&w, "gemm_pdl_pre", gemm_pre);
+        if (gemm_pre == DAK_GEMM_PDL_PRE_NONE) json_kv_str(&w, "gemm_pdl_pre", "none");
+        else json_kv_u64(&w, "gemm_pdl_pre", gemm_pre);
+        json_kv_u64(&w, "norm_trigger", norm_trig);
+        json_kv_u64(&w, "norm_narrow", norm_narrow);
         if (show_tokens && (have_ref || !deploy)) {
             /* sequence 0: its prompt, and the greedy tokens of steps prompt - 1 .. S - 1 (the all-HBM run's, or the
                first deployed run's) */

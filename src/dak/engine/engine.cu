@@ -92,6 +92,10 @@ struct dak_engine {
     double *bk_bytes;
     uint32_t bk_n, bk_cap;
     int bk_on;
+    /* dak_eng_opts.diag_times: the norms' stamps ([2L + 1][batch][DAK_ENG_NORM_STAMPS]), then the activations'
+       ([L][act_grid][DAK_ENG_ACT_STAMPS]) */
+    uint64_t *dts;
+    uint32_t act_grid;
 };
 
 static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
@@ -152,7 +156,7 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     cudaFree(e->lm.dev_rows), cudaFreeHost(e->lm.host_rows);
     void *d[] = {e->n1g, e->n1b, e->n2g, e->n2b, e->nfg, e->nfb, e->emb_dev, e->pos_dev, e->cs, e->sn, e->x,
                  e->cqkv, e->co, e->c1, e->cd, e->logits, e->ca, e->cb, e->hb, e->qb, e->ab,
-                 e->fb, e->prompt, e->tok, e->hist, e->sk[0], e->sk[1], e->sv[0], e->sv[1], e->slm};
+                 e->fb, e->prompt, e->tok, e->hist, e->sk[0], e->sk[1], e->sv[0], e->sv[1], e->slm, e->dts};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) cudaFree(d[i]);
     for (int s = 0; s < 2; s++)
         for (int j = 0; j < NW; j++) cudaFree(e->sw[s][j]);
@@ -349,6 +353,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         if (oo.prompt_ids[t] < 0 || (uint64_t)oo.prompt_ids[t] >= m->cfg.vocab)
             return cm_fail(err, "engine: prompt token %d at position %u: expected 0..%llu (the vocabulary)",
                            oo.prompt_ids[t], t, (unsigned long long)m->cfg.vocab - 1);
+    if (oo.norm_trigger > 2)
+        return cm_fail(err, "engine: norm_trigger %u: expected 0 (top), 1 (loads done) or 2 (stores issued)",
+                       oo.norm_trigger);
     if (oo.prompt_ids && oo.prompt_n > max_len)
         return cm_fail(err, "engine: a prompt of %u tokens for %u positions", oo.prompt_n, max_len);
     dak_engine *e = (dak_engine *)cm_calloc(1, sizeof *e);
@@ -522,6 +529,10 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         int bad = cudaMemcpy(e->prompt, pt, (size_t)max_len * B * 4, cudaMemcpyHostToDevice) != cudaSuccess;
         free(pt);
         if (bad || cudaMemset(e->tok, 0, B * 4) != cudaSuccess) goto fail;
+        e->act_grid = grid_for((size_t)B * F);
+        size_t nts = ((size_t)(2 * L + 1) * B * DAK_ENG_NORM_STAMPS + (size_t)L * e->act_grid * DAK_ENG_ACT_STAMPS) * 8;
+        if (oo.diag_times && (dmalloc(e, (void **)&e->dts, nts, err) || cudaMemset(e->dts, 0, nts) != cudaSuccess))
+            goto fail;
     }
     if (cudaDeviceSynchronize() != cudaSuccess) {
         cm_fail(err, "engine: initialisation failed: %s", cudaGetErrorString(cudaGetLastError()));
@@ -552,6 +563,7 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
     dak_gemm_opts_default(&go);
     go.pdl = e->o.gemm_pdl ? 1 : 0;
     go.pdl_pre = e->o.gemm_pdl_pre;
+    go.diag_times = e->o.diag_times ? 1 : 0;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM */
@@ -682,13 +694,26 @@ static int mark(dak_engine *e, dak_eng_op kind, double bytes, cm_err *err)
 
 static double lin_bytes(const lin_t *w) { return 2.0 * w->M * w->K; }
 
-/* x += c + bias (c NULL: no add), hb = bf16(norm(x)) over the batch (k_resid_norm) */
-static int resid_norm(dak_engine *e, const float *c, const float *bias, const float *gamma, const float *beta,
-                      cm_err *err)
+/* the stamps of norm `idx` of the step (2l, 2l + 1: layer l's; 2L: the final one) or activation l; NULL without
+ * dak_eng_opts.diag_times */
+static uint64_t *norm_ts(const dak_engine *e, uint32_t idx)
+{
+    return e->dts ? e->dts + (size_t)idx * e->batch * DAK_ENG_NORM_STAMPS : NULL;
+}
+static uint64_t *act_ts(const dak_engine *e, uint32_t l)
+{
+    return e->dts ? norm_ts(e, 2 * e->L + 1) + (size_t)l * e->act_grid * DAK_ENG_ACT_STAMPS : NULL;
+}
+
+/* x += c + bias (c NULL: no add), hb = bf16(norm(x)) over the batch (k_resid_norm); norm idx of the step */
+static int resid_norm(dak_engine *e, uint32_t idx, const float *c, const float *bias, const float *gamma,
+                      const float *beta, cm_err *err)
 {
     float eps = DAK_ENG_EPS;
-    void *args[] = {&e->x, &c, &bias, &gamma, &beta, &e->hb, &e->H, &eps};
-    return step_launch(e, (const void *)k_resid_norm, dim3(e->batch), norm_threads(e->H), args, err);
+    uint64_t *ts = norm_ts(e, idx);
+    void *args[] = {&e->x, &c, &bias, &gamma, &beta, &e->hb, &e->H, &eps, &ts, &e->o.norm_trigger};
+    return step_launch(e, resid_norm_kernel(e->H, e->o.norm_narrow), dim3(e->batch), norm_threads(e->H, e->o.norm_narrow),
+                       args, err);
 }
 
 /* diagnostics (dak_eng_opts.diag_skip, diag_empty): 1 when kind k's kernels stay out of the step; with diag_empty an
@@ -731,7 +756,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         }
         const float *prev_c = l ? e->cd : NULL, *prev_b = l ? LIN(e, l - 1, W_OUT)->bias : NULL;
         if ((!SKIP(NORM) &&
-             resid_norm(e, prev_c, prev_b, e->n1g + (size_t)l * H, e->opt ? e->n1b + (size_t)l * H : NULL, err)) ||
+             resid_norm(e, 2 * l, prev_c, prev_b, e->n1g + (size_t)l * H, e->opt ? e->n1b + (size_t)l * H : NULL, err)) ||
             mark(e, DAK_ENG_OP_NORM, 0, err))
             return -1;
         lin_t *wqkv = LIN(e, l, W_QKV);
@@ -751,7 +776,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
             mark(e, DAK_ENG_OP_ATTN, 2.0 * B * c->kv_heads * (t + 1.0) * DAK_ENG_HEAD_DIM * 2, err) ||
             (!SKIP(O) && run_lin(e, LIN(e, l, W_O), e->co, err)) || mark(e, DAK_ENG_OP_O, lin_bytes(LIN(e, l, W_O)), err))
             return -1;
-        if ((!SKIP(NORM) && resid_norm(e, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H,
+        if ((!SKIP(NORM) && resid_norm(e, 2 * l + 1, e->co, LIN(e, l, W_O)->bias, e->n2g + (size_t)l * H,
                                        e->opt ? e->n2b + (size_t)l * H : NULL, err)) ||
             mark(e, DAK_ENG_OP_NORM, 0, err))
             return -1;
@@ -760,8 +785,9 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
             return -1;
         const float *c1 = e->c1, *b1 = LIN(e, l, W_IN)->bias;
         int gated = !e->opt;
-        void *aargs[] = {&c1, &b1, &e->fb, &nf, &e->F, &gated};
-        if ((!SKIP(ACT) && step_launch(e, (const void *)k_act, dim3(grid_for(nf)), NTHR, aargs, err)) ||
+        uint64_t *ats = act_ts(e, l);
+        void *aargs[] = {&c1, &b1, &e->fb, &nf, &e->F, &gated, &ats};
+        if ((!SKIP(ACT) && step_launch(e, (const void *)k_act, dim3(e->act_grid), NTHR, aargs, err)) ||
             mark(e, DAK_ENG_OP_ACT, 0, err) || (!SKIP(FFN_OUT) && run_lin(e, LIN(e, l, W_OUT), e->cd, err)) ||
             mark(e, DAK_ENG_OP_FFN_OUT, lin_bytes(LIN(e, l, W_OUT)), err))
             return -1;
@@ -771,7 +797,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         ECU(cudaStreamWaitEvent(e->st, e->ev_ready[L % 2], 0));
         if (mark(e, DAK_ENG_OP_WAIT, 0, err)) return -1;
     }
-    if ((!SKIP(NORM) && resid_norm(e, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL, err)) ||
+    if ((!SKIP(NORM) && resid_norm(e, 2 * L, e->cd, LIN(e, L - 1, W_OUT)->bias, e->nfg, e->opt ? e->nfb : NULL, err)) ||
         mark(e, DAK_ENG_OP_NORM, 0, err) || (!SKIP(LM_HEAD) && run_lin(e, &e->lm, e->logits, err)) ||
         mark(e, DAK_ENG_OP_LM_HEAD, lin_bytes(&e->lm), err))
         return -1;
@@ -1127,5 +1153,58 @@ extern "C" int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakd
     }
     free(hist_row), free(v);
     if (ce != cudaSuccess) return cm_fail(err, "engine: breakdown: %s", cudaGetErrorString(ce));
+    return 0;
+}
+
+/* ---- a layer's timeline (dak_eng_opts.diag_times) ------------------------------------------------ */
+
+static int stamps_copy(const uint64_t *dev, uint32_t ctas, uint32_t words, dak_eng_op kind, dak_eng_stamps *o,
+                       cm_err *err)
+{
+    o->kind = kind, o->ctas = ctas, o->words = words;
+    o->t = (uint64_t *)cm_malloc((size_t)ctas * words * 8);
+    ECU(cudaMemcpy(o->t, dev, (size_t)ctas * words * 8, cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+static int stamps_gemm(lin_t *w, dak_eng_op kind, dak_eng_stamps *o, cm_err *err)
+{
+    const uint32_t cap = 4096;
+    uint64_t *t = (uint64_t *)cm_malloc((size_t)cap * DAK_GEMM_NTIMES * 8);
+    uint32_t ctas = 0;
+    if (!w->l || dak_gemm_times(w->l, t, (size_t)cap * DAK_GEMM_NTIMES, &ctas, err)) {
+        free(t);
+        return w->l ? -1 : cm_fail(err, "engine: stamps: the GEMM is not one launch (direct mode only)");
+    }
+    o->kind = kind, o->ctas = ctas, o->words = DAK_GEMM_NTIMES, o->t = t;
+    return 0;
+}
+
+extern "C" int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps ops[DAK_ENG_STAMPED_OPS], uint32_t *n,
+                                 cm_err *err)
+{
+    *n = 0;
+    if (!e->dts) return cm_fail(err, "engine: stamps: the engine was created without diag_times");
+    if (!e->ge || e->mode != DAK_ENG_DIRECT) return cm_fail(err, "engine: stamps: no run in direct mode");
+    if (layer >= e->L) return cm_fail(err, "engine: stamps: layer %u of %u", layer, e->L);
+    const uint32_t used = (1u << DAK_ENG_OP_NORM) | (1u << DAK_ENG_OP_QKV) | (1u << DAK_ENG_OP_O) |
+                          (1u << DAK_ENG_OP_FFN_IN) | (1u << DAK_ENG_OP_ACT) | (1u << DAK_ENG_OP_FFN_OUT);
+    if ((e->o.diag_skip | e->o.diag_empty) & used)
+        return cm_fail(err, "engine: stamps: a kind they need is left out (diag_skip / diag_empty)");
+    ECU(cudaStreamSynchronize(e->st));
+    uint32_t l = layer, B = e->batch, k = 0;
+    int bad = stamps_copy(norm_ts(e, 2 * l), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
+              stamps_gemm(LIN(e, l, W_QKV), DAK_ENG_OP_QKV, &ops[k++], err) ||
+              stamps_gemm(LIN(e, l, W_O), DAK_ENG_OP_O, &ops[k++], err) ||
+              stamps_copy(norm_ts(e, 2 * l + 1), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
+              stamps_gemm(LIN(e, l, W_IN), DAK_ENG_OP_FFN_IN, &ops[k++], err) ||
+              stamps_copy(act_ts(e, l), e->act_grid, DAK_ENG_ACT_STAMPS, DAK_ENG_OP_ACT, &ops[k++], err) ||
+              stamps_gemm(LIN(e, l, W_OUT), DAK_ENG_OP_FFN_OUT, &ops[k++], err) ||
+              stamps_copy(norm_ts(e, 2 * l + 2), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err);
+    if (bad) {
+        dak_eng_stamps_free(ops, k);
+        return -1;
+    }
+    *n = k;
     return 0;
 }

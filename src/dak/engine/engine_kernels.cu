@@ -30,10 +30,16 @@ __device__ __forceinline__ uint16_t f2bf(float f) { return dak_f32_to_bf16(f); }
  * each waits (griddepcontrol.wait, right after its trigger) before reading anything, and every kernel
  * of the step executes that wait, so a kernel's completion still implies its predecessors'.  Without
  * PDL the wait returns at once.  Plain launches after them are unaffected. */
-/* The norm's row lives in registers: NORM_VEC float4s a thread, so hidden <= 4 x NORM_VEC x 1024 (32768;
- * dak_eng_model_make checks).  All of a thread's loads are issued before any use: the first version looped
- * over the row three times with loads behind stores (x may alias nothing, but the compiler could not know),
- * one global latency an element group, 18 us a row of 4096 (session 20's breakdown). */
+/* The norm's row lives in registers: nv float4s a thread (norm_vec(H)), hidden <= 4 x NORM_VEC x 1024 (32768;
+ * dak_eng_model_make checks).  All of a thread's loads are issued before any use: the first version looped over the
+ * row three times with loads behind stores (x may alias nothing, but the compiler could not know), one global
+ * latency an element group, 18 us a row of 4096 (session 20's breakdown). */
+
+/* dak_eng_opts.diag_times: thread 0 of the CTA writes %globaltimer into its stamp word k (ts NULL: nothing) */
+#define STAMP(ts, k)                                                                                                   \
+    do {                                                                                                               \
+        if ((ts) && threadIdx.x == 0) (ts)[k] = ptx_globaltimer();                                                     \
+    } while (0)
 
 /* Block sum of one value (any multiple of 32 threads, <= 1024). */
 __device__ float block_sum(float v, float *sh)
@@ -48,57 +54,72 @@ __device__ float block_sum(float v, float *sh)
     return s;
 }
 
-/* x[n] += c[n] + bias (c may be NULL: no add); out[n] = bf16(norm(x[n])) (beta NULL: RMSNorm).  One block a row
- * of norm_threads(H) threads; H a multiple of 4. */
-__global__ void __launch_bounds__(1024)
-    k_resid_norm(float *__restrict__ x, const float *__restrict__ c, const float *__restrict__ bias,
-                 const float *__restrict__ gamma, const float *__restrict__ beta, uint16_t *__restrict__ out, uint32_t H,
-                 float eps)
+/* x[n] += c[n] + bias (c may be NULL: no add); out[n] = bf16(norm(x[n])) (beta NULL: RMSNorm).  One CTA a row of
+ * norm_threads(H) threads, nv float4s each (a literal in each kernel below, so the arrays stay in registers).
+ * hold: the weights (bias, gamma, beta) are read into registers before griddepcontrol.wait, so that after it only x
+ * and c cost a round of memory (twenty-second session: the weights read after the statistics cost the norm ~3 us
+ * of its ~6); else gamma and beta are only prefetched into L1 there (large rows: their registers would not fit). */
+__device__ __forceinline__ void resid_norm_body(float *__restrict__ x, const float *__restrict__ c,
+                                                const float *__restrict__ bias, const float *__restrict__ gamma,
+                                                const float *__restrict__ beta, uint16_t *__restrict__ out, uint32_t H,
+                                                float eps, uint64_t *ts, uint32_t trig, const uint32_t nv,
+                                                const bool hold)
 {
-    ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
+    if (trig == 0) ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER; dak_eng_opts.norm_trigger */
+    if (ts) ts += (size_t)blockIdx.x * DAK_ENG_NORM_STAMPS;
+    STAMP(ts, 0);
     __shared__ float sh[32];
     const uint32_t H4 = H / 4;
     float4 *xr = (float4 *)(x + (size_t)blockIdx.x * H);
     const float4 *cr = c ? (const float4 *)(c + (size_t)blockIdx.x * H) : NULL;
     const float4 *br = (const float4 *)bias, *g4 = (const float4 *)gamma, *b4 = (const float4 *)beta;
-    /* gamma and beta are read after the reductions: start bringing them into L1 now (no registers held) */
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 v[NORM_VEC], wg[NORM_VEC], wb[NORM_VEC], wc[NORM_VEC];
 #pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
+    for (uint32_t j = 0; j < nv; j++) {
         uint32_t i = threadIdx.x + j * blockDim.x;
-        if (i < H4) {
+        wg[j] = wb[j] = wc[j] = zero;
+        if (i >= H4) continue;
+        if (hold) {
+            wg[j] = g4[i];
+            if (b4) wb[j] = b4[i];
+            if (cr && br) wc[j] = br[i];
+        } else {
             ptx_prefetch_l1(g4 + i);
             if (b4) ptx_prefetch_l1(b4 + i);
         }
     }
     ptx_griddep_wait(); /* launched as a programmatic dependent: x and c are written (the parameters were not) */
-    float4 v[NORM_VEC];
+    STAMP(ts, 1);
 #pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
+    for (uint32_t j = 0; j < nv; j++) {
         uint32_t i = threadIdx.x + j * blockDim.x;
-        v[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+        v[j] = zero;
         if (i < H4) {
             v[j] = xr[i];
             if (cr) {
-                float4 a = cr[i], b = br ? br[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+                float4 a = cr[i], b = hold ? wc[j] : br ? br[i] : zero;
                 v[j].x += a.x + b.x, v[j].y += a.y + b.y, v[j].z += a.z + b.z, v[j].w += a.w + b.w;
             }
         }
     }
     float s = 0;
 #pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
+    for (uint32_t j = 0; j < nv; j++) {
         uint32_t i = threadIdx.x + j * blockDim.x;
         if (i < H4 && cr) xr[i] = v[j];
         s += beta ? v[j].x + v[j].y + v[j].z + v[j].w
                   : v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
     }
     s = block_sum(s, sh);
+    STAMP(ts, 2);
+    if (trig == 1) ptx_griddep_launch_dependents();
     float mean = 0, inv;
     if (beta) {
         mean = s / (float)H;
         float q = 0;
 #pragma unroll
-        for (int j = 0; j < NORM_VEC; j++) {
+        for (uint32_t j = 0; j < nv; j++) {
             if (threadIdx.x + j * blockDim.x >= H4) continue;
             float a = v[j].x - mean, b = v[j].y - mean, d = v[j].z - mean, e = v[j].w - mean;
             q += a * a + b * b + d * d + e * e;
@@ -108,17 +129,34 @@ __global__ void __launch_bounds__(1024)
     } else {
         inv = rsqrtf(s / (float)H + eps);
     }
+    STAMP(ts, 3);
     uint2 *o = (uint2 *)(out + (size_t)blockIdx.x * H);
 #pragma unroll
-    for (int j = 0; j < NORM_VEC; j++) {
+    for (uint32_t j = 0; j < nv; j++) {
         uint32_t i = threadIdx.x + j * blockDim.x;
         if (i >= H4) continue;
-        float4 g = g4[i], b = b4 ? b4[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+        float4 g = hold ? wg[j] : g4[i], b = hold ? wb[j] : b4 ? b4[i] : zero;
         float y0 = (v[j].x - mean) * inv * g.x + b.x, y1 = (v[j].y - mean) * inv * g.y + b.y;
         float y2 = (v[j].z - mean) * inv * g.z + b.z, y3 = (v[j].w - mean) * inv * g.w + b.w;
         o[i] = make_uint2((uint32_t)f2bf(y0) | (uint32_t)f2bf(y1) << 16, (uint32_t)f2bf(y2) | (uint32_t)f2bf(y3) << 16);
     }
+    STAMP(ts, 4);
+    if (trig == 2) ptx_griddep_launch_dependents();
+    if (ts && threadIdx.x == 0) ts[5] = ptx_smid();
 }
+
+/* norm_vec(H) 1, 2 (the weights held) and NORM_VEC */
+#define RESID_NORM_KERNEL(name, NV, HOLD)                                                                              \
+    __global__ void __launch_bounds__(1024)                                                                            \
+        name(float *__restrict__ x, const float *__restrict__ c, const float *__restrict__ bias,                       \
+             const float *__restrict__ gamma, const float *__restrict__ beta, uint16_t *__restrict__ out, uint32_t H,  \
+             float eps, uint64_t *ts, uint32_t trig)                                                                   \
+    {                                                                                                                  \
+        resid_norm_body(x, c, bias, gamma, beta, out, H, eps, ts, trig, NV, HOLD);                                     \
+    }
+RESID_NORM_KERNEL(k_resid_norm1, 1u, true)
+RESID_NORM_KERNEL(k_resid_norm2, 2u, true)
+RESID_NORM_KERNEL(k_resid_norm, NORM_VEC, false)
 
 /* dak_eng_opts.diag_empty: a kernel that only takes its place in the chain (trigger, wait), no work */
 __global__ void k_noop(void)
@@ -191,10 +229,13 @@ __global__ void k_qkv_post(qkv_args a)
 
 /* out[r][f] = bf16(relu(c[r][f] + bias[f])) (OPT: c is [N][F]) or bf16(silu(g) * u) with g = c[r][f], u = c[r][F + f]
  * (Llama, gated: gate and up stacked, c is [N][2F]); n = N x F outputs. */
-__global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n, uint32_t F, int gated)
+__global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n, uint32_t F, int gated, uint64_t *ts)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
+    if (ts) ts += (size_t)blockIdx.x * DAK_ENG_ACT_STAMPS;
+    STAMP(ts, 0);
+    ptx_griddep_wait(); /* launched as a programmatic dependent: the inputs are written */
+    STAMP(ts, 1);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         size_t r = i / F;
         uint32_t f = (uint32_t)(i % F);
@@ -208,6 +249,8 @@ __global__ void k_act(const float *c, const float *bias, uint16_t *out, size_t n
         }
         out[i] = f2bf(y);
     }
+    STAMP(ts, 2);
+    if (ts && threadIdx.x == 0) ts[3] = ptx_smid();
 }
 
 /* tok[n] = argmax of logits[n][0..vocab) (lowest index on ties, NaN never wins); also hist[n]. */

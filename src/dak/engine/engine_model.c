@@ -196,6 +196,11 @@ const char *dak_eng_op_name(dak_eng_op k)
     return (unsigned)k < DAK_ENG_NOPS ? names[k] : "?";
 }
 
+void dak_eng_stamps_free(dak_eng_stamps *ops, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) free(ops[i].t), ops[i].t = NULL;
+}
+
 const char *dak_eng_mode_name(dak_eng_mode m)
 {
     switch (m) {

@@ -49,3 +49,9 @@ int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_
     (void)e, (void)reps, (void)b;
     return cm_fail(err, NB);
 }
+int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps ops[DAK_ENG_STAMPED_OPS], uint32_t *n, cm_err *err)
+{
+    (void)e, (void)layer, (void)ops;
+    *n = 0;
+    return cm_fail(err, NB);
+}

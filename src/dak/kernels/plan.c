@@ -290,9 +290,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->stash > DAK_STASH_MAX)
         return cm_fail(err, "gemm: stash %u must be 0 (off) or 1..%u (K chunks held in registers before the PDL wait)",
                        o->stash, DAK_STASH_MAX);
-    if (o->pdl_pre > MAX_STAGES)
-        return cm_fail(err, "gemm: pdl_pre %u must be 0 (auto) or 1..%u copies before the PDL wait", o->pdl_pre,
-                       MAX_STAGES);
+    if (o->pdl_pre > MAX_STAGES && o->pdl_pre != DAK_GEMM_PDL_PRE_NONE)
+        return cm_fail(err,
+                       "gemm: pdl_pre %u must be 0 (auto), 1..%u copies before the PDL wait or DAK_GEMM_PDL_PRE_NONE",
+                       o->pdl_pre, MAX_STAGES);
     if (o->hbm_window > MAX_STAGES)
         return cm_fail(err, "gemm: hbm_window %u must be 0 (auto) or 1..%u", o->hbm_window, MAX_STAGES);
     if (o->kstep && o->kstep != 1 && o->kstep != 2 && o->kstep != 4)
@@ -445,7 +446,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         fixed = DAK_GEMM_SMEM_BASE + dyn_area;
     /* the PDL stash (opts.stash): N <= 8 (the hand-over area is DAK_STASH_BYTES), 64-row HBM tiles (the narrow
      * consumer), no cluster, no dyn; its B rows 1 KiB-aligned in the area, which grows by 512 B */
-    const int stash_on = o->pdl && o->stash && N <= 8 && mh == 1 && c == 1 && !o->dyn && mt_g;
+    const int pre_none = o->pdl_pre == DAK_GEMM_PDL_PRE_NONE;
+    const int stash_on = o->pdl && o->stash && !pre_none && N <= 8 && mh == 1 && c == 1 && !o->dyn && mt_g;
     const uint32_t stash_area = DAK_STASH_OFF - 512u + DAK_STASH_BYTES; /* the area starts 512 B past the ring */
     if (stash_on && fixed < DAK_GEMM_SMEM_BASE + stash_area) fixed = DAK_GEMM_SMEM_BASE + stash_area;
 
@@ -557,7 +559,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     /* copies of A before the PDL wait: opts.pdl_pre, or auto PDL_PRE_TALL with 128-row slots at N <= 64, else the
      * ring; at least the stash, whose chunks go out first */
     p->hbm_pre = 0;
-    if (o->pdl && p->hbm.ctas) {
+    if (o->pdl && p->hbm.ctas && !pre_none) {
         const uint32_t want = o->pdl_pre ? o->pdl_pre : p->bm == 2u * TILE && N <= TILE ? PDL_PRE_TALL : 0u;
         p->hbm_pre = want && want < p->hbm_stages ? want : p->hbm_stages;
         if (p->hbm_pre < p->hbm_stash) p->hbm_pre = p->hbm_stash;
