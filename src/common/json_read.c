@@ -1,6 +1,7 @@
 /* Strict recursive-descent JSON parser producing a jr_val tree (see
  * include/common/json_read.h). */
 #include "common/json_read.h"
+#include "common/strmap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -284,7 +285,37 @@ static int parse_array(parser *p, jr_val *v)
     }
 }
 
+/* Duplicate keys: a linear search up to this many keys, then a hash map of them (a tokenizer's vocabulary is
+ * an object of 50,000 keys). */
+#define JR_LINEAR_KEYS 16
+
+/* Whether key k of v repeats an earlier one (seen: the hash map, filled once v passes JR_LINEAR_KEYS keys). */
+static int repeats_key(const jr_val *v, size_t k, cm_strmap *seen)
+{
+    if (k < JR_LINEAR_KEYS) {
+        for (size_t j = 0; j < k; j++)
+            if (!strcmp(v->keys[j], v->keys[k])) return 1;
+        return 0;
+    }
+    if (!seen->cap) {
+        cm_strmap_init(seen, 4 * JR_LINEAR_KEYS);
+        for (size_t j = 0; j < k; j++) cm_strmap_put(seen, v->keys[j], strlen(v->keys[j]), (int64_t)j, NULL);
+    }
+    return cm_strmap_put(seen, v->keys[k], strlen(v->keys[k]), (int64_t)k, NULL);
+}
+
+static int parse_object_members(parser *p, jr_val *v, cm_strmap *seen);
+
 static int parse_object(parser *p, jr_val *v)
+{
+    cm_strmap seen;
+    cm_strmap_init(&seen, 0);
+    int rc = parse_object_members(p, v, &seen);
+    cm_strmap_free(&seen);
+    return rc;
+}
+
+static int parse_object_members(parser *p, jr_val *v, cm_strmap *seen)
 {
     v->type = JR_OBJECT;
     adv(p);
@@ -312,10 +343,9 @@ static int parse_object(parser *p, jr_val *v)
         v->len++;
         size_t klen;
         if (parse_string(p, &v->keys[v->len - 1], &klen)) return -1;
-        for (size_t k = 0; k + 1 < v->len; k++)
-            if (!strcmp(v->keys[k], v->keys[v->len - 1]))
-                return cm_fail(p->err, "%s:%d:%d: duplicate key '%s': expected each key once",
-                               p->name, kline, kcol, v->keys[k]);
+        if (repeats_key(v, v->len - 1, seen))
+            return cm_fail(p->err, "%s:%d:%d: duplicate key '%s': expected each key once", p->name, kline,
+                           kcol, v->keys[v->len - 1]);
         skip_ws(p);
         if (p->i >= p->n || p->s[p->i] != ':') return perr(p, "after key: expected ':'");
         adv(p);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../check.h"
 #include "common/json_read.h"
@@ -166,10 +167,44 @@ static void test_getters(void)
     }
 }
 
+/* Large objects (a tokenizer's vocabulary has 50,000 keys): every key still checked against all the others (past 16
+ * keys through a hash map), the duplicate's position reported, and the whole parse linear, not quadratic. */
+static void test_large_object(void)
+{
+    const int n = 50000;
+    char *text = malloc((size_t)n * 24 + 64);
+    size_t len = 0;
+    len += (size_t)sprintf(text + len, "{");
+    for (int k = 0; k < n; k++) len += (size_t)sprintf(text + len, "%s\"k%d\": %d", k ? ",\n" : "", k, k);
+    size_t body = len;
+    strcpy(text + len, "}");
+    jr_doc d;
+    cm_err e = {{0}};
+    clock_t c0 = clock();
+    int rc = jr_parse(&d, text, len + 1, "big.json", &e);
+    double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    CHECK(rc == 0 && d.root->len == (size_t)n, "50,000 distinct keys: %s", e.msg);
+    CHECK(secs < 1.0, "50,000 keys parsed in %.2f s, expected well under a second", secs);
+    if (rc == 0) jr_free(&d);
+    /* a key repeating the 8th (in the linear part) and one repeating the 30,000th, both at the end (line n + 1) */
+    const char *dups[2] = {"k7", "k29999"};
+    for (int j = 0; j < 2; j++) {
+        char want[64];
+        snprintf(want, sizeof want, "big.json:%d:1: duplicate key '%s'", n + 1, dups[j]);
+        int m = sprintf(text + body, ",\n\"%s\": 0}", dups[j]);
+        rc = jr_parse(&d, text, body + (size_t)m, "big.json", &e);
+        CHECK(rc == -1 && strstr(e.msg, want), "duplicate %s: got '%s', expected '%s'", dups[j], rc ? e.msg : "success",
+              want);
+        if (rc == 0) jr_free(&d);
+    }
+    free(text);
+}
+
 int main(void)
 {
     test_values();
     test_malformed();
     test_getters();
+    test_large_object();
     return check_done();
 }

@@ -19,6 +19,7 @@
 #include "dak/model_config.h"
 #include "dak/planner.h"
 #include "decode_stamps.h"
+#include "dak/tokenizer.h"
 #include "model_args.h"
 
 static const char *prog = "dak decode";
@@ -33,7 +34,7 @@ static void usage(FILE *o)
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--norm-trigger WHERE]\n"
-            "                  [--norm-narrow 0|1] [--json FILE]\n\n"
+            "                  [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -83,7 +84,11 @@ static void usage(FILE *o)
             "                   layer's timeline of the last step is printed and written to FILE (JSON)\n"
             "  --prompt-ids LIST every sequence's prompt as comma-separated token ids (sets --prompt); the greedy\n"
             "                   tokens of sequence 0 are printed (as with --weights); default: synthetic prompts\n"
-            "No tokenizer: prompts and outputs are token ids.\n");
+            "  --prompt-text TEXT every sequence's prompt as text, encoded by the tokenizer (with its special tokens:\n"
+            "                   Llama's <s>, OPT's </s>); instead of --prompt-ids\n"
+            "  --tokenizer PATH a Hugging Face tokenizer.json (or a folder holding one); default: the tokenizer.json in\n"
+            "                   the --model folder, if any.  With a tokenizer, sequence 0's prompt and generated tokens\n"
+            "                   are printed (and written to --json) as text too\n");
 }
 
 static int parse_ratios(const char *v, double *r, int *n)
@@ -165,15 +170,71 @@ static int parse_skip(const char *flag, const char *v, uint32_t *mask)
                        "embed, norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax", mask);
 }
 
-/* sequence 0's prompt and greedy tokens (steps prompt - 1 .. S - 1 of tok[S][batch]) */
+/* ---- text prompts and outputs through a tokenizer (dak/tokenizer.h; the tokenizer dak tokenize uses) ---- */
+
+/* --prompt-text / --tokenizer: the tokenizer (--tokenizer, else the --model folder's tokenizer.json, else none) and,
+ * for a text prompt, its ids as --prompt-ids would give them (with the tokenizer's special tokens).  2 on bad input. */
+static int text_prompt(const char *text, const char *tokenizer, const char *model, int32_t **ids, uint32_t *n,
+                       dak_tok **tok)
+{
+    char path[4096];
+    if (text && *ids) {
+        fprintf(stderr, "%s: --prompt-text and --prompt-ids: expected one of them\n", prog);
+        return 2;
+    }
+    int rc = tokenizer_from_args(prog, tokenizer, model, text != NULL, tok, path, sizeof path);
+    if (rc == 1 && !text && !tokenizer) { /* found beside the model, not asked for: said, and left unused */
+        fprintf(stderr, "%s: the --model folder's tokenizer.json is left unused: prompts and outputs stay token ids\n",
+                prog);
+        return 0;
+    }
+    if (rc) return 2;
+    if (!text) return 0;
+    cm_err err = {{0}};
+    int32_t *v;
+    size_t nv;
+    if (dak_tok_encode(*tok, text, strlen(text), 1, &v, &nv, &err)) {
+        fprintf(stderr, "%s: --prompt-text: %s\n", prog, err.msg);
+        return 2;
+    }
+    if (nv < 1 || nv > 8192) {
+        fprintf(stderr, "%s: --prompt-text: %zu tokens (%s): expected 1..8192\n", prog, nv, path);
+        free(v);
+        return 2;
+    }
+    *ids = v, *n = (uint32_t)nv;
+    return 0;
+}
+
+/* The text of sequence 0's tokens at steps [from, to) of tok[S][batch] (malloc'd), or NULL (no tokenizer, or the
+ * ids are no tokens of it: then the message is printed). */
+static char *seq0_text(const dak_tok *tk, const int32_t *tok, uint32_t batch, uint32_t from, uint32_t to)
+{
+    if (!tk || to <= from) return NULL;
+    int32_t *ids = cm_malloc((size_t)(to - from) * sizeof *ids);
+    for (uint32_t t = from; t < to; t++) ids[t - from] = tok[(size_t)t * batch];
+    char *text = NULL;
+    cm_err err = {{0}};
+    if (dak_tok_decode(tk, ids, to - from, &text, NULL, &err)) fprintf(stderr, "%s: tokenizer: %s\n", prog, err.msg);
+    free(ids);
+    return text;
+}
+
+/* ---- end of the tokenizer's part ---- */
+
+/* sequence 0's prompt and greedy tokens (steps prompt - 1 .. S - 1 of tok[S][batch]); with a tokenizer, as text too */
 static void print_tokens(const int32_t *tok, uint32_t batch, uint32_t prompt, uint32_t S, const int32_t *ids,
-                         uint64_t seed, uint32_t vocab)
+                         uint64_t seed, uint32_t vocab, const dak_tok *tk)
 {
     printf("sequence 0: prompt");
     for (uint32_t t = 0; t < prompt; t++) printf(" %d", ids ? ids[t] : (int)dak_eng_prompt_token(seed, t, 0, batch, vocab));
     printf("\nsequence 0: generated");
     for (uint32_t t = prompt - 1; t < S; t++) printf(" %d", tok[(size_t)t * batch]);
     printf("\n");
+    char *text = ids ? seq0_text(tk, ids, 1, 0, prompt) : NULL, *gen = seq0_text(tk, tok, batch, prompt - 1, S);
+    if (text) printf("sequence 0: prompt text: %s\n", text);
+    if (gen) printf("sequence 0: generated text: %s\n", gen);
+    free(text), free(gen);
 }
 
 #define NMODES 3 /* dak_eng_mode: direct, prefetch, um */
@@ -280,6 +341,8 @@ static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *
 int cmd_decode(int argc, char **argv)
 {
     const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *weights = NULL;
+    const char *prompt_text = NULL, *tokenizer = NULL; /* the tokenizer's flags */
+    dak_tok *tk = NULL;
     int32_t *prompt_ids = NULL;
     uint32_t prompt_n = 0;
     int prompt_given = 0;
@@ -336,6 +399,12 @@ int cmd_decode(int argc, char **argv)
         } else if (arg_is(a, "--diag-times")) {
             VAL();
             times_path = v;
+        } else if (arg_is(a, "--prompt-text")) {
+            VAL();
+            prompt_text = v;
+        } else if (arg_is(a, "--tokenizer")) {
+            VAL();
+            tokenizer = v;
         } else if (arg_is(a, "--prompt-ids")) {
             VAL();
             free(prompt_ids);
@@ -400,9 +469,11 @@ int cmd_decode(int argc, char **argv)
         }
 #undef VAL
     }
+    if (text_prompt(prompt_text, tokenizer, model, &prompt_ids, &prompt_n, &tk)) return 2;
+    const char *ids_flag = prompt_text ? "--prompt-text" : "--prompt-ids";
     if (prompt_ids && prompt_given && prompt != prompt_n) {
-        fprintf(stderr, "%s: --prompt %u and --prompt-ids of %u tokens: expected one of them (or the same length)\n",
-                prog, prompt, prompt_n);
+        fprintf(stderr, "%s: --prompt %u and %s of %u tokens: expected one of them (or the same length)\n", prog,
+                prompt, ids_flag, prompt_n);
         return 2;
     }
     if (prompt_ids) prompt = prompt_n;
@@ -429,8 +500,8 @@ int cmd_decode(int argc, char **argv)
     }
     for (uint32_t t = 0; t < prompt_n; t++)
         if ((uint64_t)prompt_ids[t] >= m.cfg.vocab) {
-            fprintf(stderr, "%s: --prompt-ids: token %d (position %u): expected 0..%llu, the model's vocabulary\n",
-                    prog, prompt_ids[t], t, (unsigned long long)m.cfg.vocab - 1);
+            fprintf(stderr, "%s: %s: token %d (position %u): expected 0..%llu, the model's vocabulary\n", prog,
+                    ids_flag, prompt_ids[t], t, (unsigned long long)m.cfg.vocab - 1);
             return 2;
         }
     dak_eng_ckpt *ck = NULL;
@@ -527,7 +598,7 @@ int cmd_decode(int argc, char **argv)
             fprintf(stderr, "%s: r = 0: %s\n", prog, err.msg);
             goto done;
         }
-        if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab);
+        if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab, tk);
     }
     bench_progress_t pg;
     bench_progress_start(&pg, "dak decode: ratio x baseline runs", (uint64_t)nr * nmodes);
@@ -589,7 +660,7 @@ int cmd_decode(int argc, char **argv)
             rw->ran[md] = 1, rw->tpot[md] = tp, rw->eb[md] = (wread + kvread) / tp;
             if (deploy && !have_ref) {
                 memcpy(tok0, tokx, (size_t)S * batch * 4), have_ref = 1;
-                if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab);
+                if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab, tk);
             }
             size_t same = 0, all = (size_t)(tokens + 1) * batch;
             for (size_t i = (size_t)(prompt - 1) * batch; i < (size_t)S * batch; i++) same += tok0[i] == tokx[i];
@@ -650,6 +721,10 @@ int cmd_decode(int argc, char **argv)
             json_arr_begin(&w);
             for (uint32_t t = prompt - 1; t < S; t++) json_u64(&w, (uint64_t)tok0[(size_t)t * batch]);
             json_arr_end(&w);
+            char *text = seq0_text(tk, tok0, batch, prompt - 1, S);
+            if (text) json_kv_str(&w, "generated_text_seq0", text);
+            if (prompt_text) json_kv_str(&w, "prompt_text", prompt_text);
+            free(text);
         }
         json_kv_str(&w, "profile", prof.source);
         json_kv_f64(&w, "plannable_bytes", total);
@@ -702,5 +777,6 @@ done:
     free(rows), free(u), free(tok0), free(tokx), free(ops), free(prompt_ids);
     dak_eng_ckpt_close(ck);
     dak_profile_free(&prof);
+    dak_tok_free(tk);
     return rc;
 }

@@ -8,6 +8,7 @@ static const arg_command commands[] = {
     {"bench", cmd_bench, "benchmarks: gemm (direct-access split GEMM), attn (split attention), vs baselines"},
     {"decode", cmd_decode, "inference engine: greedy decoding, TPOT and EB over offload ratios vs prefetch"},
     {"ckpt", cmd_ckpt, "checkpoints (safetensors): check one against a model, write a synthetic one"},
+    {"tokenize", cmd_tokenize, "text to token ids and back through a Hugging Face tokenizer.json"},
 };
 
 int main(int argc, char **argv)

@@ -75,3 +75,46 @@ int weights_from_args(const char *prog, const char *weights, const char *model, 
     }
     return 0;
 }
+
+int tokenizer_from_args(const char *prog, const char *tokenizer, const char *model, int required, dak_tok **tok,
+                        char *path, size_t path_n)
+{
+    struct stat sb;
+    *tok = NULL;
+    if (tokenizer) {
+        if (stat(tokenizer, &sb) != 0) {
+            fprintf(stderr, "%s: --tokenizer: '%s' does not exist; expected a tokenizer.json or a folder holding one\n",
+                    prog, tokenizer);
+            return 2;
+        }
+        if (S_ISDIR(sb.st_mode)) snprintf(path, path_n, "%s/tokenizer.json", tokenizer);
+        else snprintf(path, path_n, "%s", tokenizer);
+    } else if (model && stat(model, &sb) == 0) { /* a Hugging Face download: tokenizer.json beside config.json */
+        if (S_ISDIR(sb.st_mode)) {
+            snprintf(path, path_n, "%s/tokenizer.json", model);
+        } else {
+            const char *slash = strrchr(model, '/');
+            if (slash) snprintf(path, path_n, "%.*s/tokenizer.json", (int)(slash - model), model);
+            else snprintf(path, path_n, "tokenizer.json");
+        }
+    } else {
+        path[0] = '\0';
+    }
+    if (!path[0] || !is_file(path)) {
+        if (!required && !tokenizer) return 0;
+        if (path[0])
+            fprintf(stderr, "%s: %s: no tokenizer.json at '%s'; expected --tokenizer PATH or a tokenizer.json in the "
+                            "--model folder\n",
+                    prog, tokenizer ? "--tokenizer" : "--model", path);
+        else
+            fprintf(stderr, "%s: no tokenizer: expected --tokenizer PATH, or --model DIR holding a tokenizer.json\n",
+                    prog);
+        return 2;
+    }
+    cm_err err = {{0}};
+    if (dak_tok_load(tok, path, &err)) {
+        fprintf(stderr, "%s: tokenizer: %s\n", prog, err.msg);
+        return 1;
+    }
+    return 0;
+}

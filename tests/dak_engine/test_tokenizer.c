@@ -1,0 +1,523 @@
+/* dak tokenizer (include/dak/tokenizer.h), CPU: two small hand-written tokenizer.json files, one a flavour, with every
+ * expected id worked out by hand in the comments (never by the code under test): merges by rank, ties, byte
+ * fallback, unknown characters, special tokens, the space handling, decoding and round trips; malformed files and
+ * bad text refused with the right message; long inputs in a fraction of a second.  With DAK_TOKENIZER_LLAMA2 (or
+ * DAK_TOKENIZER_GPT2) naming a real tokenizer.json, a few published facts about it are checked too. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, clock_gettime */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "dak/tokenizer.h"
+
+#define SP "\xe2\x96\x81" /* U+2581, SentencePiece's space */
+#define G_SP "\xc4\xa0"   /* U+0120 'Ġ', GPT-2's stand-in for the byte 0x20 */
+#define G_NL "\xc4\x8a"   /* U+010A 'Ċ', for 0x0a */
+#define G_C3 "\xc3\x83"   /* U+00C3 'Ã', the byte 0xc3 stands for itself */
+#define G_A9 "\xc2\xa9"   /* U+00A9 '©', likewise 0xa9 */
+
+static char dir[64];
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char p[4][160];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    FILE *f = fopen(p[k], "wb");
+    fputs(text, f);
+    fclose(f);
+    return p[k];
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- the SentencePiece-style file (Llama-2's sections, a vocabulary of 24) ----
+ * ids: 0 <unk>, 1 <s>, 2 </s>, 3 <0x0A>, 4 <0xC3>, 5 <0xA9>, 6 <0xE2>, 7 <0x82>, 8 <0xAC>, 9 ▁, 10 a, 11 b, 12 c,
+ *      13 ▁a, 14 ab, 15 ▁ab, 16 bc, 17 abc, 18 ▁▁, 19 h, 20 i, 21 ▁h, 22 ▁hi, 23 aa
+ * merges by rank: 0 "▁ a", 1 "b c", 2 "a b", 3 "▁a b", 4 "a bc", 5 "▁ ▁", 6 "▁ h", 7 ["▁h", "i"] (the pair form),
+ *      8 "a a" */
+static const char *spm_json(const char *model_extra, const char *post)
+{
+    static char buf[8192];
+    snprintf(buf, sizeof buf,
+             "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null,\n"
+             " \"added_tokens\": [\n"
+             "  {\"id\": 0, \"content\": \"<unk>\", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, "
+             "\"normalized\": false, \"special\": true},\n"
+             "  {\"id\": 1, \"content\": \"<s>\", \"special\": true},\n"
+             "  {\"id\": 2, \"content\": \"</s>\", \"special\": true}],\n"
+             " \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\": \"" SP "\"},\n"
+             "   {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"" SP "\"}]},\n"
+             " \"pre_tokenizer\": null,\n"
+             " \"post_processor\": %s,\n"
+             " \"decoder\": {\"type\": \"Sequence\", \"decoders\": [\n"
+             "   {\"type\": \"Replace\", \"pattern\": {\"String\": \"" SP "\"}, \"content\": \" \"},\n"
+             "   {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}, {\"type\": \"Strip\", \"content\": \" \", \"start\": 1, "
+             "\"stop\": 0}]},\n"
+             " \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": \"<unk>\", \"continuing_subword_prefix\": null,\n"
+             "   \"end_of_word_suffix\": null, \"fuse_unk\": true, \"byte_fallback\": true%s,\n"
+             "   \"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"</s>\": 2, \"<0x0A>\": 3, \"<0xC3>\": 4, \"<0xA9>\": 5, \"<0xE2>\": 6,\n"
+             "     \"<0x82>\": 7, \"<0xAC>\": 8, \"" SP "\": 9, \"a\": 10, \"b\": 11, \"c\": 12, \"" SP "a\": 13, \"ab\": 14,\n"
+             "     \"" SP "ab\": 15, \"bc\": 16, \"abc\": 17, \"" SP SP "\": 18, \"h\": 19, \"i\": 20, \"" SP "h\": 21, \"" SP
+             "hi\": 22, \"aa\": 23},\n"
+             "   \"merges\": [\"" SP " a\", \"b c\", \"a b\", \"" SP "a b\", \"a bc\", \"" SP " " SP "\", \"" SP " h\",\n"
+             "     [\"" SP "h\", \"i\"], \"a a\"]}}\n",
+             post, model_extra);
+    return buf;
+}
+
+static const char *spm_post = "{\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\", "
+                              "\"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], \"pair\": [], "
+                              "\"special_tokens\": {\"<s>\": {\"id\": \"<s>\", \"ids\": [1], \"tokens\": [\"<s>\"]}}}";
+
+/* encodes text[0..n) and compares with want[0..nw) */
+static void expect_ids(const dak_tok *t, const char *text, size_t n, int add, const int32_t *want, size_t nw,
+                       const char *what)
+{
+    int32_t *ids = NULL;
+    size_t k = 0;
+    cm_err err = {{0}};
+    int rc = dak_tok_encode(t, text, n, add, &ids, &k, &err);
+    int same = rc == 0 && k == nw;
+    for (size_t i = 0; same && i < nw; i++) same = ids[i] == want[i];
+    char got[256] = "";
+    for (size_t i = 0, o = 0; rc == 0 && i < k && o + 12 < sizeof got; i++)
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s%d", i ? "," : "", ids[i]);
+    CHECK(same, "%s: encode: got [%s]%s%s", what, got, rc ? " error: " : "", rc ? err.msg : "");
+    free(ids);
+}
+#define EXPECT_IDS(t, text, add, ...)                                                                                  \
+    do {                                                                                                               \
+        const int32_t want_[] = {__VA_ARGS__};                                                                         \
+        expect_ids(t, text, strlen(text), add, want_, sizeof want_ / sizeof want_[0], #text);                         \
+    } while (0)
+
+static void expect_text(const dak_tok *t, const int32_t *ids, size_t n, const char *want, size_t nwant,
+                        const char *what)
+{
+    char *text = NULL;
+    size_t len = 0;
+    cm_err err = {{0}};
+    int rc = dak_tok_decode(t, ids, n, &text, &len, &err);
+    CHECK(rc == 0 && len == nwant && !memcmp(text, want, nwant), "%s: decode: got '%s'%s", what,
+          rc ? err.msg : text, rc ? " (an error)" : "");
+    free(text);
+}
+#define EXPECT_TEXT(t, want, ...)                                                                                      \
+    do {                                                                                                               \
+        const int32_t ids_[] = {__VA_ARGS__};                                                                          \
+        expect_text(t, ids_, sizeof ids_ / sizeof ids_[0], want, strlen(want), #__VA_ARGS__);                         \
+    } while (0)
+
+/* encode (without special tokens) then decode gives the text back */
+static void round_trip(const dak_tok *t, const char *text)
+{
+    int32_t *ids = NULL;
+    size_t n = 0;
+    cm_err err = {{0}};
+    if (dak_tok_encode(t, text, strlen(text), 0, &ids, &n, &err)) {
+        CHECK(0, "round trip '%s': encode: %s", text, err.msg);
+        return;
+    }
+    expect_text(t, ids, n, text, strlen(text), text);
+    free(ids);
+}
+
+static void expect_encode_fails(const dak_tok *t, const char *text, size_t n, const char *needle, const char *what)
+{
+    int32_t *ids = NULL;
+    size_t k = 0;
+    cm_err err = {{0}};
+    int rc = dak_tok_encode(t, text, n, 0, &ids, &k, &err);
+    CHECK(rc != 0 && strstr(err.msg, needle), "%s: expected a refusal naming '%s', got %s", what, needle,
+          rc ? err.msg : "success");
+    free(ids);
+}
+
+static void spm(void)
+{
+    dak_tok *t;
+    cm_err err = {{0}};
+    const char *path = write_file("spm.json", spm_json("", spm_post));
+    if (dak_tok_load(&t, path, &err)) {
+        CHECK(0, "spm.json refused: %s", err.msg);
+        return;
+    }
+    CHECK(dak_tok_flavour_of(t) == DAK_TOK_SENTENCEPIECE, "flavour %s", dak_tok_flavour_name(t));
+    CHECK_EQ_I64(dak_tok_n_ids(t), 24, "ids");
+    CHECK_EQ_I64(dak_tok_id(t, SP "hi", strlen(SP "hi")), 22, "id of ▁hi");
+    CHECK_EQ_I64(dak_tok_id(t, "</s>", 4), 2, "id of </s>");
+    CHECK_EQ_I64(dak_tok_id(t, "zz", 2), -1, "no id for zz");
+    size_t len = 0;
+    const char *tx = dak_tok_token(t, 17, &len);
+    CHECK(tx && len == 3 && !memcmp(tx, "abc", 3), "token 17 is abc");
+    CHECK(dak_tok_token(t, 24, NULL) == NULL && dak_tok_token(t, -1, NULL) == NULL, "no token outside 0..23");
+
+    /* merges by rank: "ab" -> ▁ a b; pairs (▁,a) rank 0, (a,b) rank 2: ▁a first, then (▁a,b) rank 3 -> ▁ab (15).
+       (Merging a b first would leave ▁ ab, which has no merge.)  The template puts <s> (1) first. */
+    EXPECT_IDS(t, "ab", 0, 15);
+    EXPECT_IDS(t, "ab", 1, 1, 15);
+    /* "abc" -> ▁ a b c; (▁,a) 0, (a,b) 2, (b,c) 1: ▁a (0), then (▁a,b) 3 against (b,c) 1: bc; ▁a bc has no merge */
+    EXPECT_IDS(t, "abc", 0, 13, 16);
+    /* "cabc" -> ▁ c a b c; only (a,b) 2 and (b,c) 1: bc first, then (a,bc) 4 -> abc: ▁ c abc */
+    EXPECT_IDS(t, "cabc", 0, 9, 12, 17);
+    /* ties: "caaa" -> ▁ c a a a; (a,a) rank 8 at positions 2 and 3: the leftmost first -> ▁ c aa a */
+    EXPECT_IDS(t, "caaa", 0, 9, 12, 23, 10);
+    /* the space handling: " a" -> Prepend + Replace -> ▁▁a; (▁,▁) 5 at 0, (▁,a) 0 at 1: ▁a wins -> ▁ ▁a */
+    EXPECT_IDS(t, " a", 0, 9, 13);
+    /* "a  a" -> ▁a▁▁a: (▁,a) rank 0 at 0 and at 3 (leftmost first, then the other); ▁▁ (5) never gets its pair */
+    EXPECT_IDS(t, "a  a", 0, 13, 9, 13);
+    /* the ["▁h", "i"] pair form: ▁ h i -> (▁,h) 6 -> ▁h i -> (▁h,i) 7 -> ▁hi */
+    EXPECT_IDS(t, "hi", 0, 22);
+    /* byte fallback: é (c3 a9) and € (e2 82 ac) are not in the vocabulary: their bytes' tokens */
+    EXPECT_IDS(t, "\xc3\xa9", 0, 9, 4, 5);
+    EXPECT_IDS(t, "\xe2\x82\xac", 0, 9, 6, 7, 8);
+    EXPECT_IDS(t, "a\nb", 0, 13, 3, 11); /* ▁ a <0x0A> b: ▁a */
+    /* unknown: z has no token nor <0x7A>: <unk> (0), consecutive ones fused (fuse_unk) */
+    EXPECT_IDS(t, "zz", 0, 9, 0);
+    EXPECT_IDS(t, "zaz", 0, 9, 0, 10, 0);
+    /* special tokens in the text, matched before the normalizer: "<s>ab</s>" -> <s>, "ab" (its own ▁ab), </s> */
+    EXPECT_IDS(t, "<s>ab</s>", 0, 1, 15, 2);
+    EXPECT_IDS(t, "<s>ab</s>", 1, 1, 1, 15, 2);
+    EXPECT_IDS(t, "ab<s>", 0, 15, 1);
+    /* nothing in, nothing out; the template still adds <s> */
+    int32_t *ids = NULL;
+    size_t n = 99;
+    CHECK(dak_tok_encode(t, "", 0, 0, &ids, &n, &err) == 0 && n == 0, "empty text: no ids");
+    free(ids);
+    EXPECT_IDS(t, "", 1, 1);
+
+    /* decoding: Replace ▁ -> ' ', ByteFallback, Fuse, Strip one leading space */
+    EXPECT_TEXT(t, "<s> ab", 1, 15); /* "<s>" " ab" fused: starts with '<', nothing to strip */
+    EXPECT_TEXT(t, "abc", 15, 12);   /* " ab" "c" -> " abc" -> "abc" */
+    EXPECT_TEXT(t, " a", 9, 13);     /* " " " a" -> "  a" -> " a" */
+    EXPECT_TEXT(t, "\xc3\xa9", 9, 4, 5); /* " " <0xC3> <0xA9> -> " é" -> "é" */
+    EXPECT_TEXT(t, "\xef\xbf\xbd", 4);   /* a lone <0xC3> is no character: U+FFFD */
+    EXPECT_TEXT(t, "\xef\xbf\xbd\xef\xbf\xbd" "a", 6, 7, 10); /* <0xE2><0x82> cut short: one U+FFFD a byte */
+    EXPECT_TEXT(t, "<unk>a<unk>", 9, 0, 10, 0);
+    EXPECT_TEXT(t, "", 9);
+    {
+        char *text;
+        cm_err e2 = {{0}};
+        const int32_t bad[2] = {1, 24}, neg[1] = {-3};
+        CHECK(dak_tok_decode(t, bad, 2, &text, NULL, &e2) != 0 &&
+                  strstr(e2.msg, "id 24 at position 1 is out of range: expected 0..23"),
+              "id 24 refused: %s", e2.msg);
+        CHECK(dak_tok_decode(t, neg, 1, &text, NULL, &e2) != 0 && strstr(e2.msg, "id -3 at position 0"),
+              "id -3 refused: %s", e2.msg);
+    }
+    /* not a round trip, as in Hugging Face's: each segment between special tokens gets its own ▁ */
+    EXPECT_TEXT(t, "<s> hi</s>", 1, 22, 2);
+    const char *trips[] = {"ab", " a", "a  a", "abc cabc caaa", "\xc3\xa9\xe2\x82\xac\na", "hi ab ", "  ", "<s>"};
+    for (size_t k = 0; k < sizeof trips / sizeof trips[0]; k++) round_trip(t, trips[k]);
+
+    /* UTF-8 errors, with the byte */
+    expect_encode_fails(t, "a\xff" "b", 3, "invalid UTF-8 at byte 1 (0xff): expected the first byte", "0xff");
+    expect_encode_fails(t, "ab\xc3", 3, "the character starting at byte 2 (0xc3) is cut off", "cut off");
+    expect_encode_fails(t, "\xc3(", 2, "at byte 1 (0x28): expected a continuation byte of the character starting at "
+                                       "byte 0", "bad continuation");
+    expect_encode_fails(t, "\xc0\xaf", 2, "byte 0 (0xc0)", "overlong");
+    expect_encode_fails(t, "a\xed\xa0\x80", 4, "at byte 2 (0xa0)", "surrogate");
+
+    /* long inputs (a quadratic merge would take minutes): ("ab " x 33334) -> ▁ab x 33334 then the last space's ▁;
+       100,000 a -> ▁a, then (a,a) ties merged left to right: 49,999 aa and one a */
+    size_t reps = 33334, na = 100000;
+    char *big = malloc(3 * reps + 1);
+    for (size_t k = 0; k < reps; k++) memcpy(big + 3 * k, "ab ", 3);
+    int32_t *want = malloc(50001 * sizeof *want); /* the longer of the two lists below */
+    for (size_t k = 0; k < reps; k++) want[k] = 15;
+    want[reps] = 9;
+    double t0 = now_s();
+    expect_ids(t, big, 3 * reps, 0, want, reps + 1, "(ab )x33334");
+    double t1 = now_s();
+    memset(big, 'a', na);
+    for (size_t k = 0; k < 49999; k++) want[1 + k] = 23;
+    want[0] = 13, want[50000] = 10;
+    expect_ids(t, big, na, 0, want, 50001, "a x 100000");
+    double t2 = now_s();
+    printf("spm: 100,002 characters of 'ab ' encoded in %.1f ms, 100,000 'a' in %.1f ms\n", 1e3 * (t1 - t0),
+           1e3 * (t2 - t1));
+    CHECK(t1 - t0 < 5 && t2 - t1 < 5, "long inputs: %.2f s and %.2f s, expected well under 5 s", t1 - t0, t2 - t1);
+    free(big), free(want);
+    dak_tok_free(t);
+
+    /* the older Metaspace form of the same model: pre_tokenizer Metaspace (add_prefix_space: every segment gets a
+       ▁ unless it starts with a space, which becomes one), no normalizer; split (the default) cuts before every ▁ */
+    char *alt = strdup(spm_json("", "null"));
+    char *norm = strstr(alt, "\"normalizer\": {");
+    const char *pre_at = strstr(alt, " \"pre_tokenizer\": null");
+    char *doc = malloc(strlen(alt) + 512);
+    snprintf(doc, strlen(alt) + 512, "%.*s\"normalizer\": null,\n \"pre_tokenizer\": {\"type\": \"Metaspace\", "
+                                     "\"replacement\": \"" SP "\", \"add_prefix_space\": true}%s",
+             (int)(norm - alt), alt, pre_at + strlen(" \"pre_tokenizer\": null"));
+    if (dak_tok_load(&t, write_file("spm_meta.json", doc), &err) == 0) {
+        /* " a" -> ▁a (no second ▁): one piece -> ▁a (13); "a  a" -> ▁a▁▁a split as ▁a | ▁ | ▁a */
+        EXPECT_IDS(t, " a", 0, 13);
+        EXPECT_IDS(t, "a  a", 1, 13, 9, 13); /* post_processor null: add_special adds nothing */
+        /* "aa" -> ▁aa: ▁ a a; (▁,a) 0 before (a,a) 8 -> ▁a a */
+        EXPECT_IDS(t, "aa", 0, 13, 10);
+        dak_tok_free(t);
+    } else {
+        CHECK(0, "Metaspace variant refused: %s", err.msg);
+    }
+    free(alt), free(doc);
+}
+
+/* ---- the byte-level file (GPT-2's / OPT's sections) ----
+ * ids: 0 <s>, 1 <pad>, 2 </s>, 3 <unk>, 4 Ġ, 5 Ċ, 6 h, 7 e, 8 l, 9 o, 10 ', 11 s, 12 1, 13 2, 14 !, 15 Ã, 16 ©, 17 t,
+ *      18 he, 19 ll, 20 hell, 21 hello, 22 Ġh, 23 Ġhello, 24 's, 25 12, 26 ĠĠ, 27 Ã©, 28 ĊĊ
+ * merges: 0 "h e", 1 "l l", 2 "he ll", 3 "hell o", 4 "Ġ h", 5 "Ġ hello", 6 "' s", 7 "1 2", 8 "Ġ Ġ", 9 "Ã ©",
+ *      10 "Ċ Ċ".  No unk_token (GPT-2 has none): a byte outside the vocabulary is an error.
+ * post_processor: OPT's, </s> (2) first. */
+static const char *bl_json(void)
+{
+    return "{\"version\": \"1.0\",\n"
+           " \"added_tokens\": [{\"id\": 0, \"content\": \"<s>\", \"special\": true},\n"
+           "   {\"id\": 1, \"content\": \"<pad>\", \"special\": true}, {\"id\": 2, \"content\": \"</s>\", \"special\": true},\n"
+           "   {\"id\": 3, \"content\": \"<unk>\", \"special\": true}],\n"
+           " \"normalizer\": null,\n"
+           " \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
+           "\"use_regex\": true},\n"
+           " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"</s>\", "
+           "\"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], \"special_tokens\": {\"</s>\": {\"id\": "
+           "\"</s>\", \"ids\": [2], \"tokens\": [\"</s>\"]}}},\n"
+           " \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": "
+           "true},\n"
+           " \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": null, \"continuing_subword_prefix\": \"\",\n"
+           "   \"end_of_word_suffix\": \"\", \"fuse_unk\": false, \"byte_fallback\": false,\n"
+           "   \"vocab\": {\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3, \"" G_SP "\": 4, \"" G_NL "\": 5, \"h\": 6,\n"
+           "     \"e\": 7, \"l\": 8, \"o\": 9, \"'\": 10, \"s\": 11, \"1\": 12, \"2\": 13, \"!\": 14, \"" G_C3 "\": 15,\n"
+           "     \"" G_A9 "\": 16, \"t\": 17, \"he\": 18, \"ll\": 19, \"hell\": 20, \"hello\": 21, \"" G_SP "h\": 22,\n"
+           "     \"" G_SP "hello\": 23, \"'s\": 24, \"12\": 25, \"" G_SP G_SP "\": 26, \"" G_C3 G_A9 "\": 27, \"" G_NL G_NL
+           "\": 28},\n"
+           "   \"merges\": [\"h e\", \"l l\", \"he ll\", \"hell o\", \"" G_SP " h\", \"" G_SP " hello\", \"' s\", \"1 2\", "
+           "\"" G_SP " " G_SP "\",\n"
+           "     \"" G_C3 " " G_A9 "\", \"" G_NL " " G_NL "\"]}}\n";
+}
+
+static void byte_level(void)
+{
+    dak_tok *t;
+    cm_err err = {{0}};
+    const char *path = write_file("bl.json", bl_json());
+    int rc = dak_tok_load(&t, path, &err);
+    if (!dak_tok_have_unicode()) {
+        CHECK(rc != 0 && strstr(err.msg, "needs Unicode letter and number classes") && strstr(err.msg, "ICU"),
+              "without ICU a byte-level file is refused: %s", rc ? err.msg : "accepted");
+        printf("note: built without ICU: byte-level files are refused at load (checked); their encoding is not\n");
+        if (!rc) dak_tok_free(t);
+        return;
+    }
+    if (rc) {
+        CHECK(0, "bl.json refused: %s", err.msg);
+        return;
+    }
+    CHECK(dak_tok_flavour_of(t) == DAK_TOK_BYTE_LEVEL, "flavour %s", dak_tok_flavour_name(t));
+    /* "hello": h e l l o; he (0), ll (1), then (he,ll) 2 -> hell, (hell,o) 3 -> hello.  OPT's </s> first. */
+    EXPECT_IDS(t, "hello", 0, 21);
+    EXPECT_IDS(t, "hello", 1, 2, 21);
+    /* " hello" is its own piece (' ?' letters): Ġ h e l l o; he (0) removes the pair (Ġ,h) 4; ... -> Ġ hello ->
+       (Ġ,hello) 5 -> Ġhello */
+    EXPECT_IDS(t, "hello hello", 0, 21, 23);
+    /* contractions: "he's" -> "he" | "'s" */
+    EXPECT_IDS(t, "he's", 0, 18, 24);
+    /* "12!" -> numbers "12" | other "!" */
+    EXPECT_IDS(t, "12!", 0, 25, 14);
+    /* whitespace: "h  h" -> "h" | " " (the run less its last space, which goes with the letter) | " h" */
+    EXPECT_IDS(t, "h  h", 0, 6, 4, 22);
+    /* "h\n\nh" -> "h" | "\n" (the run of two less its last) | "\n" (one left before a letter: \s+) | "h";
+       "h\n\n" -> "h" | "\n\n" (the run reaches the end) -> ĊĊ */
+    EXPECT_IDS(t, "h\n\nh", 0, 6, 5, 5, 6);
+    EXPECT_IDS(t, "h\n\n", 0, 6, 28);
+    /* é is c3 a9: Ã © -> (Ã,©) 9 -> Ã©; "hé!" -> letters "hé" (h Ã©) | "!" */
+    EXPECT_IDS(t, "\xc3\xa9", 0, 27);
+    EXPECT_IDS(t, "h\xc3\xa9!", 0, 6, 27, 14);
+    /* special tokens match first: "</s>hello<pad>" */
+    EXPECT_IDS(t, "</s>hello<pad>", 0, 2, 21, 1);
+    /* z (0x7a) has no token and the file no unk_token */
+    expect_encode_fails(t, "hez", 3, "the byte 0x7a", "byte outside the vocabulary");
+    expect_encode_fails(t, "hez", 3, "neither byte_fallback nor an unk_token", "byte outside the vocabulary");
+    /* decoding: each character back to its byte */
+    EXPECT_TEXT(t, "</s>hello hello", 2, 21, 23);
+    EXPECT_TEXT(t, " \n", 4, 5);
+    EXPECT_TEXT(t, "\xef\xbf\xbd", 15); /* a lone 0xc3 */
+    EXPECT_TEXT(t, "\xc3\xa9", 15, 16);
+    const char *trips[] = {"hello hello", "he's 12!", "h  h\n\nh\n\n", "\xc3\xa9 hello  ", "</s>hello"};
+    for (size_t k = 0; k < sizeof trips / sizeof trips[0]; k++) round_trip(t, trips[k]);
+    /* long: "hello " x 20000 -> hello, then Ġhello x 19999, then the last space alone (a run at the end) */
+    size_t reps = 20000;
+    char *big = malloc(6 * reps + 1);
+    for (size_t k = 0; k < reps; k++) memcpy(big + 6 * k, "hello ", 6);
+    int32_t *want = malloc((reps + 1) * sizeof *want);
+    want[0] = 21, want[reps] = 4;
+    for (size_t k = 1; k < reps; k++) want[k] = 23;
+    double t0 = now_s();
+    expect_ids(t, big, 6 * reps, 0, want, reps + 1, "(hello )x20000");
+    double t1 = now_s();
+    printf("byte level: 120,000 characters encoded in %.1f ms\n", 1e3 * (t1 - t0));
+    CHECK(t1 - t0 < 5, "long input: %.2f s, expected well under 5 s", t1 - t0);
+    free(big), free(want);
+    dak_tok_free(t);
+}
+
+/* ---- malformed files: each refused, the message naming what and where ---- */
+static void expect_load_fails(const char *name, const char *text, const char *needle)
+{
+    dak_tok *t;
+    cm_err err = {{0}};
+    int rc = dak_tok_load(&t, write_file(name, text), &err);
+    CHECK(rc != 0 && strstr(err.msg, needle), "%s: expected a refusal naming '%s', got %s", name, needle,
+          rc ? err.msg : "success");
+    if (!rc) dak_tok_free(t);
+}
+
+/* a minimal BPE file with the given vocab, merges and extra top-level members */
+static const char *mini(const char *vocab, const char *merges, const char *extra)
+{
+    static char buf[2048];
+    snprintf(buf, sizeof buf, "{\"model\": {\"type\": \"BPE\", \"vocab\": %s, \"merges\": %s}%s}", vocab, merges, extra);
+    return buf;
+}
+
+static void malformed(void)
+{
+    const char *v = "{\"a\": 0, \"b\": 1, \"ab\": 2}";
+    expect_load_fails("ok.json", mini(v, "[\"a b\"]", ", \"decoder\": {\"type\": \"Wordpiece\"}"),
+                      "decoder type 'Wordpiece': not implemented");
+    {
+        dak_tok *t;
+        cm_err err = {{0}};
+        CHECK(dak_tok_load(&t, write_file("min.json", mini(v, "[\"a b\"]", "")), &err) == 0, "minimal file: %s",
+              err.msg);
+        if (!err.msg[0]) {
+            EXPECT_IDS(t, "abba", 0, 2, 1, 0); /* no normalizer: a b b a -> ab b a */
+            EXPECT_TEXT(t, "ab b a", 2, 1, 0); /* no decoder: the tokens joined by spaces */
+            expect_encode_fails(t, "ax", 2, "the character U+0078 'x' is not in the vocabulary", "no unk");
+            dak_tok_free(t);
+        }
+    }
+    expect_load_fails("trunc.json", "{\"model\": {\"type\": \"BPE\",", "trunc.json:1:26: in object: expected a key string, got end of input");
+    expect_load_fails("type.json", "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}",
+                      "type.json:1:11: model type 'WordPiece': expected BPE");
+    expect_load_fails("nomodel.json", "{\"normalizer\": null}", "'model': expected object, got nothing");
+    expect_load_fails("unkmerge.json", mini(v, "[\"a q\"]", ""), "merge 0 ('a', 'q'): 'q' is not in the vocabulary");
+    expect_load_fails("merged.json", mini(v, "[\"a b\", \"b a\"]", ""),
+                      "merge 1 ('b', 'a'): the merged token 'ba' is not in the vocabulary");
+    expect_load_fails("space.json", mini(v, "[\"ab\"]", ""), "merge 0 'ab': expected two tokens separated by one space");
+    expect_load_fails("pair.json", mini(v, "[[\"a\"]]", ""), "merge 0: expected \"a b\" or [\"a\", \"b\"]");
+    expect_load_fails("dupmerge.json", mini(v, "[\"a b\", [\"a\", \"b\"]]", ""),
+                      "merge 1 ('a', 'b') repeats merge 0: expected each pair once");
+    expect_load_fails("dupid.json", mini("{\"a\": 0, \"b\": 0}", "[]", ""), "id 0 given to both 'a' and 'b'");
+    expect_load_fails("dupkey.json", mini("{\"a\": 0, \"a\": 1}", "[]", ""), "duplicate key 'a'");
+    expect_load_fails("negid.json", mini("{\"a\": -1}", "[]", ""), "vocab token 'a': expected an id in [0, 16777215]");
+    expect_load_fails("fracid.json", mini("{\"a\": 1.5}", "[]", ""), "expected an id");
+    expect_load_fails("utf8.json", mini("{\"a\xff\": 0}", "[]", ""), "invalid UTF-8 at byte 1 (0xff)");
+    expect_load_fails("unk.json",
+                      "{\"model\": {\"type\": \"BPE\", \"unk_token\": \"<zz>\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
+                      "unk_token '<zz>' is not in the vocabulary");
+    expect_load_fails("prefix.json",
+                      "{\"model\": {\"type\": \"BPE\", \"continuing_subword_prefix\": \"##\", \"vocab\": {\"a\": 0}, "
+                      "\"merges\": []}}",
+                      "continuing_subword_prefix '##': not implemented");
+    expect_load_fails("dropout.json",
+                      "{\"model\": {\"type\": \"BPE\", \"dropout\": 0.1, \"vocab\": {\"a\": 0}, \"merges\": []}}",
+                      "BPE dropout 0.1: expected null");
+    expect_load_fails("norm.json", mini(v, "[]", ", \"normalizer\": {\"type\": \"Lowercase\"}"),
+                      "normalizer type 'Lowercase': not implemented");
+    expect_load_fails("regex.json",
+                      mini(v, "[]", ", \"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"Regex\": \" +\"}, "
+                                    "\"content\": \"a\"}"),
+                      "Replace with a Regex pattern: not implemented");
+    expect_load_fails("pre.json", mini(v, "[]", ", \"pre_tokenizer\": {\"type\": \"Whitespace\"}"),
+                      "pre_tokenizer type 'Whitespace': not implemented");
+    expect_load_fails("post.json",
+                      mini(v, "[]", ", \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": "
+                                    "[{\"SpecialToken\": {\"id\": \"<x>\", \"type_id\": 0}}, {\"Sequence\": {\"id\": "
+                                    "\"A\", \"type_id\": 0}}], \"special_tokens\": {}}"),
+                      "special token '<x>' is not in 'special_tokens'");
+    expect_load_fails("postid.json",
+                      mini(v, "[]", ", \"post_processor\": {\"type\": \"RobertaProcessing\", \"cls\": [\"<s>\", 0], "
+                                    "\"sep\": [\"</s>\", 99]}"),
+                      "id 99 is not a token of the vocabulary (expected 0..2)");
+    expect_load_fails("strip.json", mini(v, "[]", ", \"decoder\": {\"type\": \"Strip\", \"content\": \"ab\", "
+                                                   "\"start\": 1, \"stop\": 0}"),
+                      "key 'content': expected exactly one character");
+    expect_load_fails("added.json", mini(v, "[]", ", \"added_tokens\": [{\"id\": 5, \"content\": \"\"}]"),
+                      "added token 5: expected a non-empty 'content'");
+    expect_load_fails("empty.json", "{}", "empty.json: 'model': expected object, got nothing");
+    {
+        dak_tok *t;
+        cm_err err = {{0}};
+        char p[160];
+        snprintf(p, sizeof p, "%s/none.json", dir);
+        CHECK(dak_tok_load(&t, p, &err) != 0 && strstr(err.msg, "cannot open"), "a missing file: %s", err.msg);
+    }
+}
+
+/* ---- real files named by the environment: published facts ---- */
+static void real_files(void)
+{
+    const char *llama = getenv("DAK_TOKENIZER_LLAMA2"), *gpt2 = getenv("DAK_TOKENIZER_GPT2");
+    if (!llama) printf("note: DAK_TOKENIZER_LLAMA2 not set: Llama-2's tokenizer.json not checked\n");
+    if (!gpt2) printf("note: DAK_TOKENIZER_GPT2 not set: GPT-2's tokenizer.json not checked\n");
+    dak_tok *t;
+    cm_err err = {{0}};
+    if (llama) {
+        double t0 = now_s();
+        if (dak_tok_load(&t, llama, &err)) {
+            CHECK(0, "DAK_TOKENIZER_LLAMA2: %s", err.msg);
+        } else {
+            double t1 = now_s();
+            printf("Llama-2 tokenizer.json loaded in %.1f ms\n", 1e3 * (t1 - t0));
+            CHECK(t1 - t0 < 1.0, "Llama-2 load took %.2f s, expected under 1 s", t1 - t0);
+            CHECK_EQ_I64(dak_tok_n_ids(t), 32000, "Llama-2 ids");
+            /* "Hello world": ▁Hello 15043, ▁world 3186; with BOS <s> 1 first when the file's template has it (the
+               published meta-llama file does) */
+            EXPECT_IDS(t, "Hello world", 0, 15043, 3186);
+            int32_t *ids = NULL;
+            size_t n = 0;
+            dak_tok_encode(t, "Hello world", 11, 1, &ids, &n, &err);
+            if (n == 3) EXPECT_IDS(t, "Hello world", 1, 1, 15043, 3186);
+            else printf("note: this Llama-2 file's post_processor adds no <s>\n");
+            free(ids);
+            EXPECT_TEXT(t, "Hello world", 15043, 3186);
+            EXPECT_IDS(t, "\n", 0, 29871, 13); /* ▁ then the byte 0x0a's <0x0A> (3 + 10) */
+            dak_tok_free(t);
+        }
+    }
+    if (gpt2 && dak_tok_have_unicode()) {
+        if (dak_tok_load(&t, gpt2, &err)) {
+            CHECK(0, "DAK_TOKENIZER_GPT2: %s", err.msg);
+        } else {
+            EXPECT_IDS(t, "Hello world", 0, 15496, 995); /* GPT-2: Hello 15496, Ġworld 995 */
+            EXPECT_TEXT(t, "Hello world<|endoftext|>", 15496, 995, 50256);
+            dak_tok_free(t);
+        }
+    }
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/dak_tok_XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    spm();
+    byte_level();
+    malformed();
+    real_files();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}
