@@ -27,8 +27,8 @@
  * put as usual).  Generator: `queues` sockets (flows: each its own source
  * port) driven by `send_threads` threads, queue q sending the
  * frames f = q, q + Q, ... of the pass in column-block-major order, at an
- * optional payload rate cap, halved after every RESEND (and the first cap,
- * when none was given, half the rate of the attempt that lost frames). */
+ * optional payload rate cap that a RESEND lowers and clean passes raise again
+ * (dsb_stream_rate_policy below). */
 #ifndef DSB_STREAM_NET_H
 #define DSB_STREAM_NET_H
 
@@ -57,6 +57,67 @@ const char *dsb_stream_recv_mode_name(dsb_stream_recv_mode m);
 /* "shared" | "hash" | "queue"; -1 for anything else */
 int dsb_stream_recv_mode_parse(const char *s);
 
+/* The generator's rate cap, per attempt (additive increase, multiplicative
+ * decrease, as TCP's congestion control, with the pass as the unit: an
+ * attempt's one signal is whether the receiver asked for it again).  After a
+ * RESEND the cap becomes `down` times the rate of the attempt that failed (its
+ * cap, or its measured rate when lower or uncapped): F, the rate that last
+ * failed.  After a clean attempt at the policy's cap the cap rises by
+ * `up` x F, but first only up to the plateau F - up x F, where it stays for
+ * `hold` clean passes before it tries F itself (then above F by the same
+ * steps); `hold` doubles after every RESEND of an attempt that ran at the
+ * policy's cap (the receiver's capacity lies below that rate) and is reset
+ * when such a cap passes clean at or above F.  Once the cap reaches the
+ * highest rate an attempt reached without the policy's cap (the sender's own
+ * rate: `top`), the cap goes: the next attempt runs free again (or at the
+ * user's cap, `limit`, above which the policy never goes).  up = 0: never
+ * raised (the ladder only falls, the older generator's); hold = 0: plain
+ * AIMD (F itself tried right after the plateau). */
+typedef struct {
+    double down;    /* (0, 1): the cap after a RESEND, a fraction of F (0.5) */
+    double up;      /* [0, 1]: a clean pass at a cap raises it by up x F (0.125) */
+    uint32_t hold;  /* clean passes at the plateau before F is tried again (2) */
+} dsb_stream_rate_policy;
+
+typedef struct {
+    double limit;   /* the user's cap (0: none); the policy's cap stays below it */
+    double cap;     /* the cap of the next attempt, Gb/s of payload (0: none) */
+    double failed;  /* F: the rate of the attempt that last failed (0: none yet) */
+    double top;     /* the highest rate of an attempt without the policy's cap */
+    uint32_t held;  /* clean passes at the plateau so far */
+    uint32_t wait;  /* the plateau's hold now: `hold`, doubled after RESENDs at a cap */
+    int own;        /* the cap is the policy's (else the user's `limit`, or none) */
+    uint64_t increases, decreases, removals; /* of the policy's cap */
+    double lowest;  /* the lowest cap the policy set (0: none) */
+} dsb_stream_rate_state;
+
+#define DSB_STREAM_RATE_FLOOR 0.01 /* Gb/s: the lowest cap */
+/* the values a policy may take (dsb_stream_rate_policy_check, dsb stream-send's flags) */
+#define DSB_STREAM_RATE_DOWN_MIN 0.05
+#define DSB_STREAM_RATE_DOWN_MAX 0.95
+#define DSB_STREAM_RATE_UP_MAX 1.0
+#define DSB_STREAM_RATE_HOLD_MAX 1000u
+
+void dsb_stream_rate_policy_default(dsb_stream_rate_policy *p);
+/* NULL, or what is wrong with the policy's values (a sentence) */
+const char *dsb_stream_rate_policy_check(const dsb_stream_rate_policy *p);
+/* A run's start: the first attempt at `limit_gbps` (0: uncapped). */
+void dsb_stream_rate_start(dsb_stream_rate_state *s, double limit_gbps);
+/* An attempt ended: `lost` when the receiver asked for it again, `gbps` the
+ * payload rate it was sent at.  Returns the cap of the next attempt (0: none). */
+double dsb_stream_rate_update(const dsb_stream_rate_policy *p, dsb_stream_rate_state *s,
+                              int lost, double gbps);
+
+/* One attempt of the generator, as sent (dsb_stream_net_opts.on_attempt). */
+typedef struct {
+    uint32_t pass, attempt;
+    uint64_t frames;     /* frames the transport took */
+    double seconds;      /* first frame to the last */
+    double gbps;         /* payload rate */
+    double cap_gbps;     /* the cap it ran at (0: none) */
+    int resend;          /* the receiver asked for it again */
+} dsb_stream_send_attempt;
+
 typedef struct {
     dsb_transport_config tc; /* receiver: bind address and port (or interface);
                                 generator: the receiver's address and port */
@@ -73,6 +134,10 @@ typedef struct {
     uint32_t send_threads;   /* generator: threads driving the queues, 1 .. queues (0 = one a
                                 queue); thread t sends queues t, t + threads, ... in turn */
     double rate_gbps;        /* generator: payload rate cap over all queues, 0 = none */
+    dsb_stream_rate_policy rate; /* generator: how RESENDs and clean passes move the cap */
+    /* generator: called after each attempt's answer (may be NULL) */
+    void (*on_attempt)(const dsb_stream_send_attempt *a, void *ctx);
+    void *attempt_ctx;
     /* generator test hooks (1-based, 0 = off), on the first attempt of pass hook_pass: */
     uint32_t hook_pass;
     uint64_t drop_frame;     /* frame f + 1 of the pass is not sent */
@@ -99,7 +164,12 @@ typedef struct {
                                 e.g. ECONNREFUSED while no receiver is bound); left out of
                                 the PASS_ENDs' counts, so the receiver counts them not sent */
     uint64_t kernel_drops;   /* receiver: datagrams the socket queue dropped */
-    double final_rate_gbps;  /* generator: the rate cap at the end (0 = none) */
+    double final_rate_gbps;  /* generator: the rate cap of the last attempt (0 = none) */
+    uint64_t rate_increases; /* generator: clean passes that raised the cap */
+    uint64_t rate_removals;  /* generator: times the cap went (back at the rate seen free) */
+    double lowest_rate_gbps; /* generator: the lowest cap a RESEND set (0 = none) */
+    double top_rate_gbps;    /* generator: the highest rate of an attempt free of the
+                                policy's cap (of those before the last) */
     uint16_t port;           /* receiver: the bound port (useful with port 0) */
     uint32_t threads;        /* receiver: receiving threads */
     double seconds;          /* receiver: the run's first frame to the final answer (every

@@ -59,6 +59,19 @@ expect 2 "--send-threads: 3 threads for 2 queues: expected at most --queues" -- 
     "$DSB" stream-send --queues 2 --send-threads 3
 expect 2 "--send-threads: 2 threads for 1 queues" -- "$DSB" stream-send --send-threads 2
 expect 2 "--rate: expected a number" -- "$DSB" stream-send --rate 0
+# the rate policy's flags (dsb_stream_rate_policy): the cap after a resend, the step up, the hold
+expect 2 "--rate-down: expected a number in \[0.05, 0.95\], got '1'" -- "$DSB" stream-send --rate-down 1
+expect 2 "--rate-down: expected a number in \[0.05, 0.95\], got '0'" -- "$DSB" stream-send --rate-down 0
+expect 2 "--rate-down: expected a number in \[0.05, 0.95\], got 'half'" -- "$DSB" stream-send --rate-down half
+expect 2 "--rate-down: expected a value" -- "$DSB" stream-send --rate-down
+expect 2 "--rate-up: expected a number in \[0, 1\], got '-0.1'" -- "$DSB" stream-send --rate-up -0.1
+expect 2 "--rate-up: expected a number in \[0, 1\], got '1.5'" -- "$DSB" stream-send --rate-up 1.5
+expect 2 "--rate-up: expected a number in \[0, 1\], got 'nan'" -- "$DSB" stream-send --rate-up nan
+expect 2 "--rate-hold: expected an integer" -- "$DSB" stream-send --rate-hold 1001
+expect 2 "--rate-hold: expected an integer" -- "$DSB" stream-send --rate-hold -1
+expect 2 "--rate-hold: expected an integer" -- "$DSB" stream-send --rate-hold 1.5
+expect 0 "--rate-up F" -- "$DSB" stream-send --help
+expect 1 "--json: cannot open" -- "$DSB" stream-send --json "$tmp/no/such/dir/s.json" --quiet
 expect 2 "--transport: expected udp or packet" -- "$DSB" stream-send --transport tcp
 expect 2 "unknown option '--replicas'" -- "$DSB" stream-send --replicas 4
 expect 1 "not a numeric IPv4 or IPv6 address" -- "$DSB" stream-send --server localhost --quiet
@@ -112,9 +125,15 @@ rm -f "$tmp/recv.err"
 rpid=$!
 wait_port
 check "the receiver says its port" [ -n "$port" ]
-expect 0 "sent 8000 frames" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet
+expect 0 "sent 8000 frames" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet \
+    --rate-down 0.75 --rate-up 0.25 --rate-hold 3 --json "$tmp/send.json"
 wait "$rpid"
 check "the receiver exits 0" [ $? -eq 0 ]
+check "sender JSON: the rate policy" grep -q '"rate_down":0.75,"rate_up":0.25,"rate_hold":3,"ok":true' "$tmp/send.json"
+check "sender JSON: an attempt a pass (none sent again)" \
+    [ "$(grep -o '"attempt":' "$tmp/send.json" | wc -l)" -eq 4 ]
+check "sender JSON: the first attempt uncapped" \
+    grep -q '"attempts":\[{"pass":0,"attempt":0,"frames":2000,[^}]*"cap_gbps":0,"resend":false}' "$tmp/send.json"
 check "received: the ground state" grep -q "Mattis ground state 2E = -3998000: reached" "$tmp/recv.out"
 check "received: nothing rejected or sent again" grep -q "0 rejected, 0 passes sent again (0 frames missing" "$tmp/recv.out"
 "${S[@]}" --n 2000 --replicas 2 --updates 3 --json "$tmp/gen.json" >/dev/null 2>&1

@@ -27,6 +27,7 @@ void dsb_stream_net_opts_default(dsb_stream_net_opts *o)
     o->idle_s = 1.0;
     o->timeout_s = 30.0;
     o->queues = 1;
+    dsb_stream_rate_policy_default(&o->rate);
 }
 
 /* Ethernet addresses of an outgoing frame: the transport's peer and own MAC
@@ -861,6 +862,8 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
                             "one or more)", NT, Q);
     if (!o->tc.peer_addr && strcmp(o->tc.kind ? o->tc.kind : "udp", "packet"))
         return cm_fail(err, "no receiver address (the udp transport needs one)");
+    const char *bad_policy = dsb_stream_rate_policy_check(&o->rate);
+    if (bad_policy) return cm_fail(err, "rate policy: %s", bad_policy);
     queue_t *qs = cm_calloc(Q, sizeof *qs);
     dsb_stream_feed *feed = NULL;
     int rc = dsb_stream_feed_open(p, &feed, err);
@@ -893,7 +896,9 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         for (uint32_t q = t; q < Q; q += NT) order[k++] = &qs[q];
         snd[t].count = (uint32_t)(order + k - snd[t].qs);
     }
-    double rate = o->rate_gbps;
+    dsb_stream_rate_state rs;
+    dsb_stream_rate_start(&rs, o->rate_gbps);
+    double rate = rs.cap;
     uint32_t pass = 0, attempt = 0;
     while (rc == 0) {
         double t0 = bench_now_s();
@@ -915,26 +920,36 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         st->frames += sent;
         int action = await_ack(qs, Q, p, o->timeout_s, st, err);
         double gbps = secs > 0 ? 8.0 * (double)sent * DSB_STREAM_PAYLOAD / secs / 1e9 : 0;
+        char capped[40] = "";
+        if (rate > 0) snprintf(capped, sizeof capped, ", cap %.2f", rate);
         if (progress)
-            fprintf(stderr, "pass %u attempt %u: %llu frames in %.3f s (%.2f Gb/s of payload)%s\n",
-                    pass, attempt, (unsigned long long)sent, secs, gbps,
+            fprintf(stderr, "pass %u attempt %u: %llu frames in %.3f s (%.2f Gb/s of payload%s)%s\n",
+                    pass, attempt, (unsigned long long)sent, secs, gbps, capped,
                     action == DSB_STREAM_RESEND ? ": the receiver asks for it again" : "");
+        if (action >= 0 && o->on_attempt) {
+            const dsb_stream_send_attempt a = {pass, attempt, sent, secs, gbps, rate,
+                                               action == DSB_STREAM_RESEND};
+            o->on_attempt(&a, o->attempt_ctx);
+        }
         if (action < 0) {
             rc = -1;
         } else if (action == DSB_STREAM_RESEND) {
             st->resends++;
             attempt++;
-            /* frames were lost: halve the rate (the first cap: half of what just failed) */
-            rate = rate > 0 ? rate / 2 : gbps / 2;
-            if (rate < 0.01) rate = 0.01;
+            rate = dsb_stream_rate_update(&o->rate, &rs, 1, gbps); /* frames were lost: lower */
         } else if (action == DSB_STREAM_NEXT) {
             pass++;
             attempt = 0;
+            rate = dsb_stream_rate_update(&o->rate, &rs, 0, gbps); /* clean: raise, perhaps */
         } else {
             break; /* DONE */
         }
     }
     st->final_rate_gbps = rate;
+    st->rate_increases = rs.increases;
+    st->rate_removals = rs.removals;
+    st->lowest_rate_gbps = rs.lowest;
+    st->top_rate_gbps = rs.top;
     for (uint32_t q = 0; q < opened; q++) st->unsent += qs[q].unsent;
     for (uint32_t q = 0; q < opened; q++) {
         qs[q].t->close(qs[q].t);
