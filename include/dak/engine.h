@@ -299,6 +299,8 @@ typedef struct {
     uint32_t gemm_pdl_pre; /* with gemm_pdl: copies of weights each HBM-tier CTA of a GEMM issues before its
                               griddepcontrol.wait (dak_gemm_opts.pdl_pre; 0, the default: the GEMM's own choice;
                               DAK_GEMM_PDL_PRE_NONE: none) */
+    uint32_t gemm_pre_none; /* bit k (dak_eng_op): that kind's GEMMs read nothing before their wait
+                               (DAK_GEMM_PDL_PRE_NONE), whatever gemm_pdl_pre says (0, the default: none) */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */

@@ -72,6 +72,7 @@ expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip ""
 expect 2 "--gemm-pdl-pre: expected 'none' or an integer in \[0, 24\], got '25'" -- "$dak" decode --tiny opt --gemm-pdl-pre 25
 expect 2 "--gemm-pdl-pre: expected 'none' or an integer" -- "$dak" decode --tiny opt --gemm-pdl-pre nothing
 expect 2 "--norm-trigger: expected top, loaded or end, got 'mid'" -- "$dak" decode --tiny opt --norm-trigger mid
+expect 2 "--gemm-pre-none" -- "$dak" decode --tiny opt --gemm-pre-none o_proj,norms
 expect 2 "--norm-narrow" -- "$dak" decode --tiny opt --norm-narrow 2
 expect 2 "--diag-times: expected --deploy 0" -- "$dak" decode --tiny opt --deploy 1 --diag-times "$tmp/t.json"
 echo "$pass passed, $fail failed"

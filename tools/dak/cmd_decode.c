@@ -33,8 +33,9 @@ static void usage(FILE *o)
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
-            "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--norm-trigger WHERE]\n"
-            "                  [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH] [--json FILE]\n\n"
+            "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS]\n"
+            "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH]\n"
+            "                  [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
@@ -71,6 +72,8 @@ static void usage(FILE *o)
             "                   synthetic weights (random bf16 from --seed); 'synthetic' forces them\n"
             "  --gemm-pdl-pre N copies of weights each GEMM CTA issues before it waits for the kernel before it\n"
             "                   (0, the default: the GEMM's choice; 1..24; none)\n"
+            "  --gemm-pre-none KINDS these kinds' GEMMs (qkv, o_proj, ffn_in, ffn_out, lm_head) read nothing before\n"
+            "                   their wait, whatever --gemm-pdl-pre says\n"
             "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
             "                   done) or end (its stores issued)\n"
             "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
@@ -346,7 +349,7 @@ int cmd_decode(int argc, char **argv)
     int32_t *prompt_ids = NULL;
     uint32_t prompt_n = 0;
     int prompt_given = 0;
-    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0;
+    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, pre_none = 0;
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
@@ -380,6 +383,9 @@ int cmd_decode(int argc, char **argv)
         } else if (arg_is(a, "--gemm-pdl-pre")) {
             VAL();
             if (arg_u32_or_word(prog, "--gemm-pdl-pre", v, 0, 24, "none", DAK_GEMM_PDL_PRE_NONE, &gemm_pre)) return 2;
+        } else if (arg_is(a, "--gemm-pre-none")) {
+            VAL();
+            if (parse_skip("--gemm-pre-none", v, &pre_none)) return 2;
         } else if (arg_is(a, "--norm-narrow")) {
             VAL();
             if (arg_u32(prog, "--norm-narrow", v, 0, 1, &norm_narrow)) return 2;
@@ -564,7 +570,7 @@ int cmd_decode(int argc, char **argv)
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
     eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n, eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
-    eo.norm_narrow = (int)norm_narrow;
+    eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
@@ -709,6 +715,7 @@ int cmd_decode(int argc, char **argv)
         else json_kv_u64(&w, "gemm_pdl_pre", gemm_pre);
         json_kv_u64(&w, "norm_trigger", norm_trig);
         json_kv_u64(&w, "norm_narrow", norm_narrow);
+        json_kv_u64(&w, "gemm_pre_none_mask", pre_none);
         if (show_tokens && (have_ref || !deploy)) {
             /* sequence 0: its prompt, and the greedy tokens of steps prompt - 1 .. S - 1 (the all-HBM run's, or the
                first deployed run's) */

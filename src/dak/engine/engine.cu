@@ -556,13 +556,15 @@ fail:
 /* w's HBM rows from row r on (r >= d_from) */
 static uint16_t *dev_row(const lin_t *w, uint32_t r) { return w->dev_rows + (size_t)(r - w->d_from) * w->K; }
 
-/* prepares w's launches for B = b, C = c (fp32 [N][M]); rh within [d_from, h_rows] (setup checks) */
-static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, float *c, uint16_t *stage, cm_err *err)
+/* prepares w's launches (a GEMM of this kind) for B = b, C = c (fp32 [N][M]); rh within [d_from, h_rows] (setup
+ * checks) */
+static int prep_lin(dak_engine *e, lin_t *w, dak_eng_op kind, uint32_t rh, const uint16_t *b, float *c, uint16_t *stage,
+                    cm_err *err)
 {
     dak_gemm_opts go;
     dak_gemm_opts_default(&go);
     go.pdl = e->o.gemm_pdl ? 1 : 0;
-    go.pdl_pre = e->o.gemm_pdl_pre;
+    go.pdl_pre = (e->o.gemm_pre_none >> kind) & 1u ? DAK_GEMM_PDL_PRE_NONE : e->o.gemm_pdl_pre;
     go.diag_times = e->o.diag_times ? 1 : 0;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
@@ -1011,8 +1013,10 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         int s = l % 2;
         const uint16_t *in[NW] = {e->hb, e->ab, e->hb, e->fb};
         float *out[NW] = {e->cqkv, e->co, e->c1, e->cd};
+        const dak_eng_op kind[NW] = {DAK_ENG_OP_QKV, DAK_ENG_OP_O, DAK_ENG_OP_FFN_IN, DAK_ENG_OP_FFN_OUT};
         for (uint32_t j = 0; j < NW; j++)
-            if (prep_lin(e, LIN(e, l, j), dak_eng_stack_rows_host(&e->m, &e->pl, l, j), in[j], out[j], e->sw[s][j], err))
+            if (prep_lin(e, LIN(e, l, j), kind[j], dak_eng_stack_rows_host(&e->m, &e->pl, l, j), in[j], out[j],
+                         e->sw[s][j], err))
                 return -1;
         uint32_t bh = kv_bh(e, l);
         size_t d0 = (bh - e->kv_d[l]) * kv_entry(e); /* the first HBM entry held is kv_d[l] */
@@ -1020,7 +1024,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
                         bh ? e->vh[l] : NULL, bh < B ? e->kd[l] + d0 : NULL, bh < B ? e->vd[l] + d0 : NULL, err))
             return -1;
     }
-    if (prep_lin(e, &e->lm, e->pl.lm_rows_host, e->hb, e->logits, e->slm, err)) return -1;
+    if (prep_lin(e, &e->lm, DAK_ENG_OP_LM_HEAD, e->pl.lm_rows_host, e->hb, e->logits, e->slm, err)) return -1;
     /* the attention's workspace, sized from every (step, layer)'s plans and reserved outside the capture */
     {
         size_t wf = 0, wc = 0;
