@@ -1,6 +1,7 @@
 /* dak's tokenizer: text to token ids and back, from a Hugging Face tokenizer.json (the file beside a model's
- * config.json).  Pure C11; the GPT-2 split pattern's Unicode classes come from ICU (libicuuc) when the build
- * found it.
+ * config.json).  Pure C11; the GPT-2 split pattern's Unicode classes come from a generated table
+ * (unicode_classes.h, Unicode 15.0); only the NFC / NFKC / NFD / NFKD normalizers need ICU (libicuuc), in a build
+ * configured with -DDAK_TOKENIZER_ICU=ON.
  *
  * The model must be "BPE".  What runs is read from the file's own sections, in two flavours:
  *   SentencePiece style (Llama-2): normalizer Prepend("▁") + Replace(" " -> "▁"), or the pre-tokenizer
@@ -10,8 +11,7 @@
  *     Fuse / Strip, or Metaspace.
  *   GPT-2 byte level (OPT, GPT-2): pre-tokenizer ByteLevel: the text split by GPT-2's pattern
  *     ('s 't 're 've 'm 'll 'd, ' ?' letters, ' ?' numbers, ' ?' other, whitespace runs), each piece's bytes
- *     mapped to GPT-2's printable characters and the BPE run within it; decoder ByteLevel.  Needs ICU for
- *     the letter / number / space classes; without it such files are refused at load.
+ *     mapped to GPT-2's printable characters and the BPE run within it; decoder ByteLevel.
  * The BPE merges the adjacent pair of lowest rank (the index in `merges`, "a b" or ["a", "b"]) first, the
  * leftmost of equal ranks first, until no adjacent pair has a merge (a priority queue: O(n log n)).
  * Normalizers: Prepend, Replace (a string pattern), and with ICU NFC / NFKC / NFD / NFKD, in a Sequence.
@@ -60,8 +60,8 @@ uint32_t dak_tok_n_ids(const dak_tok *t);
 const char *dak_tok_token(const dak_tok *t, int32_t id, size_t *len);
 /* The id of a token's text (the vocabulary's or an added token's), or -1. */
 int32_t dak_tok_id(const dak_tok *t, const char *token, size_t len);
-/* Whether this build can read byte-level files (it found ICU). */
-int dak_tok_have_unicode(void);
+/* Whether this build has Unicode normalization (NFC / NFKC / NFD / NFKD normalizers: ICU, -DDAK_TOKENIZER_ICU=ON). */
+int dak_tok_have_normalization(void);
 
 /* text[0..n) (UTF-8, checked: an invalid byte is refused with its offset) to ids; add_special: the
  * post-processor's ids (Llama's <s>, OPT's </s>) around them.  *ids is malloc'd (free it); *n_ids may be 0. */

@@ -310,13 +310,6 @@ static void byte_level(void)
     cm_err err = {{0}};
     const char *path = write_file("bl.json", bl_json());
     int rc = dak_tok_load(&t, path, &err);
-    if (!dak_tok_have_unicode()) {
-        CHECK(rc != 0 && strstr(err.msg, "needs Unicode letter and number classes") && strstr(err.msg, "ICU"),
-              "without ICU a byte-level file is refused: %s", rc ? err.msg : "accepted");
-        printf("note: built without ICU: byte-level files are refused at load (checked); their encoding is not\n");
-        if (!rc) dak_tok_free(t);
-        return;
-    }
     if (rc) {
         CHECK(0, "bl.json refused: %s", err.msg);
         return;
@@ -494,7 +487,7 @@ static void real_files(void)
             dak_tok_free(t);
         }
     }
-    if (gpt2 && dak_tok_have_unicode()) {
+    if (gpt2) {
         if (dak_tok_load(&t, gpt2, &err)) {
             CHECK(0, "DAK_TOKENIZER_GPT2: %s", err.msg);
         } else {

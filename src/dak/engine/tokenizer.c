@@ -19,6 +19,7 @@
 #include "common/hash.h"
 #include "common/json_read.h"
 #include "common/strmap.h"
+#include "unicode_classes.h"
 #ifdef DAK_HAVE_ICU
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
@@ -161,25 +162,37 @@ static int is_space(uint32_t c)
            (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+/* c in one of the sorted inclusive ranges r[0..n) */
+static int in_ranges(uint32_t c, const uint32_t (*r)[2], size_t n)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c > r[mid][1]) lo = mid + 1;
+        else if (c < r[mid][0]) hi = mid;
+        else return 1;
+    }
+    return 0;
+}
+/* \p{L}, \p{N}: Unicode's general categories, from the generated table (unicode_classes.h) */
+static int is_letter(uint32_t c)
+{
+    if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+    return in_ranges(c, uc_letters, sizeof uc_letters / sizeof uc_letters[0]);
+}
+static int is_number(uint32_t c)
+{
+    if (c < 0x80) return c >= '0' && c <= '9';
+    return in_ranges(c, uc_numbers, sizeof uc_numbers / sizeof uc_numbers[0]);
+}
 #ifdef DAK_HAVE_ICU
-static int is_letter(uint32_t c) { return (U_GET_GC_MASK((UChar32)c) & U_GC_L_MASK) != 0; }
-static int is_number(uint32_t c) { return (U_GET_GC_MASK((UChar32)c) & U_GC_N_MASK) != 0; }
-int dak_tok_have_unicode(void) { return 1; }
+int dak_tok_have_normalization(void) { return 1; }
 #else
-/* without ICU only the ASCII classes are known (byte-level files, which need the rest, are refused) */
-static int is_letter(uint32_t c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
-static int is_number(uint32_t c) { return c >= '0' && c <= '9'; }
-int dak_tok_have_unicode(void) { return 0; }
+int dak_tok_have_normalization(void) { return 0; }
 #endif
 
-/* a word character for added tokens' single_word (without ICU every non-ASCII character counts as one) */
-static int is_word_char(uint32_t c)
-{
-#ifndef DAK_HAVE_ICU
-    if (c >= 0x80) return 1;
-#endif
-    return c == '_' || is_letter(c) || is_number(c);
-}
+/* a word character for added tokens' single_word */
+static int is_word_char(uint32_t c) { return c == '_' || is_letter(c) || is_number(c); }
 
 /* GPT-2's printable stand-ins for bytes: 0x21..0x7e, 0xa1..0xac and 0xae..0xff stand for themselves, the other
  * 68 bytes, in increasing order, for U+0100 .. U+0143.  byte_cp[256] and its inverse cp_byte[0x144] (-1: no
@@ -436,9 +449,9 @@ static int add_norm(loader *L, const jr_val *op)
     } else if (!strcmp(type, "Replace")) {
         if (get_replace(L, op, "normalizer", NORM_REPLACE, o)) return -1;
     } else if (!strcmp(type, "NFC") || !strcmp(type, "NFKC") || !strcmp(type, "NFD") || !strcmp(type, "NFKD")) {
-        if (!dak_tok_have_unicode())
+        if (!dak_tok_have_normalization())
             return lfail(L, op, "normalizer %s needs Unicode normalization, and this build has no ICU: install "
-                                "libicu-dev and build again", type);
+                                "libicu-dev and configure with -DDAK_TOKENIZER_ICU=ON", type);
         o->kind = NORM_UNICODE, o->ch = !strcmp(type, "NFC") ? 0 : !strcmp(type, "NFKC") ? 1 : !strcmp(type, "NFD") ? 2 : 3;
     } else {
         return lfail(L, op, "normalizer type '%s': not implemented (expected Sequence, Prepend, Replace, NFC, NFKC, "
@@ -468,9 +481,6 @@ static int set_pre(loader *L, const jr_val *op)
         if (jr_get_bool(L->doc, op, "add_prefix_space", 0, 1, &t->bl_prefix_space, L->err) ||
             jr_get_bool(L->doc, op, "use_regex", 0, 1, &t->bl_regex, L->err))
             return -1;
-        if (t->bl_regex && !dak_tok_have_unicode())
-            return lfail(L, op, "pre_tokenizer ByteLevel (GPT-2's split pattern) needs Unicode letter and number "
-                                "classes, and this build has no ICU: install libicu-dev and build again");
         return 0;
     }
     return lfail(L, op, "pre_tokenizer type '%s': not implemented (expected Metaspace, ByteLevel or a Sequence of one "
