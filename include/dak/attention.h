@@ -41,6 +41,7 @@ extern "C" {
 #endif
 #include "common/error.h"
 #include "common/hd.h"
+#include "dak/bf16.h"
 #ifdef __cplusplus
 }
 #endif
@@ -183,27 +184,6 @@ static inline CM_HD void dak_attn_unit(uint32_t u, uint32_t first_entry, uint32_
 int dak_attn_decode_ref(const uint16_t *k, const uint16_t *v, const uint16_t *q, uint32_t batch, uint32_t heads,
                         uint32_t kv_heads, uint32_t max_len, uint32_t len, float scale, float *out, cm_err *err);
 
-/* bf16 <-> float (round to nearest even; NaN kept a NaN). */
-static inline CM_HD float dak_bf16_to_f32(uint16_t b)
-{
-    union {
-        uint32_t u;
-        float f;
-    } x;
-    x.u = (uint32_t)b << 16;
-    return x.f;
-}
-static inline CM_HD uint16_t dak_f32_to_bf16(float f)
-{
-    union {
-        uint32_t u;
-        float f;
-    } x;
-    x.f = f;
-    if ((x.u & 0x7f800000u) == 0x7f800000u && (x.u & 0x007fffffu)) return (uint16_t)((x.u >> 16) | 0x40u);
-    x.u += 0x7fffu + ((x.u >> 16) & 1u);
-    return (uint16_t)(x.u >> 16);
-}
 
 /* ---- the GPU decode ---------------------------------------------------------------------- */
 

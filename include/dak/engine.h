@@ -40,6 +40,7 @@ extern "C" {
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/hd.h"
+#include "dak/bf16.h"
 #include "dak/model_config.h"
 #include "dak/planner.h"
 #include "dak/safetensors.h"
@@ -110,22 +111,7 @@ static inline CM_HD uint16_t dak_eng_param_bf16(uint64_t seed, uint32_t tensor, 
     volatile float p = scale * u;
     float v = offset + p;
 #endif
-    union {
-        uint32_t u;
-        float f;
-    } x;
-    x.f = v;
-    x.u += 0x7fffu + ((x.u >> 16) & 1u);
-    return (uint16_t)(x.u >> 16);
-}
-static inline CM_HD float dak_eng_bf16_f32(uint16_t b)
-{
-    union {
-        uint32_t u;
-        float f;
-    } x;
-    x.u = (uint32_t)b << 16;
-    return x.f;
+    return dak_f32_to_bf16(v);
 }
 
 /* ---- shapes ---------------------------------------------------------------------------------- */

@@ -260,7 +260,7 @@ static int synth_fill(void *arg, size_t i, void *buf, cm_err *err)
         if (a->out[i].dtype == DAK_ST_BF16) {
             ((uint16_t *)buf)[j] = b;
         } else if (a->out[i].dtype == DAK_ST_F32) {
-            ((float *)buf)[j] = dak_eng_bf16_f32(b);
+            ((float *)buf)[j] = dak_bf16_to_f32(b);
         } else {
             return cm_fail(err, "synthetic checkpoint: only BF16 and F32 hold the synthetic values exactly");
         }

@@ -1,7 +1,7 @@
 /* The inference engine's small kernels (declared in engine_kernels.h; include/dak/engine.h has the step's
  * formulas and precision). */
 #include "common/ptx.cuh"
-#include "dak/attention.h" /* dak_bf16_to_f32, dak_f32_to_bf16 */
+#include "dak/bf16.h"
 #include "dak/engine.h"
 #include "engine_kernels.h"
 
@@ -17,7 +17,7 @@ __global__ void k_fill_bf16(uint16_t *out, size_t n, size_t valid, uint64_t seed
 __global__ void k_fill_f32(float *out, size_t n, uint64_t seed, uint32_t tensor, float scale, float offset)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = dak_eng_bf16_f32(dak_eng_param_bf16(seed, tensor, i, scale, offset));
+        out[i] = dak_bf16_to_f32(dak_eng_param_bf16(seed, tensor, i, scale, offset));
 }
 
 __device__ __forceinline__ uint16_t f2bf(float f) { return dak_f32_to_bf16(f); }

@@ -84,11 +84,11 @@ static float *param(const dak_eng_model *m, const dak_eng_ckpt *ck, uint64_t see
     float *v = cm_malloc((n ? n : 1) * sizeof *v);
     int rc = 0;
     if (!ck) {
-        for (size_t i = 0; i < n; i++) v[i] = dak_eng_bf16_f32(dak_eng_param_bf16(seed, tensor, i, p.scale, p.offset));
+        for (size_t i = 0; i < n; i++) v[i] = dak_bf16_to_f32(dak_eng_param_bf16(seed, tensor, i, p.scale, p.offset));
     } else if (p.weight) {
         uint16_t *b = cm_malloc((n ? n : 1) * sizeof *b);
         rc = dak_eng_ckpt_bf16(ck, tensor, 0, rows, b, err);
-        for (size_t i = 0; !rc && i < n; i++) v[i] = dak_eng_bf16_f32(b[i]);
+        for (size_t i = 0; !rc && i < n; i++) v[i] = dak_bf16_to_f32(b[i]);
         free(b);
     } else {
         rc = dak_eng_ckpt_f32(ck, tensor, 0, 1, v, err);

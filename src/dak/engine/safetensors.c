@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/json_read.h"
-#include "dak/attention.h" /* dak_f32_to_bf16, dak_bf16_to_f32 */
+#include "dak/bf16.h"
 
 struct dak_st {
     char **files;
