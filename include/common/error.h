@@ -27,6 +27,11 @@ int cm_fail(cm_err *err, const char *fmt, ...) CM_PRINTF(2, 3);
 void *cm_malloc(size_t bytes);
 void *cm_calloc(size_t count, size_t size);
 
+/* The whole file at path into *text (malloc'd, NUL-terminated; *n its bytes without the NUL), at most `limit`
+ * bytes; `kind` names the contents for the message when it is larger ("file too large: expected at most
+ * 64 MiB of <kind>").  Messages: "path: cannot open: <reason>", "path: read error". */
+int cm_read_file(const char *path, size_t limit, const char *kind, char **text, size_t *n, cm_err *err);
+
 #ifdef __cplusplus
 }
 #endif

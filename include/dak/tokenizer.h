@@ -1,7 +1,7 @@
 /* dak's tokenizer: text to token ids and back, from a Hugging Face tokenizer.json (the file beside a model's
- * config.json).  Pure C11; the GPT-2 split pattern's Unicode classes come from a generated table
- * (unicode_classes.h, Unicode 15.0); only the NFC / NFKC / NFD / NFKD normalizers need ICU (libicuuc), in a build
- * configured with -DDAK_TOKENIZER_ICU=ON.
+ * config.json), or from GPT-2's older pair vocab.json + merges.txt (OPT's model folders ship only that).  Pure C11;
+ * the GPT-2 split pattern's Unicode classes come from a generated table (unicode_classes.h, Unicode 15.0); only the
+ * NFC / NFKC / NFD / NFKD normalizers need ICU (libicuuc), in a build configured with -DDAK_TOKENIZER_ICU=ON.
  *
  * The model must be "BPE".  What runs is read from the file's own sections, in two flavours:
  *   SentencePiece style (Llama-2): normalizer Prepend("▁") + Replace(" " -> "▁"), or the pre-tokenizer
@@ -50,6 +50,43 @@ int dak_tok_load(dak_tok **t, const char *path, cm_err *err);
 /* The same from text in memory; `name` labels the messages. */
 int dak_tok_load_text(dak_tok **t, const char *json, size_t n, const char *name, cm_err *err);
 void dak_tok_free(dak_tok *t);
+
+/* A special or added token of a vocab.json + merges.txt pair: matched whole in the raw text before the BPE, as
+ * tokenizer.json's added_tokens are. */
+typedef struct {
+    const char *text;                /* UTF-8, NUL-terminated, not empty */
+    int32_t id;                      /* -1: vocab.json's id of the text (then it must be there) */
+    int lstrip, rstrip, single_word; /* as in added_tokens */
+    const char *named_by;            /* for messages: what named it ("tokenizer_config.json's 'bos_token'"), or NULL */
+} dak_tok_added;
+
+typedef struct {
+    const dak_tok_added *added; /* n_added of them; texts and ids each once */
+    size_t n_added;
+    const char *bos;            /* put before the text when add_special (OPT's "</s>"); NULL: nothing */
+    int add_prefix_space;       /* ByteLevel's add_prefix_space (GPT-2's and OPT's: 0) */
+} dak_tok_bpe_opts;
+
+/* GPT-2's byte-level BPE from its two files: vocab.json (a JSON object, token -> id) and merges.txt (an optional
+ * first line "#version ...", then one merge "a b" a line, rank 0 first; a line for every merge, no blank ones).
+ * The tokenizer is what a byte-level tokenizer.json with the same vocabulary and merges gives: pre-tokenizer
+ * ByteLevel (GPT-2's split pattern, add_prefix_space from o), no unk_token, decoder ByteLevel, o's added tokens,
+ * and o's bos (if any) before the text when add_special (a TemplateProcessing of one special token).  Refuses
+ * (file:line) a merges line that is not two tokens separated by one space, a merge naming a token not in
+ * vocab.json (or whose merged token is not in it), a duplicate merge or id, invalid UTF-8, a missing file, and an
+ * added token or bos that is not in vocab.json without an id of its own.  o may be NULL (no added tokens, no
+ * bos). */
+int dak_tok_load_bpe_files(dak_tok **t, const char *vocab_path, const char *merges_path, const dak_tok_bpe_opts *o,
+                           cm_err *err);
+/* The same for the files of a Hugging Face model folder without a tokenizer.json: vocab_path's merges.txt beside
+ * it, and the special tokens from the folder's special_tokens_map.json, tokenizer_config.json (bos_token,
+ * eos_token, unk_token, sep_token, pad_token, cls_token, mask_token, additional_special_tokens, and
+ * added_tokens_decoder's id -> token; special_tokens_map.json's wins) and added_tokens.json (token -> id), each
+ * when present.  The bos goes first when tokenizer_config.json's add_bos_token is true, or, without that key,
+ * when config.json's model_type is "opt" (OPT was trained with </s> first).  When no file names them, the tokens
+ * are transformers' defaults: GPT-2's <|endoftext|> as bos, eos and unk; for model_type "opt", bos and eos
+ * </s>, pad <pad>, unk <unk>; each only where vocab.json has it. */
+int dak_tok_load_bpe_folder(dak_tok **t, const char *vocab_path, cm_err *err);
 
 dak_tok_flavour dak_tok_flavour_of(const dak_tok *t);
 /* "sentencepiece-bpe" or "byte-level-bpe" */

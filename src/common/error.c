@@ -1,8 +1,10 @@
 #include "common/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cm_fail(cm_err *err, const char *fmt, ...)
 {
@@ -33,4 +35,41 @@ void *cm_calloc(size_t count, size_t size)
         abort();
     }
     return p;
+}
+
+int cm_read_file(const char *path, size_t limit, const char *kind, char **text, size_t *n, cm_err *err)
+{
+    *text = NULL, *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return cm_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 65536, len = 0;
+    char *buf = cm_malloc(cap + 1);
+    int rc = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= limit) {
+                rc = cm_fail(err, "%s: file too large: expected at most %zu MiB of %s", path, limit >> 20, kind);
+                break;
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                rc = cm_fail(err, "%s: out of memory", path);
+                break;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (!rc && ferror(f)) rc = cm_fail(err, "%s: read error", path);
+    fclose(f);
+    if (rc) {
+        free(buf);
+        return -1;
+    }
+    buf[len] = '\0';
+    *text = buf, *n = len;
+    return 0;
 }

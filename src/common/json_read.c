@@ -432,37 +432,9 @@ int jr_parse(jr_doc *doc, const char *text, size_t n, const char *name, cm_err *
 int jr_parse_file(jr_doc *doc, const char *path, cm_err *err)
 {
     memset(doc, 0, sizeof *doc);
-    FILE *f = fopen(path, "rb");
-    if (!f) return cm_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    const size_t limit = (size_t)64 << 20;
-    size_t cap = 65536, n = 0;
-    char *buf = cm_malloc(cap);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= limit) {
-                free(buf);
-                fclose(f);
-                return cm_fail(err, "%s: file too large: expected at most 64 MiB of JSON", path);
-            }
-            cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return cm_fail(err, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        free(buf);
-        return cm_fail(err, "%s: read error", path);
-    }
+    char *buf;
+    size_t n;
+    if (cm_read_file(path, (size_t)64 << 20, "JSON", &buf, &n, err)) return -1;
     int rc = jr_parse(doc, buf, n, path, err);
     free(buf);
     return rc;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # dak tokenize: text to ids and back through a small hand-written tokenizer.json (Llama-2's sections; the ids worked
-# out by hand as in test_tokenizer.c); bad flags refused with status 2, bad files and text with status 1; and dak
+# out by hand as in test_tokenizer.c) and a small vocab.json + merges.txt pair (GPT-2's older form, OPT's folders);
+# bad flags refused with status 2, bad files and text with status 1; and dak
 # decode's --prompt-text / --tokenizer refused with status 2 (CPU; no GPU needed: every decode case fails before
 # the engine starts).  Usage: test_tokenize_cli.sh DAK_BIN
 dak=$1
@@ -81,6 +82,41 @@ expect 1 "id 5001 at position 1 is out of range: expected 0..5000" -- "$dak" tok
 expect 1 "id 10 at position 0 is no token" -- "$dak" tokenize --tokenizer "$tok" --ids 10
 expect 1 "invalid UTF-8 at byte 1 (0xff)" -- "$dak" tokenize --tokenizer "$tok" --text "$(printf 'a\377')"
 
+# GPT-2's older pair in a model folder (OPT's form), no tokenizer.json: ids 0 a, 1 b, 2 c, 3 ab, 4 bc, 5 abc, 6 Ġ,
+# 7 Ġa, 8 </s>, 9 <pad>; merges (rank = line - 2): 0 "b c", 1 "a b", 2 "a bc", 3 "Ġ a".  model_type opt and no
+# tokenizer_config.json: </s> (8) first, </s> and <pad> special.
+mkdir -p "$tmp/opt"
+printf '{"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "Ġ": 6, "Ġa": 7, "</s>": 8, "<pad>": 9}' > "$tmp/opt/vocab.json"
+printf '#version: 0.2\nb c\na b\na bc\nĠ a\n' > "$tmp/opt/merges.txt"
+echo '{"model_type": "opt"}' > "$tmp/opt/config.json"
+# "abc": (b,c) 0, then (a,bc) 2 -> abc; " abc" -> Ġ abc; " cab" -> Ġ c ab (neither (Ġ,c) nor (c,a) has a merge)
+expect 0 "8,5" -- "$dak" tokenize --model "$tmp/opt" --text "abc"
+check "vocab.json + merges.txt found in --model DIR" out_is "8,5"
+expect 0 "8,6,5,6,2,3" -- "$dak" tokenize --tokenizer "$tmp/opt" --text " abc cab"
+expect 0 "5,8,9" -- "$dak" tokenize --tokenizer "$tmp/opt/vocab.json" --text "abc</s><pad>" --add-special 0
+expect 0 "8,5" -- "$dak" tokenize --model "$tmp/opt/config.json" --text "abc"
+expect 0 "</s> aabc" -- "$dak" tokenize --tokenizer "$tmp/opt" --ids 8,7,5
+check "pair decoded" out_is "</s> aabc"
+expect 0 "opt/vocab.json (byte-level-bpe, 10 ids)" -- "$dak" tokenize --tokenizer "$tmp/opt" --text a --time
+# a tokenizer.json beside them wins
+mkdir -p "$tmp/both" && cp "$tmp/opt/"* "$tmp/both/" && cp "$tok" "$tmp/both/"
+expect 0 "1,9" -- "$dak" tokenize --model "$tmp/both" --text "ab"
+# refused: status 1, what and where
+mkdir -p "$tmp/nomerges" && cp "$tmp/opt/vocab.json" "$tmp/nomerges/"
+expect 1 "nomerges/vocab.json: no merges.txt beside it" -- "$dak" tokenize --tokenizer "$tmp/nomerges" --text a
+# pair_refused NAME VOCAB MERGES PATTERN: the folder NAME with these vocab.json and merges.txt (printf format) is
+# refused by dak tokenize --model NAME with status 1 and PATTERN
+pair_refused() {
+    mkdir -p "$tmp/$1" && printf '%s' "$2" > "$tmp/$1/vocab.json" && printf "$3" > "$tmp/$1/merges.txt"
+    expect 1 "$4" -- "$dak" tokenize --model "$tmp/$1" --text a
+}
+v=$(cat "$tmp/opt/vocab.json")
+pair_refused three "$v" '#version: 0.2\nb c\na b c\n' "three/merges.txt:3:1: merge 1 'a b c': expected two tokens separated by one space"
+pair_refused unknown "$v" 'a q\n' "unknown/merges.txt:1:1: merge 0 ('a', 'q'): 'q' is not in the vocabulary"
+pair_refused dupid '{"a": 0, "b": 0}' 'a b\n' "dupid/vocab.json:1:15: vocab: id 0 given to both 'a' and 'b'"
+mkdir -p "$tmp/empty"
+expect 2 "--tokenizer: no tokenizer.json at '$tmp/empty/tokenizer.json' (nor a vocab.json + merges.txt)" -- "$dak" tokenize --tokenizer "$tmp/empty" --text a
+
 # dak decode: --prompt-text and --tokenizer (refused before the engine starts)
 expect 2 "--prompt-text and --prompt-ids: expected one of them" -- "$dak" decode --tiny llama --tokenizer "$tok" --prompt-text ab --prompt-ids 1,2
 expect 2 "no tokenizer: expected --tokenizer PATH" -- "$dak" decode --tiny llama --prompt-text ab
@@ -96,6 +132,11 @@ mkdir -p "$tmp/badmodel" && cp "$tmp/unigram.json" "$tmp/badmodel/tokenizer.json
 expect 2 "left unused: prompts and outputs stay token ids" -- "$dak" decode --model "$tmp/badmodel" --prompt-ids 1
 expect 2 "badmodel/config.json" -- "$dak" decode --model "$tmp/badmodel" --prompt-ids 1
 expect 2 "model type 'Unigram': expected BPE" -- "$dak" decode --model "$tmp/badmodel" --prompt-text ab
+# the pair: --prompt-text "abc" is </s> abc, two tokens; a folder whose vocab.json lacks its merges.txt is left unused
+expect 2 "--prompt 5 and --prompt-text of 2 tokens" -- "$dak" decode --tiny opt --tokenizer "$tmp/opt" --prompt-text abc --prompt 5
+expect 2 "no merges.txt beside it" -- "$dak" decode --tiny opt --tokenizer "$tmp/nomerges/vocab.json" --prompt-text abc
+echo '{"model_type": "opt"}' > "$tmp/nomerges/config.json"
+expect 2 "left unused: prompts and outputs stay token ids" -- "$dak" decode --model "$tmp/nomerges" --prompt-ids 1
 expect 0 "--prompt-text TEXT" -- "$dak" decode --help
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

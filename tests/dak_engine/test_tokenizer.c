@@ -1,13 +1,17 @@
 /* dak tokenizer (include/dak/tokenizer.h), CPU: two small hand-written tokenizer.json files, one a flavour, with every
  * expected id worked out by hand in the comments (never by the code under test): merges by rank, ties, byte
  * fallback, unknown characters, special tokens, the space handling, decoding and round trips; malformed files and
- * bad text refused with the right message; long inputs in a fraction of a second.  With DAK_TOKENIZER_LLAMA2 (or
- * DAK_TOKENIZER_GPT2) naming a real tokenizer.json, a few published facts about it are checked too. */
+ * bad text refused with the right message; long inputs in a fraction of a second.  GPT-2's older pair vocab.json +
+ * merges.txt (OPT's folders): small hand-written pairs (ids by hand), the same ids as the byte-level tokenizer.json
+ * with the same vocabulary and merges, and the refusals.  With DAK_TOKENIZER_LLAMA2 (or DAK_TOKENIZER_GPT2) naming a
+ * real tokenizer.json, or DAK_TOKENIZER_GPT2_VOCAB and DAK_TOKENIZER_GPT2_MERGES real files, a few published facts
+ * about them are checked too (and the pair against the tokenizer.json). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../check.h"
@@ -363,14 +367,20 @@ static void byte_level(void)
 }
 
 /* ---- malformed files: each refused, the message naming what and where ---- */
+
+/* a load's status rc and message err: a refusal naming needle (*t freed when it loaded after all) */
+static void expect_refused(int rc, dak_tok *const *t, const cm_err *err, const char *needle, const char *what)
+{
+    CHECK(rc != 0 && strstr(err->msg, needle), "%s: expected a refusal naming '%s', got %s", what, needle,
+          rc ? err->msg : "success");
+    if (!rc) dak_tok_free(*t);
+}
+
 static void expect_load_fails(const char *name, const char *text, const char *needle)
 {
     dak_tok *t;
     cm_err err = {{0}};
-    int rc = dak_tok_load(&t, write_file(name, text), &err);
-    CHECK(rc != 0 && strstr(err.msg, needle), "%s: expected a refusal naming '%s', got %s", name, needle,
-          rc ? err.msg : "success");
-    if (!rc) dak_tok_free(t);
+    expect_refused(dak_tok_load(&t, write_file(name, text), &err), &t, &err, needle, name);
 }
 
 /* a minimal BPE file with the given vocab, merges and extra top-level members */
@@ -456,6 +466,249 @@ static void malformed(void)
     }
 }
 
+/* ---- GPT-2's older pair, vocab.json + merges.txt (OPT's model folders) ---- */
+
+/* dir/sub/name with text (NULL: nothing written); the path */
+static const char *write_in(const char *sub, const char *name, const char *text)
+{
+    static char p[4][200];
+    static int k;
+    char d[160];
+    snprintf(d, sizeof d, "%s/%s", dir, sub);
+    mkdir(d, 0755);
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", d, name);
+    if (text) {
+        FILE *f = fopen(p[k], "wb");
+        fputs(text, f);
+        fclose(f);
+    }
+    return p[k];
+}
+
+/* a and b give the same ids for text (with and without special tokens) and the same text back */
+static void same_tokens(const dak_tok *a, const dak_tok *b, const char *text, const char *what)
+{
+    for (int add = 0; add < 2; add++) {
+        int32_t *x = NULL, *y = NULL;
+        size_t nx = 0, ny = 0;
+        cm_err e1 = {{0}}, e2 = {{0}};
+        int ra = dak_tok_encode(a, text, strlen(text), add, &x, &nx, &e1);
+        int rb = dak_tok_encode(b, text, strlen(text), add, &y, &ny, &e2);
+        CHECK(ra == 0 && rb == 0 && nx == ny && !memcmp(x, y, nx * sizeof *x), "%s: '%s' (add %d): %zu ids and %zu%s%s",
+              what, text, add, nx, ny, ra ? e1.msg : "", rb ? e2.msg : "");
+        if (!ra) {
+            char *ta = NULL, *tb = NULL;
+            CHECK(!dak_tok_decode(a, x, nx, &ta, NULL, &e1) && !dak_tok_decode(b, x, nx, &tb, NULL, &e2) &&
+                      !strcmp(ta, tb),
+                  "%s: '%s' decoded: '%s' and '%s'", what, text, ta ? ta : e1.msg, tb ? tb : e2.msg);
+            free(ta), free(tb);
+        }
+        free(x), free(y);
+    }
+}
+
+static void expect_pair_fails(const char *vocab_path, const char *needle, const char *what)
+{
+    dak_tok *t;
+    cm_err err = {{0}};
+    expect_refused(dak_tok_load_bpe_folder(&t, vocab_path, &err), &t, &err, needle, what);
+}
+
+/* the folder dir/sub with this vocab.json and merges.txt (and what else is there) refused */
+static void pair_refused(const char *sub, const char *vocab, const char *merges, const char *needle, const char *what)
+{
+    char v[200];
+    snprintf(v, sizeof v, "%s", write_in(sub, "vocab.json", vocab));
+    write_in(sub, "merges.txt", merges);
+    expect_pair_fails(v, needle, what);
+}
+
+/* The small pair: ids 0 a, 1 b, 2 c, 3 ab, 4 bc, 5 abc, 6 Ġ, 7 Ġa, 8 </s>, 9 <pad>; merges.txt after its version
+ * line: rank 0 "b c", 1 "a b", 2 "a bc", 3 "Ġ a" (rank = line - 2). */
+#define SMALL_VOCAB                                                                                        \
+    "{\"a\": 0, \"b\": 1, \"c\": 2, \"ab\": 3, \"bc\": 4, \"abc\": 5, \"" G_SP "\": 6, \"" G_SP "a\": 7, " \
+    "\"</s>\": 8, \"<pad>\": 9}"
+#define SMALL_MERGES "#version: 0.2\nb c\na b\na bc\n" G_SP " a\n"
+
+static void bpe_pair(void)
+{
+    dak_tok *t, *u;
+    cm_err err = {{0}};
+    char v[200]; /* the folder's vocab.json (write_in's paths are overwritten by later calls) */
+    /* a folder with config.json's model_type "opt" and no special-token files: </s> (8) first, <pad> matched */
+    snprintf(v, sizeof v, "%s", write_in("opt", "vocab.json", SMALL_VOCAB));
+    write_in("opt", "merges.txt", SMALL_MERGES);
+    write_in("opt", "config.json", "{\"model_type\": \"opt\", \"vocab_size\": 10}");
+    if (dak_tok_load_bpe_folder(&t, v, &err)) {
+        CHECK(0, "opt pair refused: %s", err.msg);
+    } else {
+        CHECK(dak_tok_flavour_of(t) == DAK_TOK_BYTE_LEVEL, "pair flavour %s", dak_tok_flavour_name(t));
+        CHECK_EQ_I64(dak_tok_n_ids(t), 10, "pair ids");
+        /* "abc": a b c; (b,c) rank 0 before (a,b) rank 1 -> a bc -> (a,bc) rank 2 -> abc */
+        EXPECT_IDS(t, "abc", 0, 5);
+        EXPECT_IDS(t, "abc", 1, 8, 5); /* OPT's </s> first */
+        EXPECT_IDS(t, "ab", 0, 3);     /* (a,b) rank 1 */
+        /* " abc" is one piece: Ġ a b c; bc (0), then (a,bc) 2 before (Ġ,a) 3 -> Ġ abc, which has no merge */
+        EXPECT_IDS(t, " abc", 0, 6, 5);
+        EXPECT_IDS(t, "cab", 0, 2, 3); /* (c,a) has no merge; (a,b) -> c ab */
+        EXPECT_IDS(t, " a", 0, 7);     /* (Ġ,a) 3 */
+        /* "a b" -> "a" | " b": Ġ b has no merge */
+        EXPECT_IDS(t, "a b", 0, 0, 6, 1);
+        /* </s> and <pad> are special (OPT's defaults, in the vocabulary): matched whole in the text */
+        EXPECT_IDS(t, "ab</s>c<pad>", 0, 3, 8, 2, 9);
+        EXPECT_TEXT(t, "</s> aabc", 8, 7, 5);
+        expect_encode_fails(t, "abz", 3, "the byte 0x7a", "z in the small pair");
+        dak_tok_free(t);
+    }
+    /* the same files without config.json: no bos, no special tokens (GPT-2's <|endoftext|> is not there) */
+    snprintf(v, sizeof v, "%s", write_in("plain", "vocab.json", SMALL_VOCAB));
+    write_in("plain", "merges.txt", "b c\r\na b\r\na bc\r\n" G_SP " a"); /* no version line, CRLF, no final newline */
+    if (dak_tok_load_bpe_folder(&t, v, &err) == 0) {
+        EXPECT_IDS(t, "abc", 1, 5);
+        EXPECT_IDS(t, " abc", 1, 6, 5);
+        /* "</s>" is no added token here: its bytes go to the BPE, and '<' is not in the vocabulary */
+        expect_encode_fails(t, "a</s>", 5, "the byte 0x3c", "</s> without a config");
+        dak_tok_free(t);
+    } else {
+        CHECK(0, "plain pair refused: %s", err.msg);
+    }
+    /* tokenizer_config.json and special_tokens_map.json: the map's bos (<pad>) wins; add_bos_token true; an
+       added token with an id of its own (10 <new>, past the vocabulary); added_tokens.json's <x> 11 */
+    snprintf(v, sizeof v, "%s", write_in("cfg", "vocab.json", SMALL_VOCAB));
+    write_in("cfg", "merges.txt", SMALL_MERGES);
+    write_in("cfg", "config.json", "{\"model_type\": \"gpt2\"}");
+    write_in("cfg", "tokenizer_config.json",
+             "{\"add_bos_token\": true, \"add_prefix_space\": false, \"tokenizer_class\": \"GPT2Tokenizer\",\n"
+             " \"bos_token\": {\"content\": \"</s>\", \"lstrip\": false, \"__type\": \"AddedToken\"}, \"eos_token\": "
+             "\"</s>\",\n \"added_tokens_decoder\": {\"10\": {\"content\": \"<new>\", \"special\": true}}}");
+    write_in("cfg", "special_tokens_map.json", "{\"bos_token\": \"<pad>\", \"pad_token\": null}");
+    write_in("cfg", "added_tokens.json", "{\"<x>\": 11}");
+    if (dak_tok_load_bpe_folder(&t, v, &err) == 0) {
+        CHECK_EQ_I64(dak_tok_n_ids(t), 12, "ids with <new> and <x>");
+        EXPECT_IDS(t, "ab", 1, 9, 3); /* <pad> (9) first */
+        EXPECT_IDS(t, "a<new>b</s><x>", 0, 0, 10, 1, 8, 11);
+        EXPECT_TEXT(t, "<new>ab<x>", 10, 3, 11);
+        dak_tok_free(t);
+    } else {
+        CHECK(0, "cfg pair refused: %s", err.msg);
+    }
+    /* add_bos_token false wins over model_type opt */
+    snprintf(v, sizeof v, "%s", write_in("optno", "vocab.json", SMALL_VOCAB));
+    write_in("optno", "merges.txt", SMALL_MERGES);
+    write_in("optno", "config.json", "{\"model_type\": \"opt\"}");
+    write_in("optno", "tokenizer_config.json", "{\"add_bos_token\": false}");
+    if (dak_tok_load_bpe_folder(&t, v, &err) == 0) {
+        EXPECT_IDS(t, "ab", 1, 3);
+        dak_tok_free(t);
+    } else {
+        CHECK(0, "optno pair refused: %s", err.msg);
+    }
+    /* the files entry point, with its own added tokens and bos */
+    {
+        const dak_tok_added added[1] = {{"<pad>", -1, 0, 0, 0, NULL}};
+        const dak_tok_bpe_opts o = {added, 1, "</s>", 0};
+        char mp[200];
+        snprintf(mp, sizeof mp, "%s/cfg/merges.txt", dir);
+        if (dak_tok_load_bpe_files(&t, v, mp, &o, &err) == 0) {
+            EXPECT_IDS(t, "ab<pad>", 1, 8, 3, 9);
+            /* </s> is the bos but no added token here: its bytes go to the BPE ('<' is not in the vocabulary) */
+            expect_encode_fails(t, "ab</s>", 6, "the byte 0x3c", "</s> not added");
+            dak_tok_free(t);
+        } else {
+            CHECK(0, "dak_tok_load_bpe_files refused: %s", err.msg);
+        }
+        const dak_tok_bpe_opts prefix = {NULL, 0, NULL, 1}; /* add_prefix_space: "abc" as " abc" */
+        if (dak_tok_load_bpe_files(&t, v, mp, &prefix, &err) == 0) {
+            EXPECT_IDS(t, "abc", 0, 6, 5);
+            dak_tok_free(t);
+        } else {
+            CHECK(0, "add_prefix_space refused: %s", err.msg);
+        }
+    }
+
+    /* the same tokenizer as a byte-level tokenizer.json: bl.json's vocabulary and merges as a pair, its four
+       special tokens named by special_tokens_map.json, OPT's </s> first */
+    static const char bl_vocab[] =
+        "{\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3, \"" G_SP "\": 4, \"" G_NL "\": 5, \"h\": 6,\n"
+        " \"e\": 7, \"l\": 8, \"o\": 9, \"'\": 10, \"s\": 11, \"1\": 12, \"2\": 13, \"!\": 14, \"" G_C3 "\": 15,\n"
+        " \"" G_A9 "\": 16, \"t\": 17, \"he\": 18, \"ll\": 19, \"hell\": 20, \"hello\": 21, \"" G_SP "h\": 22,\n"
+        " \"" G_SP "hello\": 23, \"'s\": 24, \"12\": 25, \"" G_SP G_SP "\": 26, \"" G_C3 G_A9 "\": 27, \"" G_NL G_NL
+        "\": 28}\n";
+    snprintf(v, sizeof v, "%s", write_in("bl", "vocab.json", bl_vocab));
+    write_in("bl", "merges.txt", "#version: 0.2\nh e\nl l\nhe ll\nhell o\n" G_SP " h\n" G_SP " hello\n' s\n1 2\n" G_SP
+                                 " " G_SP "\n" G_C3 " " G_A9 "\n" G_NL " " G_NL "\n");
+    write_in("bl", "special_tokens_map.json", "{\"bos_token\": \"</s>\", \"eos_token\": \"</s>\", \"unk_token\": "
+                                              "\"<unk>\", \"pad_token\": \"<pad>\", \"cls_token\": \"<s>\"}");
+    write_in("bl", "config.json", "{\"model_type\": \"opt\"}");
+    if (dak_tok_load_bpe_folder(&t, v, &err)) {
+        CHECK(0, "bl pair refused: %s", err.msg);
+    } else if (dak_tok_load(&u, write_file("bl.json", bl_json()), &err)) {
+        CHECK(0, "bl.json refused: %s", err.msg);
+        dak_tok_free(t);
+    } else {
+        CHECK_EQ_I64(dak_tok_n_ids(t), dak_tok_n_ids(u), "pair and tokenizer.json: ids");
+        const char *texts[] = {"hello hello", "he's 12!", "h  h\n\nh\n\n", "\xc3\xa9 hello  ", "</s>hello<pad>",
+                               "<s>hello<unk>", "", " ", "12 12 hello's"};
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) same_tokens(t, u, texts[k], "pair vs json");
+        EXPECT_IDS(t, "hello hello", 1, 2, 21, 23); /* as bl.json gives (byte_level above) */
+        dak_tok_free(t), dak_tok_free(u);
+    }
+
+    /* refusals: what, where, what was expected */
+    snprintf(v, sizeof v, "%s", write_in("nomerges", "vocab.json", SMALL_VOCAB));
+    expect_pair_fails(v, "no merges.txt beside it", "missing merges.txt");
+    {
+        char mp[200];
+        snprintf(mp, sizeof mp, "%s/nomerges/merges.txt", dir);
+        CHECK(dak_tok_load_bpe_files(&t, v, mp, NULL, &err) != 0 && strstr(err.msg, "merges.txt: cannot open"),
+              "missing merges.txt (files): %s", err.msg);
+    }
+    pair_refused("three", SMALL_VOCAB, "#version: 0.2\nb c\na b c\n",
+                 "merges.txt:3:1: merge 1 'a b c': expected two tokens separated by one space", "three tokens");
+    pair_refused("blank", SMALL_VOCAB, "b c\n\na b\n", "merges.txt:2:1: merge 1 '': expected two tokens",
+                 "a blank line");
+    pair_refused("unknown", SMALL_VOCAB, "#version: 0.2\na q\n",
+                 "merges.txt:2:1: merge 0 ('a', 'q'): 'q' is not in the vocabulary", "a merge naming q");
+    pair_refused("merged", SMALL_VOCAB, "c a\n",
+                 "merges.txt:1:1: merge 0 ('c', 'a'): the merged token 'ca' is not in the vocabulary",
+                 "a merged token missing");
+    pair_refused("dupmerge", SMALL_VOCAB, "a b\nb c\na b\n", "merges.txt:3:1: merge 2 ('a', 'b') repeats merge 0",
+                 "a merge twice");
+    pair_refused("utf8", SMALL_VOCAB, "a b\na \xff\n", "merges.txt:2: merge line: invalid UTF-8 at byte 2 (0xff)",
+                 "invalid UTF-8 in merges.txt");
+    pair_refused("dupid", "{\"a\": 0, \"b\": 1,\n \"ab\": 1}", "a b\n",
+                 "vocab.json:2:8: vocab: id 1 given to both 'b' and 'ab'", "duplicate ids");
+    pair_refused("notvocab", mini("{\"a\": 0}", "[]", ""), "",
+                 "a tokenizer.json (its 'model' is an object), not a vocab.json", "a tokenizer.json as vocab");
+    snprintf(v, sizeof v, "%s", write_in("badbos", "vocab.json", SMALL_VOCAB));
+    write_in("badbos", "merges.txt", SMALL_MERGES);
+    write_in("badbos", "tokenizer_config.json", "{\"add_bos_token\": true,\n \"bos_token\": \"<zz>\"}");
+    expect_pair_fails(v, "tokenizer_config.json's 'bos_token' '<zz>' is not in the vocabulary", "a bos not there");
+    write_in("badbos", "tokenizer_config.json", "{\"add_bos_token\": true, \"bos_token\": null}");
+    expect_pair_fails(v, "add_bos_token is true (tokenizer_config.json), and no bos_token is named", "a null bos");
+    write_in("badbos", "tokenizer_config.json", "{\"bos_token\": 5}");
+    expect_pair_fails(v, "tokenizer_config.json:1:15: 'bos_token': expected a token (a string, or an object with "
+                         "'content'), got number", "a number as bos");
+    write_in("badbos", "tokenizer_config.json", "{\"tokenizer_class\": \"RobertaTokenizer\"}");
+    expect_pair_fails(v, "tokenizer_class 'RobertaTokenizer': expected GPT2Tokenizer", "another tokenizer class");
+    write_in("badbos", "tokenizer_config.json", "{\"added_tokens_decoder\": {\"x1\": {\"content\": \"<y>\"}}}");
+    expect_pair_fails(v, "added_tokens_decoder: key 'x1': expected an id", "a decoder key that is no id");
+    write_in("badbos", "tokenizer_config.json", "{\"add_bos_token\": true");
+    expect_pair_fails(v, "tokenizer_config.json:1:23", "malformed tokenizer_config.json");
+    write_in("badbos", "tokenizer_config.json", "{}");
+    write_in("badbos", "added_tokens.json", "{\"<y>\": 2.5}");
+    expect_pair_fails(v, "added_tokens.json:1:9: token '<y>': expected a non-empty token and an id", "a fractional id");
+    write_in("badbos", "added_tokens.json", "{\"<y>\": 10}");
+    if (dak_tok_load_bpe_folder(&t, v, &err) == 0) {
+        EXPECT_IDS(t, "a<y>", 0, 0, 10);
+        EXPECT_TEXT(t, "<y>ab", 10, 3);
+        dak_tok_free(t);
+    } else {
+        CHECK(0, "added_tokens.json over a vocabulary id refused: %s", err.msg);
+    }
+}
+
 /* ---- real files named by the environment: published facts ---- */
 static void real_files(void)
 {
@@ -496,6 +749,31 @@ static void real_files(void)
             dak_tok_free(t);
         }
     }
+    const char *gv = getenv("DAK_TOKENIZER_GPT2_VOCAB"), *gm = getenv("DAK_TOKENIZER_GPT2_MERGES");
+    if (!gv || !gm) {
+        printf("note: DAK_TOKENIZER_GPT2_VOCAB and _MERGES not set: GPT-2's vocab.json + merges.txt not checked\n");
+        return;
+    }
+    const dak_tok_added eot = {"<|endoftext|>", -1, 0, 0, 0, NULL}; /* GPT-2's special token (its default) */
+    const dak_tok_bpe_opts o = {&eot, 1, NULL, 0};
+    if (dak_tok_load_bpe_files(&t, gv, gm, &o, &err)) {
+        CHECK(0, "DAK_TOKENIZER_GPT2_VOCAB / _MERGES: %s", err.msg);
+        return;
+    }
+    EXPECT_IDS(t, "Hello world", 0, 15496, 995);
+    EXPECT_TEXT(t, "Hello world<|endoftext|>", 15496, 995, 50256);
+    dak_tok *u;
+    if (!gpt2) {
+        printf("note: DAK_TOKENIZER_GPT2 not set: GPT-2's vocab.json + merges.txt not compared with tokenizer.json\n");
+    } else if (dak_tok_load(&u, gpt2, &err) == 0) {
+        CHECK_EQ_I64(dak_tok_n_ids(t), dak_tok_n_ids(u), "GPT-2 pair and tokenizer.json: ids");
+        const char *texts[] = {"Hello world", " it's 2026:\tna\xc3\xafve caf\xc3\xa9\n\n  ok?",
+                               "<|endoftext|>a<|endoftext|>",
+                               "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x99\x82!!", "   x  \n"};
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) same_tokens(t, u, texts[k], "GPT-2 pair vs json");
+        dak_tok_free(u);
+    }
+    dak_tok_free(t);
 }
 
 int main(void)
@@ -507,6 +785,7 @@ int main(void)
     }
     spm();
     byte_level();
+    bpe_pair();
     malformed();
     real_files();
     char cmd[128];

@@ -89,9 +89,10 @@ static void usage(FILE *o)
             "                   tokens of sequence 0 are printed (as with --weights); default: synthetic prompts\n"
             "  --prompt-text TEXT every sequence's prompt as text, encoded by the tokenizer (with its special tokens:\n"
             "                   Llama's <s>, OPT's </s>); instead of --prompt-ids\n"
-            "  --tokenizer PATH a Hugging Face tokenizer.json (or a folder holding one); default: the tokenizer.json in\n"
-            "                   the --model folder, if any.  With a tokenizer, sequence 0's prompt and generated tokens\n"
-            "                   are printed (and written to --json) as text too\n");
+            "  --tokenizer PATH a Hugging Face tokenizer.json, a vocab.json with merges.txt beside it (GPT-2's older\n"
+            "                   form, OPT's), or a folder holding one; default: the --model folder's, if any.  With\n"
+            "                   a tokenizer, sequence 0's prompt and generated tokens are printed (and written to\n"
+            "                   --json) as text too\n");
 }
 
 static int parse_ratios(const char *v, double *r, int *n)
@@ -175,7 +176,7 @@ static int parse_skip(const char *flag, const char *v, uint32_t *mask)
 
 /* ---- text prompts and outputs through a tokenizer (dak/tokenizer.h; the tokenizer dak tokenize uses) ---- */
 
-/* --prompt-text / --tokenizer: the tokenizer (--tokenizer, else the --model folder's tokenizer.json, else none) and,
+/* --prompt-text / --tokenizer: the tokenizer (--tokenizer, else the --model folder's tokenizer, else none) and,
  * for a text prompt, its ids as --prompt-ids would give them (with the tokenizer's special tokens).  2 on bad input. */
 static int text_prompt(const char *text, const char *tokenizer, const char *model, int32_t **ids, uint32_t *n,
                        dak_tok **tok)
@@ -187,7 +188,7 @@ static int text_prompt(const char *text, const char *tokenizer, const char *mode
     }
     int rc = tokenizer_from_args(prog, tokenizer, model, text != NULL, tok, path, sizeof path);
     if (rc == 1 && !text && !tokenizer) { /* found beside the model, not asked for: said, and left unused */
-        fprintf(stderr, "%s: the --model folder's tokenizer.json is left unused: prompts and outputs stay token ids\n",
+        fprintf(stderr, "%s: the --model folder's tokenizer is left unused: prompts and outputs stay token ids\n",
                 prog);
         return 0;
     }
@@ -341,12 +342,25 @@ static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *
     json_obj_end(w);
 }
 
-int cmd_decode(int argc, char **argv)
+/* What a run of dak decode allocates, freed in one place (cmd_decode) however decode() returns: its early
+ * refusals (status 2) included. */
+typedef struct {
+    int32_t *prompt_ids; /* --prompt-ids, or --prompt-text's ids */
+    dak_tok *tk;
+    dak_eng_ckpt *ck;
+    dak_profile prof;
+    dak_op *ops;
+    dak_engine *e;
+    row_t *rows;
+    uint64_t *u;
+    int32_t *tok0, *tokx;
+    FILE *jf;
+} decode_held;
+
+static int decode(int argc, char **argv, decode_held *h)
 {
     const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *weights = NULL;
     const char *prompt_text = NULL, *tokenizer = NULL; /* the tokenizer's flags */
-    dak_tok *tk = NULL;
-    int32_t *prompt_ids = NULL;
     uint32_t prompt_n = 0;
     int prompt_given = 0;
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, pre_none = 0;
@@ -413,8 +427,8 @@ int cmd_decode(int argc, char **argv)
             tokenizer = v;
         } else if (arg_is(a, "--prompt-ids")) {
             VAL();
-            free(prompt_ids);
-            if (parse_ids(v, &prompt_ids, &prompt_n)) return 2;
+            free(h->prompt_ids);
+            if (parse_ids(v, &h->prompt_ids, &prompt_n)) return 2;
         } else if (arg_is(a, "--batch")) {
             VAL();
             if (arg_u32(prog, "--batch", v, 1, 4096, &batch)) return 2;
@@ -475,14 +489,14 @@ int cmd_decode(int argc, char **argv)
         }
 #undef VAL
     }
-    if (text_prompt(prompt_text, tokenizer, model, &prompt_ids, &prompt_n, &tk)) return 2;
+    if (text_prompt(prompt_text, tokenizer, model, &h->prompt_ids, &prompt_n, &h->tk)) return 2;
     const char *ids_flag = prompt_text ? "--prompt-text" : "--prompt-ids";
-    if (prompt_ids && prompt_given && prompt != prompt_n) {
+    if (h->prompt_ids && prompt_given && prompt != prompt_n) {
         fprintf(stderr, "%s: --prompt %u and %s of %u tokens: expected one of them (or the same length)\n", prog,
                 prompt, ids_flag, prompt_n);
         return 2;
     }
-    if (prompt_ids) prompt = prompt_n;
+    if (h->prompt_ids) prompt = prompt_n;
     if (do_mode[DAK_ENG_UM] && deploy) {
         fprintf(stderr, "%s: --baseline um: expected --deploy 0 (the unified-memory baseline keeps the whole KV cache in "
                         "HBM, which a deployment does not hold)\n",
@@ -505,13 +519,12 @@ int cmd_decode(int argc, char **argv)
         return 2;
     }
     for (uint32_t t = 0; t < prompt_n; t++)
-        if ((uint64_t)prompt_ids[t] >= m.cfg.vocab) {
+        if ((uint64_t)h->prompt_ids[t] >= m.cfg.vocab) {
             fprintf(stderr, "%s: %s: token %d (position %u): expected 0..%llu, the model's vocabulary\n", prog,
-                    ids_flag, prompt_ids[t], t, (unsigned long long)m.cfg.vocab - 1);
+                    ids_flag, h->prompt_ids[t], t, (unsigned long long)m.cfg.vocab - 1);
             return 2;
         }
-    dak_eng_ckpt *ck = NULL;
-    if (weights_from_args(prog, weights, model, &m, &ck)) return 2;
+    if (weights_from_args(prog, weights, model, &m, &h->ck)) return 2;
     uint32_t S = prompt + tokens;
     if (m.cfg.arch == DAK_ARCH_OPT && S > m.cfg.max_pos) {
         fprintf(stderr, "%s: --prompt + --tokens = %u: expected at most the model's %llu positions\n", prog, S,
@@ -519,44 +532,41 @@ int cmd_decode(int argc, char **argv)
         return 2;
     }
     const int do_pf = do_mode[DAK_ENG_PREFETCH], nmodes = do_mode[0] + do_mode[1] + do_mode[2];
-    dak_profile prof;
     if (profile) {
-        if (dak_profile_load(profile, &prof, &err)) {
+        if (dak_profile_load(profile, &h->prof, &err)) {
             fprintf(stderr, "%s: --profile: %s\n", prog, err.msg);
             return 2;
         }
     } else {
-        dak_profile_default(&prof);
+        dak_profile_default(&h->prof);
     }
-    dak_op *ops = NULL;
     size_t nops = 0;
-    if (dak_model_ops(&m.cfg, batch, S, DAK_PLAN_UNIT_ROWS, &prof, &ops, &nops, &err)) {
+    if (dak_model_ops(&m.cfg, batch, S, DAK_PLAN_UNIT_ROWS, &h->prof, &h->ops, &nops, &err)) {
         fprintf(stderr, "%s: %s\n", prog, err.msg);
-        dak_profile_free(&prof);
         return 2;
     }
     int rc = 1, have_ref = 0;
-    dak_engine *e = NULL;
-    row_t *rows = cm_calloc((size_t)nr, sizeof *rows);
-    uint64_t *u = cm_calloc(nops, sizeof *u);
-    int32_t *tok0 = cm_malloc((size_t)S * batch * 4), *tokx = cm_malloc((size_t)S * batch * 4);
-    FILE *jf = NULL; /* opened before the runs, so that an unwritable --json fails before minutes of work */
-    if (json_path && !(jf = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout)) {
+    h->rows = cm_calloc((size_t)nr, sizeof *h->rows);
+    h->u = cm_calloc(nops, sizeof *h->u);
+    h->tok0 = cm_malloc((size_t)S * batch * 4), h->tokx = cm_malloc((size_t)S * batch * 4);
+    /* opened before the runs, so that an unwritable --json fails before minutes of work */
+    if (json_path && !(h->jf = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout)) {
         fprintf(stderr, "%s: --json: cannot write '%s'\n", prog, json_path);
         goto done;
     }
-    double total = dak_ops_total_bytes(ops, nops), tpot0 = NAN;
+    double total = dak_ops_total_bytes(h->ops, nops), tpot0 = NAN;
     dak_eng_breakdown bk0;
     memset(&bk0, 0, sizeof bk0);
     const dak_model_config *c = &m.cfg;
     /* bytes read per decode step: every weight (a gather: B rows) and the KV cache at the mean length */
     double wread = 0, kvread = 0;
     for (size_t i = 0; i < nops; i++)
-        if (ops[i].kind != DAK_OP_ATTENTION) wread += dak_op_bytes(&ops[i]) * ops[i].repeat * ops[i].read_frac;
+        if (h->ops[i].kind != DAK_OP_ATTENTION)
+            wread += dak_op_bytes(&h->ops[i]) * h->ops[i].repeat * h->ops[i].read_frac;
     for (uint32_t t = prompt; t < S; t++)
         kvread += 2.0 * c->layers * batch * (t + 1.0) * c->kv_heads * 128 * 2 / tokens;
     char wdesc[4200];
-    if (ck) snprintf(wdesc, sizeof wdesc, "checkpoint %s", dak_st_file(dak_eng_ckpt_file(ck), 0));
+    if (h->ck) snprintf(wdesc, sizeof wdesc, "checkpoint %s", dak_st_file(dak_eng_ckpt_file(h->ck), 0));
     else snprintf(wdesc, sizeof wdesc, "synthetic bf16 (seed %llu)", (unsigned long long)seed);
     printf("model: %s (%s), layers %llu, hidden %llu, heads %llu / %llu kv, ffn %llu, vocab %llu; weights: %s\n",
            path, c->model_type, (unsigned long long)c->layers, (unsigned long long)c->hidden,
@@ -564,19 +574,20 @@ int cmd_decode(int argc, char **argv)
            (unsigned long long)c->vocab, wdesc);
     printf("batch %u, prompt %u, tokens %u; plannable bytes %.3f GB (weights read a step %.3f GB, KV read a step "
            "%.3f GB mean); planner profile: %s\n",
-           batch, prompt, tokens, total / 1e9, wread / 1e9, kvread / 1e9, prof.source);
+           batch, prompt, tokens, total / 1e9, wread / 1e9, kvread / 1e9, h->prof.source);
     dak_eng_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
-    eo.ckpt = ck, eo.prompt_ids = prompt_ids, eo.prompt_n = prompt_n, eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
+    eo.ckpt = h->ck, eo.prompt_ids = h->prompt_ids, eo.prompt_n = prompt_n;
+    eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
     eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
-    const int show_tokens = ck || prompt_ids; /* real weights or a real prompt: the tokens mean something */
+    const int show_tokens = h->ck || h->prompt_ids; /* real weights or a real prompt: the tokens mean something */
     if (fit) {
-        if (fit_ratio(&m, batch, S, ops, nops, &prof, (double)gpu_cap, do_pf, &ratios[0], &err)) {
+        if (fit_ratio(&m, batch, S, h->ops, nops, &h->prof, (double)gpu_cap, do_pf, &ratios[0], &err)) {
             fprintf(stderr, "%s: --ratios fit: %s\n", prog, err.msg);
             goto done;
         }
@@ -584,50 +595,50 @@ int cmd_decode(int argc, char **argv)
     }
     /* the full engine and its r = 0 reference (a deployment has none: the first run's tokens are the reference) */
     if (!deploy) {
-        if (dak_engine_create(&e, &m, batch, S, seed, &eo, &err)) {
+        if (dak_engine_create(&h->e, &m, batch, S, seed, &eo, &err)) {
             fprintf(stderr, "%s: %s\n", prog, err.msg);
             goto done;
         }
         uint64_t hb, hh;
-        dak_engine_mem(e, &hb, &hh);
+        dak_engine_mem(h->e, &hb, &hh);
         printf("engine: %.2f GB HBM, %.2f GB pinned host (full copies of weights and KV cache, so that every "
                "placement is a view)\n",
                hb / 1e9, hh / 1e9);
         dak_eng_place pl;
         dak_eng_place_zero(&m, &pl);
-        int bad = dak_engine_setup(e, &pl, DAK_ENG_DIRECT, prompt, tokens, &err) || dak_engine_run(e, &tpot0, &err) ||
-                  dak_engine_tokens(e, tok0, S, &err) ||
-                  (times_path && decode_stamps_write(e, (uint32_t)m.cfg.layers / 2, times_path, &err)) ||
-                  (bk_reps && breakdown(e, bk_reps, "r = 0 (all HBM)", &bk0, &err));
+        int bad = dak_engine_setup(h->e, &pl, DAK_ENG_DIRECT, prompt, tokens, &err) ||
+                  dak_engine_run(h->e, &tpot0, &err) || dak_engine_tokens(h->e, h->tok0, S, &err) ||
+                  (times_path && decode_stamps_write(h->e, (uint32_t)m.cfg.layers / 2, times_path, &err)) ||
+                  (bk_reps && breakdown(h->e, bk_reps, "r = 0 (all HBM)", &bk0, &err));
         dak_eng_place_free(&pl);
         if (bad) {
             fprintf(stderr, "%s: r = 0: %s\n", prog, err.msg);
             goto done;
         }
-        if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab, tk);
+        if (show_tokens) print_tokens(h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)m.cfg.vocab, h->tk);
     }
     bench_progress_t pg;
     bench_progress_start(&pg, "dak decode: ratio x baseline runs", (uint64_t)nr * nmodes);
     uint64_t done_runs = 0;
     for (int k = 0; k < nr; k++) {
-        row_t *rw = &rows[k];
+        row_t *rw = &h->rows[k];
         rw->r = ratios[k] / 100.0;
-        if (dak_plan_greedy(ops, nops, rw->r * total, prof.b_h, prof.b_g, u, &err)) {
+        if (dak_plan_greedy(h->ops, nops, rw->r * total, h->prof.b_h, h->prof.b_g, h->u, &err)) {
             fprintf(stderr, "%s: ratio %g %%: %s\n", prog, ratios[k], err.msg);
             goto done;
         }
         dak_eng_place pl;
-        if (dak_eng_place_map(&m, batch, S, ops, nops, u, &pl, &err)) {
+        if (dak_eng_place_map(&m, batch, S, h->ops, nops, h->u, &pl, &err)) {
             fprintf(stderr, "%s: ratio %g %%: %s\n", prog, ratios[k], err.msg);
             goto done;
         }
         rw->host_bytes = pl.host_bytes;
-        rw->pred = dak_plan_time(ops, nops, u, prof.b_h, prof.b_g);
+        rw->pred = dak_plan_time(h->ops, nops, h->u, h->prof.b_h, h->prof.b_g);
         if (deploy) { /* this placement only, in each tier */
-            dak_engine_destroy(e);
-            e = NULL;
+            dak_engine_destroy(h->e);
+            h->e = NULL;
             eo.deploy = &pl;
-            int bad = dak_engine_create(&e, &m, batch, S, seed, &eo, &err);
+            int bad = dak_engine_create(&h->e, &m, batch, S, seed, &eo, &err);
             eo.deploy = NULL;
             if (bad) {
                 fprintf(stderr, "%s: ratio %g %%: %s\n", prog, ratios[k], err.msg);
@@ -635,15 +646,15 @@ int cmd_decode(int argc, char **argv)
                 goto done;
             }
             uint64_t hb, hh;
-            dak_engine_mem(e, &hb, &hh);
+            dak_engine_mem(h->e, &hb, &hh);
             printf("deployment r = %g %%: engine %.2f GB HBM, %.2f GB pinned host\n", ratios[k], hb / 1e9, hh / 1e9);
             rw->hbm = (double)hb, rw->host = (double)hh;
         }
         printf("plan r = %g %%: host %.3f GB (weights %.3f, KV %.3f); predicted step %.3f ms; host bytes by op:",
                ratios[k], pl.host_bytes / 1e9, pl.host_weight_bytes / 1e9, pl.host_kv_bytes / 1e9, rw->pred * 1e3);
         for (size_t i = 0; i < nops && i < 16; i++) {
-            rw->op_host[i] = dak_op_host_bytes(&ops[i], u[i]);
-            printf(" %s %.3f", ops[i].name, rw->op_host[i] / 1e9);
+            rw->op_host[i] = dak_op_host_bytes(&h->ops[i], h->u[i]);
+            printf(" %s %.3f", h->ops[i].name, rw->op_host[i] / 1e9);
         }
         printf(" GB\n");
         rw->um_bytes = dak_eng_um_bytes(&m, &pl, &rw->um_moved);
@@ -656,20 +667,21 @@ int cmd_decode(int argc, char **argv)
             double tp;
             char label[64];
             snprintf(label, sizeof label, "r = %g %% %s", ratios[k], dak_eng_mode_name((dak_eng_mode)md));
-            if (dak_engine_setup(e, &pl, (dak_eng_mode)md, prompt, tokens, &err) ||
-                dak_engine_run(e, &tp, &err) || dak_engine_tokens(e, tokx, S, &err) ||
-                (bk_reps && breakdown(e, bk_reps, label, &rw->bk[md], &err))) {
+            if (dak_engine_setup(h->e, &pl, (dak_eng_mode)md, prompt, tokens, &err) ||
+                dak_engine_run(h->e, &tp, &err) || dak_engine_tokens(h->e, h->tokx, S, &err) ||
+                (bk_reps && breakdown(h->e, bk_reps, label, &rw->bk[md], &err))) {
                 fprintf(stderr, "%s: %s: %s\n", prog, label, err.msg);
                 dak_eng_place_free(&pl);
                 goto done;
             }
             rw->ran[md] = 1, rw->tpot[md] = tp, rw->eb[md] = (wread + kvread) / tp;
             if (deploy && !have_ref) {
-                memcpy(tok0, tokx, (size_t)S * batch * 4), have_ref = 1;
-                if (show_tokens) print_tokens(tok0, batch, prompt, S, prompt_ids, seed, (uint32_t)m.cfg.vocab, tk);
+                memcpy(h->tok0, h->tokx, (size_t)S * batch * 4), have_ref = 1;
+                if (show_tokens)
+                    print_tokens(h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)m.cfg.vocab, h->tk);
             }
             size_t same = 0, all = (size_t)(tokens + 1) * batch;
-            for (size_t i = (size_t)(prompt - 1) * batch; i < (size_t)S * batch; i++) same += tok0[i] == tokx[i];
+            for (size_t i = (size_t)(prompt - 1) * batch; i < (size_t)S * batch; i++) same += h->tok0[i] == h->tokx[i];
             rw->tok_match[md] = (double)same / (double)all;
             printf("run %s: TPOT %.3f ms, EB %.1f GB/s\n", label, tp * 1e3, rw->eb[md] / 1e9);
             fflush(stdout); /* a run cut short by a time limit keeps the lines of the runs it finished */
@@ -684,7 +696,7 @@ int cmd_decode(int argc, char **argv)
     printf("%6s %8s %12s %13s %12s %12s %10s %11s %10s %12s %7s %7s %9s\n", "", "", "ms", "ms", "ms", "ms", "GB/s",
            "GB/s", "GB/s", "ms", "", "", "");
     for (int k = 0; k < nr; k++) {
-        row_t *rw = &rows[k];
+        row_t *rw = &h->rows[k];
         double tp[NMODES], eb[NMODES], tm = NAN;
         for (int md = 0; md < NMODES; md++) {
             tp[md] = rw->ran[md] ? rw->tpot[md] * 1e3 : NAN, eb[md] = rw->ran[md] ? rw->eb[md] / 1e9 : NAN;
@@ -694,9 +706,9 @@ int cmd_decode(int argc, char **argv)
                rw->host_bytes / 1e9, tp[0], tp[1], tp[2], tpot0 * 1e3, eb[0], eb[1], eb[2], rw->pred * 1e3,
                tp[1] / tp[0], tp[2] / tp[0], tm);
     }
-    if (jf) {
+    if (h->jf) {
         json_w w;
-        json_init(&w, jf);
+        json_init(&w, h->jf);
         json_obj_begin(&w);
         json_kv_str(&w, "bench", "dak decode");
         bench_json_machine(&w);
@@ -722,18 +734,19 @@ int cmd_decode(int argc, char **argv)
             json_key(&w, "prompt_seq0");
             json_arr_begin(&w);
             for (uint32_t t = 0; t < prompt; t++)
-                json_u64(&w, (uint64_t)(prompt_ids ? prompt_ids[t] : dak_eng_prompt_token(seed, t, 0, batch, c->vocab)));
+                json_u64(&w, (uint64_t)(h->prompt_ids ? h->prompt_ids[t]
+                                                      : dak_eng_prompt_token(seed, t, 0, batch, c->vocab)));
             json_arr_end(&w);
             json_key(&w, "generated_seq0");
             json_arr_begin(&w);
-            for (uint32_t t = prompt - 1; t < S; t++) json_u64(&w, (uint64_t)tok0[(size_t)t * batch]);
+            for (uint32_t t = prompt - 1; t < S; t++) json_u64(&w, (uint64_t)h->tok0[(size_t)t * batch]);
             json_arr_end(&w);
-            char *text = seq0_text(tk, tok0, batch, prompt - 1, S);
+            char *text = seq0_text(h->tk, h->tok0, batch, prompt - 1, S);
             if (text) json_kv_str(&w, "generated_text_seq0", text);
             if (prompt_text) json_kv_str(&w, "prompt_text", prompt_text);
             free(text);
         }
-        json_kv_str(&w, "profile", prof.source);
+        json_kv_str(&w, "profile", h->prof.source);
         json_kv_f64(&w, "plannable_bytes", total);
         json_kv_f64(&w, "weight_bytes_read_per_step", wread);
         json_kv_f64(&w, "kv_bytes_read_per_step_mean", kvread);
@@ -744,7 +757,7 @@ int cmd_decode(int argc, char **argv)
         json_key(&w, "rows");
         json_arr_begin(&w);
         for (int k = 0; k < nr; k++) {
-            row_t *rw = &rows[k];
+            row_t *rw = &h->rows[k];
             json_obj_begin(&w);
             json_kv_f64(&w, "ratio", rw->r);
             json_kv_f64(&w, "host_bytes", rw->host_bytes);
@@ -769,21 +782,29 @@ int cmd_decode(int argc, char **argv)
             }
             json_key(&w, "op_host_bytes");
             json_obj_begin(&w);
-            for (size_t i = 0; i < nops && i < 16; i++) json_kv_f64(&w, ops[i].name, rw->op_host[i]);
+            for (size_t i = 0; i < nops && i < 16; i++) json_kv_f64(&w, h->ops[i].name, rw->op_host[i]);
             json_obj_end(&w);
             json_obj_end(&w);
         }
         json_arr_end(&w);
         json_obj_end(&w);
-        fputc('\n', jf);
+        fputc('\n', h->jf);
     }
     rc = 0;
 done:
-    if (jf && jf != stdout) fclose(jf);
-    dak_engine_destroy(e);
-    free(rows), free(u), free(tok0), free(tokx), free(ops), free(prompt_ids);
-    dak_eng_ckpt_close(ck);
-    dak_profile_free(&prof);
-    dak_tok_free(tk);
+    return rc;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+    decode_held h;
+    memset(&h, 0, sizeof h);
+    int rc = decode(argc, argv, &h);
+    if (h.jf && h.jf != stdout) fclose(h.jf);
+    dak_engine_destroy(h.e);
+    free(h.rows), free(h.u), free(h.tok0), free(h.tokx), free(h.ops), free(h.prompt_ids);
+    dak_eng_ckpt_close(h.ck);
+    dak_profile_free(&h.prof);
+    dak_tok_free(h.tk);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* dak tokenize: text to token ids and back through a Hugging Face tokenizer.json (dak/tokenizer.h; pure C, no
- * GPU needed). */
+/* dak tokenize: text to token ids and back through a Hugging Face tokenizer.json, or GPT-2's vocab.json +
+ * merges.txt (dak/tokenizer.h; pure C, no GPU needed). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
 #include <stdio.h>
@@ -20,8 +20,10 @@ static void usage(FILE *o)
             "usage: dak tokenize (--tokenizer PATH | --model DIR) (--text TEXT | --text-file FILE | --ids LIST)\n"
             "                    [--add-special 0|1] [--time]\n\n"
             "  --tokenizer PATH  a Hugging Face tokenizer.json (BPE: Llama-2's SentencePiece style, or GPT-2's byte\n"
-            "                    level as OPT's), or a folder holding one\n"
-            "  --model DIR       a model folder (or its config.json) with a tokenizer.json beside the config\n"
+            "                    level as OPT's), a vocab.json with merges.txt beside it (GPT-2's older form, OPT's\n"
+            "                    folders; the special tokens from tokenizer_config.json etc. there), or a folder\n"
+            "                    holding one (its tokenizer.json first)\n"
+            "  --model DIR       a model folder (or its config.json) with a tokenizer beside the config\n"
             "  --text TEXT       encode TEXT (UTF-8): prints the ids, comma-separated\n"
             "  --text-file FILE  encode the contents of FILE ('-': standard input) likewise\n"
             "  --ids LIST        decode comma-separated ids: prints the text\n"

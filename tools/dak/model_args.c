@@ -76,6 +76,16 @@ int weights_from_args(const char *prog, const char *weights, const char *model, 
     return 0;
 }
 
+/* dir's tokenizer into path: its tokenizer.json, else its vocab.json (GPT-2's pair with merges.txt), else (neither)
+ * the tokenizer.json it lacks, for the message */
+static void tokenizer_in(const char *dir, char *path, size_t path_n)
+{
+    snprintf(path, path_n, "%s/tokenizer.json", dir);
+    if (is_file(path)) return;
+    snprintf(path, path_n, "%s/vocab.json", dir);
+    if (!is_file(path)) snprintf(path, path_n, "%s/tokenizer.json", dir);
+}
+
 int tokenizer_from_args(const char *prog, const char *tokenizer, const char *model, int required, dak_tok **tok,
                         char *path, size_t path_n)
 {
@@ -83,28 +93,28 @@ int tokenizer_from_args(const char *prog, const char *tokenizer, const char *mod
     *tok = NULL;
     if (tokenizer) {
         if (stat(tokenizer, &sb) != 0) {
-            fprintf(stderr, "%s: --tokenizer: '%s' does not exist; expected a tokenizer.json or a folder holding one\n",
+            fprintf(stderr, "%s: --tokenizer: '%s' does not exist; expected a tokenizer.json, a vocab.json (with "
+                            "merges.txt beside it) or a folder holding one\n",
                     prog, tokenizer);
             return 2;
         }
-        if (S_ISDIR(sb.st_mode)) snprintf(path, path_n, "%s/tokenizer.json", tokenizer);
+        if (S_ISDIR(sb.st_mode)) tokenizer_in(tokenizer, path, path_n);
         else snprintf(path, path_n, "%s", tokenizer);
-    } else if (model && stat(model, &sb) == 0) { /* a Hugging Face download: tokenizer.json beside config.json */
-        if (S_ISDIR(sb.st_mode)) {
-            snprintf(path, path_n, "%s/tokenizer.json", model);
-        } else {
-            const char *slash = strrchr(model, '/');
-            if (slash) snprintf(path, path_n, "%.*s/tokenizer.json", (int)(slash - model), model);
-            else snprintf(path, path_n, "tokenizer.json");
-        }
+    } else if (model && stat(model, &sb) == 0) { /* a Hugging Face download: the tokenizer beside config.json */
+        const char *slash = strrchr(model, '/');
+        char dir[4096];
+        if (S_ISDIR(sb.st_mode)) snprintf(dir, sizeof dir, "%s", model);
+        else if (slash) snprintf(dir, sizeof dir, "%.*s", slash == model ? 1 : (int)(slash - model), model);
+        else snprintf(dir, sizeof dir, ".");
+        tokenizer_in(dir, path, path_n);
     } else {
         path[0] = '\0';
     }
     if (!path[0] || !is_file(path)) {
         if (!required && !tokenizer) return 0;
         if (path[0])
-            fprintf(stderr, "%s: %s: no tokenizer.json at '%s'; expected --tokenizer PATH or a tokenizer.json in the "
-                            "--model folder\n",
+            fprintf(stderr, "%s: %s: no tokenizer.json at '%s' (nor a vocab.json + merges.txt); expected --tokenizer "
+                            "PATH or a tokenizer.json in the --model folder\n",
                     prog, tokenizer ? "--tokenizer" : "--model", path);
         else
             fprintf(stderr, "%s: no tokenizer: expected --tokenizer PATH, or --model DIR holding a tokenizer.json\n",
@@ -112,7 +122,9 @@ int tokenizer_from_args(const char *prog, const char *tokenizer, const char *mod
         return 2;
     }
     cm_err err = {{0}};
-    if (dak_tok_load(tok, path, &err)) {
+    const char *base = strrchr(path, '/');
+    int pair = !strcmp(base ? base + 1 : path, "vocab.json"); /* GPT-2's older form: merges.txt beside it */
+    if (pair ? dak_tok_load_bpe_folder(tok, path, &err) : dak_tok_load(tok, path, &err)) {
         fprintf(stderr, "%s: tokenizer: %s\n", prog, err.msg);
         return 1;
     }

@@ -9,12 +9,14 @@
  * (rank, position of the left symbol), with stale entries skipped when popped.
  * Decoding: the ids' texts through the decoder's operations, each one a list of strings to a list of
  * strings, then joined. */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include "dak/tokenizer.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/hash.h"
 #include "common/json_read.h"
@@ -623,8 +625,40 @@ static int get_id(loader *L, const jr_val *v, const char *what, int32_t *id)
     return lfail(L, v, "%s: expected an id in [0, %u]", what, TOK_MAX_IDS - 1);
 }
 
-/* The model's vocabulary and the added tokens: the texts indexed by id and the two maps. */
-static int load_vocab(loader *L, const jr_val *vocab, const jr_val *added)
+/* An added token as load_vocab takes it: from tokenizer.json's added_tokens (at: its item) or from a
+ * vocab.json + merges.txt pair's special tokens (at NULL; optional: left out when the vocabulary lacks it). */
+typedef struct {
+    dak_tok_added a;
+    size_t len;
+    const jr_val *at;
+    int optional;
+} added_spec;
+
+/* tokenizer.json's added_tokens into specs (*out malloc'd, also on failure) */
+static int json_added(loader *L, const jr_val *added, added_spec **out, size_t *n)
+{
+    *n = added ? added->len : 0;
+    *out = cm_calloc(*n, sizeof **out);
+    for (size_t k = 0; k < *n; k++) {
+        const jr_val *a = &added->items[k];
+        added_spec *x = &(*out)[k];
+        x->at = a;
+        if (jr_expect(L->doc, a, JR_OBJECT, "added_tokens item", L->err) ||
+            get_id(L, jr_obj_get(a, "id"), "added token's 'id'", &x->a.id) ||
+            get_text(L, a, "content", 1, &x->a.text, &x->len))
+            return -1;
+        if (!x->len) return lfail(L, a, "added token %d: expected a non-empty 'content'", x->a.id);
+        if (jr_get_bool(L->doc, a, "lstrip", 0, 0, &x->a.lstrip, L->err) ||
+            jr_get_bool(L->doc, a, "rstrip", 0, 0, &x->a.rstrip, L->err) ||
+            jr_get_bool(L->doc, a, "single_word", 0, 0, &x->a.single_word, L->err))
+            return -1;
+    }
+    return 0;
+}
+
+/* The model's vocabulary (a JSON object, token -> id) and the added tokens: the texts indexed by id and the two
+ * maps.  An added token without an id (-1) takes the vocabulary's id of its text. */
+static int load_vocab(loader *L, const jr_val *vocab, const added_spec *spec, size_t n_spec)
 {
     dak_tok *t = L->t;
     size_t total = 0;
@@ -636,18 +670,11 @@ static int load_vocab(loader *L, const jr_val *vocab, const jr_val *added)
         if (id > max_id) max_id = id;
         total += strlen(vocab->keys[k]) + 1;
     }
-    for (size_t k = 0; k < (added ? added->len : 0); k++) {
-        const jr_val *a = &added->items[k];
-        const char *s;
-        size_t n;
-        if (jr_expect(L->doc, a, JR_OBJECT, "added_tokens item", L->err) ||
-            get_id(L, jr_obj_get(a, "id"), "added token's 'id'", &id) || get_text(L, a, "content", 1, &s, &n))
-            return -1;
-        if (!n) return lfail(L, a, "added token %d: expected a non-empty 'content'", id);
-        if (id > max_id) max_id = id;
-        total += n + 1;
+    for (size_t k = 0; k < n_spec; k++) {
+        if (spec[k].a.id > max_id) max_id = spec[k].a.id;
+        total += spec[k].len + 1;
     }
-    if (max_id < 0) return lfail(L, vocab, "model 'vocab': expected at least one token");
+    if (max_id < 0) return lfail(L, vocab, "vocab: expected at least one token");
     t->n_ids = (uint32_t)max_id + 1;
     t->text = cm_calloc(t->n_ids, sizeof *t->text);
     t->text_len = cm_calloc(t->n_ids, sizeof *t->text_len);
@@ -667,29 +694,36 @@ static int load_vocab(loader *L, const jr_val *vocab, const jr_val *added)
         cm_strmap_put(&t->vocab, at, n, id, NULL);
         at += n + 1;
     }
-    t->n_added = added ? added->len : 0;
-    t->added = cm_calloc(t->n_added, sizeof *t->added);
-    cm_strmap_init(&t->added_ids, t->n_added);
-    for (size_t k = 0; k < t->n_added; k++) {
-        const jr_val *a = &added->items[k], *c = jr_obj_get(a, "content");
-        added_tok *x = &t->added[k];
-        x->id = (int32_t)jr_obj_get(a, "id")->num;
-        for (size_t j = 0; j < k; j++)
+    t->added = cm_calloc(n_spec, sizeof *t->added);
+    cm_strmap_init(&t->added_ids, n_spec);
+    for (size_t k = 0; k < n_spec; k++) {
+        const added_spec *sp = &spec[k];
+        const char *text = sp->a.text, *named = sp->a.named_by ? sp->a.named_by : "added token";
+        added_tok *x = &t->added[t->n_added];
+        int64_t v;
+        x->id = sp->a.id;
+        if (x->id < 0) {
+            if (!cm_strmap_get(&t->vocab, text, sp->len, &v)) {
+                if (sp->optional) continue;
+                return lfail(L, sp->at, "%s '%s' is not in the vocabulary: expected one of its tokens, or an id of its "
+                                        "own (tokenizer_config.json's added_tokens_decoder, added_tokens.json)",
+                             named, text);
+            }
+            x->id = (int32_t)v;
+        }
+        for (size_t j = 0; j < t->n_added; j++)
             if (t->added[j].id == x->id)
-                return lfail(L, a, "added token '%s': id %d is already the added token '%s'", c->str, x->id,
+                return lfail(L, sp->at, "%s '%s': id %d is already the added token '%s'", named, text, x->id,
                              t->added[j].text);
-        if (jr_get_bool(L->doc, a, "lstrip", 0, 0, &x->lstrip, L->err) ||
-            jr_get_bool(L->doc, a, "rstrip", 0, 0, &x->rstrip, L->err) ||
-            jr_get_bool(L->doc, a, "single_word", 0, 0, &x->single_word, L->err))
-            return -1;
-        int64_t old;
-        memcpy(at, c->str, c->len + 1); /* the map keeps the arena's copy: the document is freed after loading */
-        if (cm_strmap_put(&t->added_ids, at, c->len, x->id, &old))
-            return lfail(L, a, "added token '%s' (id %d) repeats the text of id %d: expected each text once", c->str,
-                         x->id, (int)old);
-        x->text = at, x->len = c->len;
-        t->text[x->id] = at, t->text_len[x->id] = (uint32_t)c->len; /* an added token's text wins, as in HF */
-        at += c->len + 1;
+        x->lstrip = sp->a.lstrip, x->rstrip = sp->a.rstrip, x->single_word = sp->a.single_word;
+        memcpy(at, text, sp->len + 1); /* the map keeps the arena's copy: the document is freed after loading */
+        if (cm_strmap_put(&t->added_ids, at, sp->len, x->id, &v))
+            return lfail(L, sp->at, "%s '%s' (id %d) repeats the text of id %d: expected each text once", named, text,
+                         x->id, (int)v);
+        x->text = at, x->len = sp->len;
+        t->text[x->id] = at, t->text_len[x->id] = (uint32_t)sp->len; /* an added token's text wins, as in HF */
+        at += sp->len + 1;
+        t->n_added++;
     }
     /* the matching order: by first byte, then the longest first */
     for (size_t k = 1; k < t->n_added; k++) {
@@ -796,12 +830,15 @@ static int load_model(loader *L, const jr_val *model, const jr_val *added)
             return lfail(L, jr_obj_get(model, affix[k]), "BPE %s '%s': not implemented (expected null or \"\")",
                          affix[k], s);
     }
-    if (jr_get_bool(L->doc, model, "byte_fallback", 0, 0, &t->byte_fallback, L->err) ||
-        jr_get_bool(L->doc, model, "fuse_unk", 0, 0, &t->fuse_unk, L->err) ||
-        jr_get_bool(L->doc, model, "ignore_merges", 0, 0, &t->ignore_merges, L->err) ||
-        jr_get_str(L->doc, model, "unk_token", 0, NULL, &unk, L->err) || load_vocab(L, vocab, added) ||
-        load_merges(L, merges))
-        return -1;
+    added_spec *spec = NULL;
+    size_t n_spec = 0;
+    int bad = jr_get_bool(L->doc, model, "byte_fallback", 0, 0, &t->byte_fallback, L->err) ||
+              jr_get_bool(L->doc, model, "fuse_unk", 0, 0, &t->fuse_unk, L->err) ||
+              jr_get_bool(L->doc, model, "ignore_merges", 0, 0, &t->ignore_merges, L->err) ||
+              jr_get_str(L->doc, model, "unk_token", 0, NULL, &unk, L->err) || json_added(L, added, &spec, &n_spec) ||
+              load_vocab(L, vocab, spec, n_spec) || load_merges(L, merges);
+    free(spec);
+    if (bad) return -1;
     t->unk = -1;
     if (unk) {
         int64_t v;
@@ -809,13 +846,23 @@ static int load_model(loader *L, const jr_val *model, const jr_val *added)
             return lfail(L, jr_obj_get(model, "unk_token"), "unk_token '%s' is not in the vocabulary", unk);
         t->unk = (int32_t)v;
     }
+    return 0;
+}
+
+/* What every tokenizer derives from its tables: the flavour, the <0xXX> tokens' ids, GPT-2's byte stand-ins and
+ * their ids. */
+static void finish(dak_tok *t)
+{
+    t->flavour = t->pre == PRE_BYTE_LEVEL ? DAK_TOK_BYTE_LEVEL : DAK_TOK_SENTENCEPIECE;
+    byte_tables(t->byte_cp, t->cp_byte);
     for (unsigned b = 0; b < 256; b++) {
-        char name[8];
+        char name[8], u[4];
         int64_t v;
         snprintf(name, sizeof name, "<0x%02X>", b);
         t->byte_tok[b] = cm_strmap_get(&t->vocab, name, 6, &v) ? (int32_t)v : -1;
+        size_t n = utf8_put(u, t->byte_cp[b]);
+        t->bl_byte_id[b] = cm_strmap_get(&t->vocab, u, n, &v) ? (int32_t)v : -1;
     }
-    return 0;
 }
 
 static int load(loader *L)
@@ -835,14 +882,7 @@ static int load(loader *L)
     }
     t->have_decoder = dec && dec->type != JR_NULL;
     if (t->have_decoder && add_dec(L, dec)) return -1;
-    t->flavour = t->pre == PRE_BYTE_LEVEL ? DAK_TOK_BYTE_LEVEL : DAK_TOK_SENTENCEPIECE;
-    byte_tables(t->byte_cp, t->cp_byte);
-    for (unsigned b = 0; b < 256; b++) {
-        char u[4];
-        int64_t v;
-        size_t n = utf8_put(u, t->byte_cp[b]);
-        t->bl_byte_id[b] = cm_strmap_get(&t->vocab, u, n, &v) ? (int32_t)v : -1;
-    }
+    finish(t);
     return 0;
 }
 
@@ -874,6 +914,274 @@ int dak_tok_load(dak_tok **out, const char *path, cm_err *err)
     jr_doc doc;
     *out = NULL;
     return jr_parse_file(&doc, path, err) ? -1 : from_doc(out, &doc, err);
+}
+
+/* ---------------------------------------------------------------- GPT-2's vocab.json + merges.txt */
+
+/* merges.txt as the merges load_merges reads from a tokenizer.json: each merge line an "a b" string at its line
+ * (column 1) of a document named after the file; lines starting with "#version" are skipped (Hugging Face's
+ * reader does the same), a final newline ends the last line.  *text (the lines, NUL-terminated in place) and
+ * arr->items are malloc'd, also on failure. */
+static int merges_txt(const char *path, jr_doc *doc, jr_val *arr, char **text, cm_err *err)
+{
+    size_t n, lines = 1;
+    if (cm_read_file(path, (size_t)64 << 20, "merges", text, &n, err)) return -1;
+    snprintf(doc->name, sizeof doc->name, "%s", path);
+    char *s = *text;
+    for (size_t i = 0; i < n; i++) lines += s[i] == '\n';
+    arr->type = JR_ARRAY, arr->line = 1, arr->col = 1;
+    arr->items = cm_calloc(lines, sizeof *arr->items);
+    int line = 0;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - s) : n, len = end - i;
+        line++;
+        if (len && s[end - 1] == '\r') len--; /* CRLF */
+        s[i + len] = '\0';
+        if (strncmp(s + i, "#version", 8)) {
+            cm_err e2;
+            if (utf8_check(s + i, len, "merge line", &e2)) return cm_fail(err, "%s:%d: %s", path, line, e2.msg);
+            jr_val *v = &arr->items[arr->len++];
+            v->type = JR_STRING, v->line = line, v->col = 1, v->str = s + i, v->len = len;
+        }
+        i = end + 1;
+    }
+    return 0;
+}
+
+/* The byte-level tokenizer of vocab.json + merges.txt (dak_tok_load_bpe_files), with the added tokens spec and bos
+ * (named_by bos_named) first when add_special. */
+static int load_pair(dak_tok **out, const char *vocab_path, const char *merges_path, const added_spec *spec,
+                     size_t n_spec, const char *bos, const char *bos_named, int prefix_space, cm_err *err)
+{
+    jr_doc vdoc, mdoc;
+    jr_val merges;
+    char *mtext = NULL;
+    memset(&mdoc, 0, sizeof mdoc), memset(&merges, 0, sizeof merges);
+    *out = NULL;
+    if (jr_parse_file(&vdoc, vocab_path, err)) return -1;
+    dak_tok *t = cm_calloc(1, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", vocab_path);
+    loader L = {&vdoc, t, err, {0}, {0}};
+    const jr_val *root = vdoc.root;
+    int bad = jr_expect(&vdoc, root, JR_OBJECT, "vocab.json", err);
+    const jr_val *model = bad ? NULL : jr_obj_get(root, "model"); /* (GPT-2's vocabulary has a token "model") */
+    if (model && model->type == JR_OBJECT)
+        bad = lfail(&L, root, "a tokenizer.json (its 'model' is an object), not a vocab.json: expected an object of "
+                              "token -> id");
+    if (!bad) bad = load_vocab(&L, root, spec, n_spec) || merges_txt(merges_path, &mdoc, &merges, &mtext, err);
+    L.doc = &mdoc;
+    if (!bad) bad = load_merges(&L, &merges);
+    int32_t bos_id = bad || !bos ? -1 : dak_tok_id(t, bos, strlen(bos));
+    if (!bad && bos && bos_id < 0)
+        bad = cm_fail(err, "%s: the bos token '%s' (%s) is not in the vocabulary: expected one of its tokens",
+                      vocab_path, bos, bos_named);
+    if (!bad) {
+        if (bos) t->pre_ids = cm_malloc(sizeof *t->pre_ids), t->pre_ids[0] = bos_id, t->n_pre = 1;
+        t->unk = -1, t->pre = PRE_BYTE_LEVEL, t->bl_prefix_space = prefix_space, t->bl_regex = 1;
+        t->have_decoder = 1, t->dec[0].kind = DEC_BYTE_LEVEL, t->n_dec = 1;
+        finish(t);
+    }
+    jr_free(&vdoc);
+    free(merges.items), free(mtext);
+    if (bad) {
+        dak_tok_free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+int dak_tok_load_bpe_files(dak_tok **out, const char *vocab_path, const char *merges_path, const dak_tok_bpe_opts *o,
+                           cm_err *err)
+{
+    static const dak_tok_bpe_opts none = {NULL, 0, NULL, 0};
+    if (!o) o = &none;
+    *out = NULL;
+    added_spec *spec = cm_calloc(o->n_added, sizeof *spec);
+    int rc = 0;
+    for (size_t k = 0; k < o->n_added && !rc; k++) {
+        const dak_tok_added *a = &o->added[k];
+        const char *named = a->named_by ? a->named_by : "added token";
+        cm_err e2;
+        spec[k].a = *a, spec[k].len = strlen(a->text);
+        if (!spec[k].len) rc = cm_fail(err, "%s: %s %zu: expected a non-empty text", vocab_path, named, k);
+        else if (utf8_check(a->text, spec[k].len, "the text", &e2))
+            rc = cm_fail(err, "%s: %s %zu: %s", vocab_path, named, k, e2.msg);
+    }
+    if (!rc)
+        rc = load_pair(out, vocab_path, merges_path, spec, o->n_added, o->bos, "the bos", o->add_prefix_space, err);
+    free(spec);
+    return rc;
+}
+
+/* The special tokens a model folder names, for load_pair: each text once (the first naming wins). */
+typedef struct {
+    added_spec *v;
+    char (*named)[128]; /* v[k].a.named_by */
+    size_t n;
+} special_list;
+
+/* Adds text (len bytes; id -1 or its own) to l unless it is there already. */
+static void special_add(special_list *l, const dak_tok_added *a, size_t len, int optional, const char *file,
+                        const char *key)
+{
+    for (size_t k = 0; k < l->n; k++)
+        if (l->v[k].len == len && !memcmp(l->v[k].a.text, a->text, len)) return;
+    added_spec *x = &l->v[l->n];
+    snprintf(l->named[l->n], sizeof l->named[0], "%s's '%s'", file, key);
+    x->a = *a, x->a.named_by = l->named[l->n], x->len = len, x->optional = optional;
+    l->n++;
+}
+
+/* The file name at the end of a path */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* A special token's value in special_tokens_map.json, tokenizer_config.json or its added_tokens_decoder (key:
+ * what names it; id: -1 or the decoder's): "text", {"content": "text", "lstrip": .., "rstrip": .., "single_word":
+ * ..} or null (none).  Added to l unless null; *text its text (NULL for null). */
+static int special_value(const jr_doc *doc, const jr_val *v, const char *key, int32_t id, special_list *l,
+                         const char **text, cm_err *err)
+{
+    dak_tok_added a;
+    memset(&a, 0, sizeof a);
+    a.id = id, *text = NULL;
+    if (!v || v->type == JR_NULL) return 0;
+    if (v->type == JR_STRING) a.text = v->str;
+    else if (v->type != JR_OBJECT)
+        return cm_fail(err, "%s:%d:%d: '%s': expected a token (a string, or an object with 'content'), got %s",
+                       doc->name, v->line, v->col, key, jr_type_name(v->type));
+    else if (jr_get_str(doc, v, "content", 1, NULL, &a.text, err) ||
+             jr_get_bool(doc, v, "lstrip", 0, 0, &a.lstrip, err) ||
+             jr_get_bool(doc, v, "rstrip", 0, 0, &a.rstrip, err) ||
+             jr_get_bool(doc, v, "single_word", 0, 0, &a.single_word, err))
+        return -1;
+    size_t len = strlen(a.text);
+    cm_err e2;
+    if (!len) return cm_fail(err, "%s:%d:%d: '%s': expected a non-empty token", doc->name, v->line, v->col, key);
+    if (utf8_check(a.text, len, "the token", &e2))
+        return cm_fail(err, "%s:%d:%d: '%s': %s", doc->name, v->line, v->col, key, e2.msg);
+    special_add(l, &a, len, 0, base_name(doc->name), key);
+    *text = a.text;
+    return 0;
+}
+
+/* dir/name parsed into doc, or doc->root NULL when there is no such file */
+static int optional_json(const char *dir, const char *name, jr_doc *doc, cm_err *err)
+{
+    char path[4096];
+    struct stat sb;
+    memset(doc, 0, sizeof *doc);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (stat(path, &sb) != 0) return 0;
+    return jr_parse_file(doc, path, err);
+}
+
+int dak_tok_load_bpe_folder(dak_tok **out, const char *vocab_path, cm_err *err)
+{
+    static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "sep_token",
+                                       "pad_token", "cls_token", "mask_token"};
+    static const char *const opt_dflt[] = {"</s>", "</s>", "<unk>", NULL, "<pad>", NULL, NULL};
+    static const char *const gpt2_dflt[] = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL, NULL, NULL, NULL};
+    char dir[4096], merges[4200];
+    struct stat sb;
+    size_t dl = (size_t)(base_name(vocab_path) - vocab_path);
+    *out = NULL;
+    if (dl) snprintf(dir, sizeof dir, "%.*s", dl > 1 ? (int)dl - 1 : 1, vocab_path); /* "/" stays */
+    else snprintf(dir, sizeof dir, ".");
+    snprintf(merges, sizeof merges, "%s/merges.txt", dir);
+    if (stat(merges, &sb) != 0)
+        return cm_fail(err, "%s: no merges.txt beside it ('%s'): expected GPT-2's pair vocab.json + merges.txt, or a "
+                            "tokenizer.json", vocab_path, merges);
+    jr_doc stm, tc, at, cfg;
+    special_list l = {NULL, NULL, 0};
+    const char *model_type = "", *cls = NULL, *bos = NULL, *bos_named = "";
+    int add_bos = -1, prefix = 0, rc = -1;
+    memset(&stm, 0, sizeof stm), memset(&tc, 0, sizeof tc), memset(&at, 0, sizeof at), memset(&cfg, 0, sizeof cfg);
+    if (optional_json(dir, "special_tokens_map.json", &stm, err) ||
+        optional_json(dir, "tokenizer_config.json", &tc, err) || optional_json(dir, "added_tokens.json", &at, err) ||
+        optional_json(dir, "config.json", &cfg, err))
+        goto out;
+    const jr_val *dec = jr_obj_get(tc.root, "added_tokens_decoder"), *extra[2] = {NULL, NULL};
+    const jr_doc *extra_doc[2] = {&stm, &tc};
+    for (int k = 0; k < 2; k++) extra[k] = jr_obj_get(extra_doc[k]->root, "additional_special_tokens");
+    const jr_val *ex = extra[0] ? extra[0] : extra[1];
+    const jr_doc *exd = extra[0] ? &stm : &tc;
+    if ((stm.root && jr_expect(&stm, stm.root, JR_OBJECT, "special_tokens_map.json", err)) ||
+        (tc.root && (jr_expect(&tc, tc.root, JR_OBJECT, "tokenizer_config.json", err) ||
+                     jr_get_str(&tc, tc.root, "tokenizer_class", 0, NULL, &cls, err) ||
+                     jr_get_bool(&tc, tc.root, "add_prefix_space", 0, 0, &prefix, err) ||
+                     jr_get_bool(&tc, tc.root, "add_bos_token", 0, -1, &add_bos, err) ||
+                     (dec && jr_expect(&tc, dec, JR_OBJECT, "added_tokens_decoder", err)))) ||
+        (at.root && jr_expect(&at, at.root, JR_OBJECT, "added_tokens.json", err)) ||
+        (ex && ex->type != JR_NULL && jr_expect(exd, ex, JR_ARRAY, "additional_special_tokens", err)) ||
+        (cfg.root && jr_get_str(&cfg, cfg.root, "model_type", 0, "", &model_type, err)))
+        goto out;
+    if (cls && strcmp(cls, "GPT2Tokenizer") && strcmp(cls, "GPT2TokenizerFast")) {
+        cm_fail(err, "%s/tokenizer_config.json: tokenizer_class '%s': expected GPT2Tokenizer (the only one read from "
+                     "vocab.json + merges.txt; OPT's and GPT-2's)", dir, cls);
+        goto out;
+    }
+    int opt = !strcmp(model_type, "opt");
+    if (add_bos < 0) add_bos = opt;
+    size_t cap = 8 + (dec ? dec->len : 0) + (at.root ? at.root->len : 0) + (ex && ex->type == JR_ARRAY ? ex->len : 0);
+    l.v = cm_calloc(cap, sizeof *l.v), l.named = cm_calloc(cap, sizeof *l.named);
+    /* the tokens with ids of their own first, then the named ones (which may be among them) */
+    for (size_t k = 0; dec && k < dec->len; k++) {
+        const char *key = dec->keys[k], *text;
+        char *end;
+        unsigned long id = strtoul(key, &end, 10);
+        if (*key < '0' || *key > '9' || *end || id >= TOK_MAX_IDS) {
+            cm_fail(err, "%s:%d:%d: added_tokens_decoder: key '%s': expected an id in [0, %u]", tc.name,
+                    dec->items[k].line, dec->items[k].col, key, TOK_MAX_IDS - 1);
+            goto out;
+        }
+        if (special_value(&tc, &dec->items[k], "added_tokens_decoder", (int32_t)id, &l, &text, err)) goto out;
+    }
+    for (size_t k = 0; at.root && k < at.root->len; k++) {
+        const jr_val *v = &at.root->items[k];
+        dak_tok_added a;
+        memset(&a, 0, sizeof a);
+        a.text = at.root->keys[k];
+        if (!v->is_integer || v->type != JR_NUMBER || v->num < 0 || v->num >= TOK_MAX_IDS || !*a.text) {
+            cm_fail(err, "%s:%d:%d: token '%.60s': expected a non-empty token and an id in [0, %u]", at.name, v->line,
+                    v->col, a.text, TOK_MAX_IDS - 1);
+            goto out;
+        }
+        a.id = (int32_t)v->num;
+        special_add(&l, &a, strlen(a.text), 0, "added_tokens.json", a.text);
+    }
+    for (int k = 0; k < 7; k++) {
+        const jr_doc *d = jr_obj_get(stm.root, keys[k]) ? &stm : jr_obj_get(tc.root, keys[k]) ? &tc : NULL;
+        const char *text = opt ? opt_dflt[k] : gpt2_dflt[k];
+        if (d) {
+            if (special_value(d, jr_obj_get(d->root, keys[k]), keys[k], -1, &l, &text, err)) goto out;
+        } else if (text) { /* transformers' default: only where the vocabulary has it */
+            dak_tok_added a = {text, -1, 0, 0, 0, NULL};
+            special_add(&l, &a, strlen(text), 1, opt ? "model_type opt" : "GPT-2", keys[k]);
+        }
+        if (k == 0) bos = text, bos_named = d ? (d == &stm ? "special_tokens_map.json" : "tokenizer_config.json")
+                                              : opt ? "the default of model_type opt" : "GPT-2's default";
+    }
+    for (size_t k = 0; ex && ex->type == JR_ARRAY && k < ex->len; k++) {
+        const char *text;
+        if (special_value(exd, &ex->items[k], "additional_special_tokens", -1, &l, &text, err)) goto out;
+    }
+    if (add_bos && !bos) {
+        cm_fail(err, "%s: add_bos_token is true (%s), and no bos_token is named: expected a bos_token in "
+                     "special_tokens_map.json or tokenizer_config.json", dir,
+                tc.root && jr_obj_get(tc.root, "add_bos_token") ? "tokenizer_config.json" : "model_type opt");
+        goto out;
+    }
+    rc = load_pair(out, vocab_path, merges, l.v, l.n, add_bos ? bos : NULL, bos_named, prefix, err);
+out:
+    jr_free(&stm), jr_free(&tc), jr_free(&at), jr_free(&cfg);
+    free(l.v), free(l.named);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the BPE */
