@@ -314,6 +314,9 @@ typedef struct {
 void dak_eng_need_bytes(const dak_eng_model *m, uint32_t batch, uint32_t max_len, const dak_eng_place *deploy,
                         double *hbm, double *host, double *staging);
 
+/* 1 when this build has the GPU engine and a CUDA device is present, else 0 (dak decode --backend auto). */
+int dak_engine_available(void);
+
 /* Allocates the model (a full packed copy of every weight in HBM and one in pinned host memory, so
  * that any placement is a view; the KV cache likewise; or, with o->deploy, only that placement's rows in
  * each tier), fills the synthetic parameters.  Fails with a message when the caps are exceeded. */

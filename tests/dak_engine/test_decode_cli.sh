@@ -75,5 +75,23 @@ expect 2 "--norm-trigger: expected top, loaded or end, got 'mid'" -- "$dak" deco
 expect 2 "--gemm-pre-none" -- "$dak" decode --tiny opt --gemm-pre-none o_proj,norms
 expect 2 "--norm-narrow" -- "$dak" decode --tiny opt --norm-narrow 2
 expect 2 "--diag-times: expected --deploy 0" -- "$dak" decode --tiny opt --deploy 1 --diag-times "$tmp/t.json"
+# --backend cpu: greedy decoding by the CPU reference; the checkpoint's path (read, converted) against the synthetic
+# fill, both on the CPU: the same tokens
+expect 2 "--backend: expected auto, gpu or cpu, got 'npu'" -- "$dak" decode --tiny opt --backend npu
+expect 2 "--ratios: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --ratios 0
+expect 2 "--pdl: an option of the GPU engine" -- "$dak" decode --tiny llama --backend cpu --pdl 1
+expect 0 "ms a token" -- "$dak" decode --tiny opt --backend cpu --prompt 4 --tokens 6 --json "$tmp/cpu.json"
+check "the CPU run's JSON names its backend and 7 generated tokens" \
+    grep -q '"backend":"cpu".*"generated_seq0":\[[0-9]*\(,[0-9]*\)\{6\}\]' "$tmp/cpu.json"
+"$dak" ckpt synth --tiny opt --seed 9 --out "$tmp/seed9.safetensors" >/dev/null 2>&1
+for w in "$tmp/opt.safetensors" synthetic "$tmp/seed9.safetensors"; do
+    "$dak" decode --tiny opt --backend cpu --weights "$w" --prompt-ids 5,6,7 --tokens 6 --batch 2 >"$tmp/gen-$(basename "$w").txt" 2>/dev/null
+done
+check "tiny opt on the CPU: the checkpoint's tokens are the synthetic weights' tokens" \
+    cmp -s <(grep "sequence 0: generated" "$tmp/gen-opt.safetensors.txt") <(grep "sequence 0: generated" "$tmp/gen-synthetic.txt")
+check "a checkpoint of other weights (seed 9) gives other tokens (the comparison above can fail)" \
+    bash -c '! cmp -s <(grep "sequence 0: generated" "$1") <(grep "sequence 0: generated" "$2")' _ \
+    "$tmp/gen-seed9.safetensors.txt" "$tmp/gen-synthetic.txt"
+check "the CPU run generated 7 tokens" grep -q "^sequence 0: generated\( [0-9]*\)\{7\}$" "$tmp/gen-synthetic.txt"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

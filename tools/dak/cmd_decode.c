@@ -35,9 +35,12 @@ static void usage(FILE *o)
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH]\n"
-            "                  [--json FILE]\n\n"
+            "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
+            "  --backend WHERE  gpu: the engine over offload ratios (below); cpu: greedy decoding by the CPU reference\n"
+            "                   forward pass (small models: at most 4e8 parameters; no offload options); auto (the\n"
+            "                   default): gpu where this build has the GPU engine and a GPU is present, else cpu\n"
             "  --batch B        sequences decoded together, 1..4096 (default 8)\n"
             "  --prompt P       prompt tokens fed through the same step, 1..8192 (default 32)\n"
             "  --tokens D       decoded tokens, timed: TPOT = their time / D, 1..8192 (default 32)\n"
@@ -241,6 +244,88 @@ static void print_tokens(const int32_t *tok, uint32_t batch, uint32_t prompt, ui
     free(text), free(gen);
 }
 
+/* sequence 0's prompt, greedy tokens (steps prompt - 1 .. S - 1 of tok[S][batch]) and, with a tokenizer, its text
+ * into the open JSON object */
+static void seq0_json(json_w *w, const int32_t *tok, uint32_t batch, uint32_t prompt, uint32_t S, const int32_t *ids,
+                      uint64_t seed, uint32_t vocab, const dak_tok *tk, const char *prompt_text)
+{
+    json_key(w, "prompt_seq0");
+    json_arr_begin(w);
+    for (uint32_t t = 0; t < prompt; t++)
+        json_u64(w, (uint64_t)(ids ? ids[t] : dak_eng_prompt_token(seed, t, 0, batch, vocab)));
+    json_arr_end(w);
+    json_key(w, "generated_seq0");
+    json_arr_begin(w);
+    for (uint32_t t = prompt - 1; t < S; t++) json_u64(w, (uint64_t)tok[(size_t)t * batch]);
+    json_arr_end(w);
+    char *text = seq0_text(tk, tok, batch, prompt - 1, S);
+    if (text) json_kv_str(w, "generated_text_seq0", text);
+    if (prompt_text) json_kv_str(w, "prompt_text", prompt_text);
+    free(text);
+}
+
+/* the JSON record's opening, both backends: the run's machine, model and shape */
+static void run_json_head(json_w *w, const char *backend, const char *path, const dak_model_config *c, uint32_t batch,
+                          uint32_t prompt, uint32_t tokens, uint64_t seed)
+{
+    json_obj_begin(w);
+    json_kv_str(w, "bench", "dak decode");
+    bench_json_machine(w);
+    json_kv_str(w, "backend", backend);
+    json_kv_str(w, "model", path);
+    json_kv_str(w, "model_type", c->model_type);
+    json_kv_u64(w, "layers", c->layers);
+    json_kv_u64(w, "batch", batch);
+    json_kv_u64(w, "prompt", prompt);
+    json_kv_u64(w, "tokens", tokens);
+    json_kv_u64(w, "seed", seed);
+}
+
+/* ---- --backend cpu: the CPU reference forward pass (dak_eng_ref: small models, no GPU, no offload) ---- */
+
+/* the options that only the GPU engine reads (refused with --backend cpu) */
+static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",      "--host-mem",     "--gpu-mem",
+                                             "--deploy",      "--profile",       "--pdl",          "--breakdown",
+                                             "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
+                                             "--gemm-pre-none", "--norm-trigger", "--norm-narrow"};
+
+/* Greedy decoding of batch sequences on the CPU: the prompt's steps, then `tokens` steps, timed; tok[S][batch] as
+ * the GPU engine's history (dak_engine_tokens).  1 when the reference cannot be made (a model too large for it). */
+static int decode_cpu(const dak_eng_model *m, const dak_eng_ckpt *ck, uint32_t batch, uint32_t prompt, uint32_t tokens,
+                      uint64_t seed, const int32_t *ids, int32_t *tok, double *tpot_s)
+{
+    const uint32_t S = prompt + tokens, V = (uint32_t)m->cfg.vocab;
+    cm_err err = {{0}};
+    dak_eng_ref *ref;
+    if (dak_eng_ref_create(&ref, m, batch, S, seed, ck, &err)) {
+        fprintf(stderr, "%s: --backend cpu: %s\n", prog, err.msg);
+        return 1;
+    }
+    float *logits = cm_malloc((size_t)batch * V * sizeof *logits);
+    int32_t *in = cm_malloc(batch * sizeof *in);
+    bench_progress_t pg;
+    bench_progress_start(&pg, "dak decode: CPU reference steps", S);
+    double t_dec = 0;
+    int rc = 0;
+    for (uint32_t t = 0; t < S && !rc; t++) {
+        for (uint32_t b = 0; b < batch; b++)
+            in[b] = t < prompt ? (ids ? ids[t] : dak_eng_prompt_token(seed, t, b, batch, V)) : tok[(size_t)(t - 1) * batch + b];
+        double t0 = bench_now_s();
+        if (dak_eng_ref_step(ref, t, in, logits, &err)) {
+            fprintf(stderr, "%s: --backend cpu: step %u: %s\n", prog, t, err.msg);
+            rc = 1;
+        }
+        for (uint32_t b = 0; b < batch && !rc; b++) tok[(size_t)t * batch + b] = (int32_t)dak_eng_ref_argmax(logits + (size_t)b * V, V);
+        if (t >= prompt) t_dec += bench_now_s() - t0;
+        bench_progress(&pg, t + 1);
+    }
+    bench_progress_end(&pg, S);
+    *tpot_s = t_dec / tokens;
+    free(logits), free(in);
+    dak_eng_ref_destroy(ref);
+    return rc;
+}
+
 #define NMODES 3 /* dak_eng_mode: direct, prefetch, um */
 
 /* --baseline LIST: the modes to run, do[dak_eng_mode] */
@@ -361,6 +446,7 @@ static int decode(int argc, char **argv, decode_held *h)
 {
     const char *model = NULL, *tiny = NULL, *json_path = NULL, *profile = NULL, *weights = NULL;
     const char *prompt_text = NULL, *tokenizer = NULL; /* the tokenizer's flags */
+    const char *backend = "auto";
     uint32_t prompt_n = 0;
     int prompt_given = 0;
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, pre_none = 0;
@@ -397,6 +483,13 @@ static int decode(int argc, char **argv, decode_held *h)
         } else if (arg_is(a, "--gemm-pdl-pre")) {
             VAL();
             if (arg_u32_or_word(prog, "--gemm-pdl-pre", v, 0, 24, "none", DAK_GEMM_PDL_PRE_NONE, &gemm_pre)) return 2;
+        } else if (arg_is(a, "--backend")) {
+            VAL();
+            if (strcmp(v, "auto") && strcmp(v, "gpu") && strcmp(v, "cpu")) {
+                fprintf(stderr, "%s: --backend: expected auto, gpu or cpu, got '%s'\n", prog, v);
+                return 2;
+            }
+            backend = v;
         } else if (arg_is(a, "--gemm-pre-none")) {
             VAL();
             if (parse_skip("--gemm-pre-none", v, &pre_none)) return 2;
@@ -530,6 +623,40 @@ static int decode(int argc, char **argv, decode_held *h)
         fprintf(stderr, "%s: --prompt + --tokens = %u: expected at most the model's %llu positions\n", prog, S,
                 (unsigned long long)m.cfg.max_pos);
         return 2;
+    }
+    const int cpu = !strcmp(backend, "cpu") || (!strcmp(backend, "auto") && !dak_engine_available());
+    if (cpu) {
+        for (int i = 1; i < argc; i++)
+            for (size_t k = 0; k < sizeof gpu_only_flags / sizeof gpu_only_flags[0]; k++)
+                if (arg_is(argv[i], gpu_only_flags[k])) {
+                    fprintf(stderr, "%s: %s: an option of the GPU engine; expected --backend gpu (this run is on the "
+                                    "CPU%s)\n",
+                            prog, gpu_only_flags[k], strcmp(backend, "cpu") ? ": no GPU engine or no GPU here" : "");
+                    return 2;
+                }
+        if (json_path && !(h->jf = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout)) {
+            fprintf(stderr, "%s: --json: cannot write '%s'\n", prog, json_path);
+            return 1;
+        }
+        printf("model: %s (%s), layers %llu, hidden %llu, vocab %llu; weights: %s; backend: cpu (the reference forward "
+               "pass: fp32 weights, dot products in double)\n",
+               path, m.cfg.model_type, (unsigned long long)m.cfg.layers, (unsigned long long)m.cfg.hidden,
+               (unsigned long long)m.cfg.vocab, h->ck ? dak_st_file(dak_eng_ckpt_file(h->ck), 0) : "synthetic");
+        h->tok0 = cm_malloc((size_t)S * batch * 4);
+        double tpot;
+        if (decode_cpu(&m, h->ck, batch, prompt, tokens, seed, h->prompt_ids, h->tok0, &tpot)) return 1;
+        printf("cpu: batch %u, prompt %u, tokens %u: %.3f ms a token\n", batch, prompt, tokens, tpot * 1e3);
+        print_tokens(h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)m.cfg.vocab, h->tk);
+        if (h->jf) {
+            json_w w;
+            json_init(&w, h->jf);
+            run_json_head(&w, "cpu", path, &m.cfg, batch, prompt, tokens, seed);
+            json_kv_f64(&w, "tpot_s", tpot);
+            seq0_json(&w, h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)m.cfg.vocab, h->tk, prompt_text);
+            json_obj_end(&w);
+            fputc('\n', h->jf);
+        }
+        return 0;
     }
     const int do_pf = do_mode[DAK_ENG_PREFETCH], nmodes = do_mode[0] + do_mode[1] + do_mode[2];
     if (profile) {
@@ -709,16 +836,7 @@ static int decode(int argc, char **argv, decode_held *h)
     if (h->jf) {
         json_w w;
         json_init(&w, h->jf);
-        json_obj_begin(&w);
-        json_kv_str(&w, "bench", "dak decode");
-        bench_json_machine(&w);
-        json_kv_str(&w, "model", path);
-        json_kv_str(&w, "model_type", c->model_type);
-        json_kv_u64(&w, "layers", c->layers);
-        json_kv_u64(&w, "batch", batch);
-        json_kv_u64(&w, "prompt", prompt);
-        json_kv_u64(&w, "tokens", tokens);
-        json_kv_u64(&w, "seed", seed);
+        run_json_head(&w, "gpu", path, c, batch, prompt, tokens, seed);
         json_kv_u64(&w, "gemm_pdl", pdl);
         json_kv_str(&w, "weights", wdesc);
         if (diag_skip) json_kv_str(&w, "diag_skip", skip_list);
@@ -728,24 +846,8 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "norm_trigger", norm_trig);
         json_kv_u64(&w, "norm_narrow", norm_narrow);
         json_kv_u64(&w, "gemm_pre_none_mask", pre_none);
-        if (show_tokens && (have_ref || !deploy)) {
-            /* sequence 0: its prompt, and the greedy tokens of steps prompt - 1 .. S - 1 (the all-HBM run's, or the
-               first deployed run's) */
-            json_key(&w, "prompt_seq0");
-            json_arr_begin(&w);
-            for (uint32_t t = 0; t < prompt; t++)
-                json_u64(&w, (uint64_t)(h->prompt_ids ? h->prompt_ids[t]
-                                                      : dak_eng_prompt_token(seed, t, 0, batch, c->vocab)));
-            json_arr_end(&w);
-            json_key(&w, "generated_seq0");
-            json_arr_begin(&w);
-            for (uint32_t t = prompt - 1; t < S; t++) json_u64(&w, (uint64_t)h->tok0[(size_t)t * batch]);
-            json_arr_end(&w);
-            char *text = seq0_text(h->tk, h->tok0, batch, prompt - 1, S);
-            if (text) json_kv_str(&w, "generated_text_seq0", text);
-            if (prompt_text) json_kv_str(&w, "prompt_text", prompt_text);
-            free(text);
-        }
+        if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */
+            seq0_json(&w, h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)c->vocab, h->tk, prompt_text);
         json_kv_str(&w, "profile", h->prof.source);
         json_kv_f64(&w, "plannable_bytes", total);
         json_kv_f64(&w, "weight_bytes_read_per_step", wread);

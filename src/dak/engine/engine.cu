@@ -141,6 +141,12 @@ extern "C" void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *hos
     *hbm = e->hbm_bytes, *host = e->host_bytes;
 }
 
+extern "C" int dak_engine_available(void)
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
 extern "C" void dak_engine_destroy(dak_engine *e)
 {
     if (!e) return;

@@ -13,6 +13,7 @@ int dak_engine_create(dak_engine **e, const dak_eng_model *m, uint32_t batch, ui
     return cm_fail(err, NB);
 }
 void dak_engine_destroy(dak_engine *e) { (void)e; }
+int dak_engine_available(void) { return 0; }
 void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host)
 {
     (void)e;
