@@ -57,5 +57,13 @@ expect 2 "--smem: expected" -- --plan-only --smem 0
 expect 2 "--pdl: expected" -- --plan-only --pdl 2
 expect 1 "shared memory" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --smem 16KiB
 expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --pdl 1
+expect 2 "--pdl-pre: expected 'none' or an integer in \[0, 24\]" -- --plan-only --pdl-pre nothing
+# --pdl-pre none: nothing before the wait, not even the stash N = 1 on 64-row tiles takes otherwise
+expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 1 --ratios 0 --pdl 1 --pdl-pre none
+if python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['plans'][0]; sys.exit(p['hbm_pre'] != 0 or p['hbm_stash'] != 0)" \
+    "$tmp/x.json"; then ok; else bad "--pdl-pre none: the plan copies before the wait"; fi
+expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 1 --ratios 0 --pdl 1
+if python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['plans'][0]; sys.exit(p['hbm_stash'] != 2)" \
+    "$tmp/x.json"; then ok; else bad "--pdl-pre auto: the stash of 2 expected"; fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
