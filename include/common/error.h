@@ -5,6 +5,7 @@
 #define COMMON_ERROR_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +32,10 @@ void *cm_calloc(size_t count, size_t size);
  * bytes; `kind` names the contents for the message when it is larger ("file too large: expected at most
  * 64 MiB of <kind>").  Messages: "path: cannot open: <reason>", "path: read error". */
 int cm_read_file(const char *path, size_t limit, const char *kind, char **text, size_t *n, cm_err *err);
+/* The same from an open stream (standard input, say), named `name` in the messages; the stream stays open. */
+int cm_read_stream(FILE *f, const char *name, size_t limit, const char *kind, char **text, size_t *n, cm_err *err);
+/* 1 when path names a regular file (after links), else 0. */
+int cm_is_file(const char *path);
 
 #ifdef __cplusplus
 }

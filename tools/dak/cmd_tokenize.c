@@ -61,7 +61,7 @@ static int parse_id_list(const char *v, int32_t **ids, size_t *n)
     return -1;
 }
 
-/* the whole of FILE ('-': standard input) */
+/* the whole of FILE ('-': standard input), at most 1 GiB */
 static char *read_all(const char *path, size_t *n)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -69,25 +69,12 @@ static char *read_all(const char *path, size_t *n)
         fprintf(stderr, "%s: --text-file: cannot open '%s': %s\n", prog, path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16;
-    char *buf = malloc(cap);
-    *n = 0;
-    for (size_t got; buf && (got = fread(buf + *n, 1, cap - *n, f)) > 0;) {
-        *n += got;
-        if (*n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    int bad = !buf || ferror(f);
+    char *buf;
+    cm_err err = {{0}};
+    int bad = cm_read_stream(f, f == stdin ? "standard input" : path, (size_t)1 << 30, "text", &buf, n, &err);
     if (f != stdin) fclose(f);
-    if (bad) {
-        fprintf(stderr, "%s: --text-file: cannot read '%s'\n", prog, path);
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    if (bad) fprintf(stderr, "%s: --text-file: %s\n", prog, err.msg);
+    return bad ? NULL : buf;
 }
 
 int cmd_tokenize(int argc, char **argv)

@@ -45,11 +45,6 @@ int model_from_args(const char *prog, const char *model, const char *tiny, uint3
     return 0;
 }
 
-static int is_file(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
 
 int weights_from_args(const char *prog, const char *weights, const char *model, const dak_eng_model *m,
                       dak_eng_ckpt **ck)
@@ -62,8 +57,8 @@ int weights_from_args(const char *prog, const char *weights, const char *model, 
         struct stat sb;
         if (stat(model, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             snprintf(found, sizeof found, "%s/model.safetensors.index.json", model);
-            int have = is_file(found);
-            if (!have) snprintf(found, sizeof found, "%s/model.safetensors", model), have = is_file(found);
+            int have = cm_is_file(found);
+            if (!have) snprintf(found, sizeof found, "%s/model.safetensors", model), have = cm_is_file(found);
             if (have) path = model;
         }
     }
@@ -81,9 +76,9 @@ int weights_from_args(const char *prog, const char *weights, const char *model, 
 static void tokenizer_in(const char *dir, char *path, size_t path_n)
 {
     snprintf(path, path_n, "%s/tokenizer.json", dir);
-    if (is_file(path)) return;
+    if (cm_is_file(path)) return;
     snprintf(path, path_n, "%s/vocab.json", dir);
-    if (!is_file(path)) snprintf(path, path_n, "%s/tokenizer.json", dir);
+    if (!cm_is_file(path)) snprintf(path, path_n, "%s/tokenizer.json", dir);
 }
 
 int tokenizer_from_args(const char *prog, const char *tokenizer, const char *model, int required, dak_tok **tok,
@@ -110,7 +105,7 @@ int tokenizer_from_args(const char *prog, const char *tokenizer, const char *mod
     } else {
         path[0] = '\0';
     }
-    if (!path[0] || !is_file(path)) {
+    if (!path[0] || !cm_is_file(path)) {
         if (!required && !tokenizer) return 0;
         if (path[0])
             fprintf(stderr, "%s: %s: no tokenizer.json at '%s' (nor a vocab.json + merges.txt); expected --tokenizer "

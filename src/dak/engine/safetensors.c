@@ -267,11 +267,6 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-static int is_file(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
 
 /* The shards of folder dir's index (weight_map's files), or its model.safetensors. */
 static int open_folder(dak_st *st, const char *dir, jr_doc *idx, int *have_idx, cm_err *err)
@@ -280,7 +275,7 @@ static int open_folder(dak_st *st, const char *dir, jr_doc *idx, int *have_idx, 
     int rc = 0;
     if (!ip || !one) {
         rc = cm_fail(err, "safetensors: out of memory");
-    } else if (is_file(ip)) {
+    } else if (cm_is_file(ip)) {
         rc = jr_parse_file(idx, ip, err);
         if (!rc) *have_idx = 1;
         const jr_val *wm = rc ? NULL : jr_obj_get(idx->root, "weight_map");
@@ -297,7 +292,7 @@ static int open_folder(dak_st *st, const char *dir, jr_doc *idx, int *have_idx, 
             free(p);
         }
         if (!rc && !st->nfiles) rc = cm_fail(err, "%s: weight_map is empty", ip);
-    } else if (is_file(one)) {
+    } else if (cm_is_file(one)) {
         rc = add_file(st, one, err);
     } else {
         rc = cm_fail(err, "%s: no model.safetensors.index.json or model.safetensors in this folder", dir);

@@ -9,14 +9,12 @@
  * (rank, position of the left symbol), with stale entries skipped when popped.
  * Decoding: the ids' texts through the decoder's operations, each one a list of strings to a list of
  * strings, then joined. */
-#define _POSIX_C_SOURCE 200809L /* stat */
 #include "dak/tokenizer.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/hash.h"
 #include "common/json_read.h"
@@ -1074,10 +1072,10 @@ static int special_value(const jr_doc *doc, const jr_val *v, const char *key, in
 static int optional_json(const char *dir, const char *name, jr_doc *doc, cm_err *err)
 {
     char path[4096];
-    struct stat sb;
     memset(doc, 0, sizeof *doc);
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (stat(path, &sb) != 0) return 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return cm_fail(err, "%s/%s: path too long (at most %zu bytes)", dir, name, sizeof path - 1);
+    if (!cm_is_file(path)) return 0;
     return jr_parse_file(doc, path, err);
 }
 
@@ -1088,13 +1086,12 @@ int dak_tok_load_bpe_folder(dak_tok **out, const char *vocab_path, cm_err *err)
     static const char *const opt_dflt[] = {"</s>", "</s>", "<unk>", NULL, "<pad>", NULL, NULL};
     static const char *const gpt2_dflt[] = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL, NULL, NULL, NULL};
     char dir[4096], merges[4200];
-    struct stat sb;
     size_t dl = (size_t)(base_name(vocab_path) - vocab_path);
     *out = NULL;
     if (dl) snprintf(dir, sizeof dir, "%.*s", dl > 1 ? (int)dl - 1 : 1, vocab_path); /* "/" stays */
     else snprintf(dir, sizeof dir, ".");
     snprintf(merges, sizeof merges, "%s/merges.txt", dir);
-    if (stat(merges, &sb) != 0)
+    if (!cm_is_file(merges))
         return cm_fail(err, "%s: no merges.txt beside it ('%s'): expected GPT-2's pair vocab.json + merges.txt, or a "
                             "tokenizer.json", vocab_path, merges);
     jr_doc stm, tc, at, cfg;
