@@ -120,6 +120,7 @@ typedef struct {
                            garbage): the kernel's streaming rate alone */
 } dak_attn_opts;
 
+#define DAK_ATTN_STAMPS 5u /* dak_attn_plan.diag_ts words a CTA */
 #define DAK_ATTN_COMBINE_INLINE 1u /* the last split's team merges the partials (one launch a call) */
 #define DAK_ATTN_COMBINE_KERNEL 2u /* a second kernel merges them (sessions <= 19) */
 
@@ -138,6 +139,11 @@ typedef struct {
     uint32_t combine;                  /* DAK_ATTN_COMBINE_INLINE or _KERNEL (used only when a tier splits) */
     int pdl;                           /* dak_attn_opts.pdl */
     int diag_nomath;                   /* dak_attn_opts.diag_nomath */
+    uint64_t *diag_ts;                 /* diagnostic, set by the caller after dak_attn_plan_make (NULL: none): the
+                                          attention kernel's CTA j writes DAK_ATTN_STAMPS words at diag_ts +
+                                          j DAK_ATTN_STAMPS (device memory): %globaltimer at entry, when
+                                          griddepcontrol.wait returned, when its producer issued its last copy and
+                                          when its consumers finished, then %smid */
     uint32_t smem_bytes;               /* dynamic shared memory per CTA */
     size_t ws_floats;                  /* workspace floats for split partials (0 when no tier splits) */
     size_t ws_counters;                /* workspace 32-bit arrival counters (batch x kv_heads when a tier splits and

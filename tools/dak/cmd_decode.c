@@ -33,7 +33,8 @@ static void usage(FILE *o)
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
-            "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS]\n"
+            "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
+            "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH]\n"
             "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
@@ -75,8 +76,11 @@ static void usage(FILE *o)
             "                   synthetic weights (random bf16 from --seed); 'synthetic' forces them\n"
             "  --gemm-pdl-pre N copies of weights each GEMM CTA issues before it waits for the kernel before it\n"
             "                   (0, the default: the GEMM's choice; 1..24; none)\n"
-            "  --gemm-pre-none KINDS these kinds' GEMMs (qkv, o_proj, ffn_in, ffn_out, lm_head) read nothing before\n"
-            "                   their wait, whatever --gemm-pdl-pre says\n"
+            "  --gemm-pre-none KINDS|none these kinds' GEMMs (qkv, o_proj, ffn_in, ffn_out, lm_head) read nothing\n"
+            "                   before their wait, whatever --gemm-pdl-pre says (default: o_proj)\n"
+            "  --gemm-hbm-window W every GEMM's copies in flight per SM after its wait (0: the GEMM's choice)\n"
+            "  --gemm-stages S  ring slots per SM of every GEMM without host rows (default 4; 0: as many as fit)\n"
+            "  --gemm-dyn 0|1   diagnostic: every GEMM's HBM rows in dynamically claimed units\n"
             "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
             "                   done) or end (its stores issued)\n"
             "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
@@ -287,7 +291,8 @@ static void run_json_head(json_w *w, const char *backend, const char *path, cons
 static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",      "--host-mem",     "--gpu-mem",
                                              "--deploy",      "--profile",       "--pdl",          "--breakdown",
                                              "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
-                                             "--gemm-pre-none", "--norm-trigger", "--norm-narrow"};
+                                             "--gemm-pre-none", "--norm-trigger", "--norm-narrow",
+                                             "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn"};
 
 /* Greedy decoding of batch sequences on the CPU: the prompt's steps, then `tokens` steps, timed; tok[S][batch] as
  * the GPU engine's history (dak_engine_tokens).  1 when the reference cannot be made (a model too large for it). */
@@ -449,7 +454,10 @@ static int decode(int argc, char **argv, decode_held *h)
     const char *backend = "auto";
     uint32_t prompt_n = 0;
     int prompt_given = 0;
-    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, pre_none = 0;
+    dak_eng_opts defaults;
+    dak_eng_opts_default(&defaults);
+    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0;
+    uint32_t pre_none = defaults.gemm_pre_none, gemm_window = 0, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
@@ -492,7 +500,17 @@ static int decode(int argc, char **argv, decode_held *h)
             backend = v;
         } else if (arg_is(a, "--gemm-pre-none")) {
             VAL();
-            if (parse_skip("--gemm-pre-none", v, &pre_none)) return 2;
+            if (!strcmp(v, "none")) pre_none = 0;
+            else if (parse_skip("--gemm-pre-none", v, &pre_none)) return 2;
+        } else if (arg_is(a, "--gemm-hbm-window")) {
+            VAL();
+            if (arg_u32(prog, "--gemm-hbm-window", v, 0, 24, &gemm_window)) return 2;
+        } else if (arg_is(a, "--gemm-stages")) {
+            VAL();
+            if (arg_u32(prog, "--gemm-stages", v, 0, 24, &gemm_stages)) return 2;
+        } else if (arg_is(a, "--gemm-dyn")) {
+            VAL();
+            if (arg_u32(prog, "--gemm-dyn", v, 0, 1, &gemm_dyn)) return 2;
         } else if (arg_is(a, "--norm-narrow")) {
             VAL();
             if (arg_u32(prog, "--norm-narrow", v, 0, 1, &norm_narrow)) return 2;
@@ -703,12 +721,13 @@ static int decode(int argc, char **argv, decode_held *h)
            "%.3f GB mean); planner profile: %s\n",
            batch, prompt, tokens, total / 1e9, wread / 1e9, kvread / 1e9, h->prof.source);
     dak_eng_opts eo;
-    memset(&eo, 0, sizeof eo);
+    dak_eng_opts_default(&eo);
     eo.host_cap = host_cap, eo.hbm_cap = gpu_cap, eo.verbose = 1, eo.gemm_pdl = pdl >= 1, eo.kernel_pdl = pdl >= 2;
     eo.ckpt = h->ck, eo.prompt_ids = h->prompt_ids, eo.prompt_n = prompt_n;
     eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
     eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none;
+    eo.gemm_hbm_window = gemm_window, eo.gemm_stages = gemm_stages, eo.gemm_dyn = gemm_dyn;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
@@ -846,6 +865,9 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "norm_trigger", norm_trig);
         json_kv_u64(&w, "norm_narrow", norm_narrow);
         json_kv_u64(&w, "gemm_pre_none_mask", pre_none);
+        json_kv_u64(&w, "gemm_hbm_window", gemm_window);
+        json_kv_u64(&w, "gemm_stages", gemm_stages);
+        json_kv_u64(&w, "gemm_dyn", gemm_dyn);
         if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */
             seq0_json(&w, h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)c->vocab, h->tk, prompt_text);
         json_kv_str(&w, "profile", h->prof.source);

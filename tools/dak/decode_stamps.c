@@ -6,17 +6,26 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "dak/attention.h"
 #include "dak/gemm.h"
 
 static const char *const norm_names[DAK_ENG_NORM_STAMPS] = {"entry", "wait", "loaded", "stats", "stored", "smid"};
 static const char *const act_names[DAK_ENG_ACT_STAMPS] = {"entry", "wait", "stored", "smid"};
+static const char *const qkvp_names[DAK_ENG_QKVP_STAMPS] = {"entry", "wait", "stored", "smid"};
+static const char *const attn_names[DAK_ATTN_STAMPS] = {"entry", "wait", "issued", "done", "smid"};
 static const char *const gemm_names[DAK_GEMM_NTIMES] = {"entry", "copy1",   "wait",  "full1", "fullN",
                                                         "exit",  "smid",    "math",  "fixwait", "adds",
                                                         "prod0", "seg1",    "gate"};
 
 static const char *const *names_of(const dak_eng_stamps *o)
 {
-    return o->kind == DAK_ENG_OP_NORM ? norm_names : o->kind == DAK_ENG_OP_ACT ? act_names : gemm_names;
+    switch (o->kind) {
+    case DAK_ENG_OP_NORM: return norm_names;
+    case DAK_ENG_OP_ACT: return act_names;
+    case DAK_ENG_OP_QKV_POST: return qkvp_names;
+    case DAK_ENG_OP_ATTN: return attn_names;
+    default: return gemm_names;
+    }
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -75,6 +75,7 @@ typedef struct {
     uint32_t host_teams, hbm_teams; /* units a CTA of the tier works on at once */
     uint32_t inline_combine; /* 1: the last split's team merges the partials; 0: k_combine does */
     uint32_t nomath; /* diagnostic: consumers wait for and release each slot but skip the math (out is garbage) */
+    uint64_t *ts;    /* diagnostic: dak_attn_plan.diag_ts (NULL: none) */
     float qscale; /* scale * log2(e) */
 } attn_params;
 
@@ -443,6 +444,8 @@ static __device__ __forceinline__ void attn_body(const attn_params *P, const uin
      * attention launched with pdl) reads nothing of ours before its griddepcontrol.wait, which waits for
      * this grid to complete */
     ptx_griddep_launch_dependents();
+    uint64_t *ts = P->ts ? P->ts + (size_t)blockIdx.x * DAK_ATTN_STAMPS : NULL;
+    if (ts && threadIdx.x == 0) ts[0] = ptx_globaltimer(), ts[4] = ptx_smid();
     const int host = blockIdx.x < P->host_ctas;
     const uint32_t j = host ? blockIdx.x : blockIdx.x - P->host_ctas;
     const uint32_t nct = host ? P->host_ctas : P->hbm_ctas;
@@ -463,12 +466,17 @@ static __device__ __forceinline__ void attn_body(const attn_params *P, const uin
     /* launched as a programmatic dependent (pdl): the previous kernel's q, K, V (the new token's) and its
      * reads of out are complete after this; without pdl it returns at once */
     ptx_griddep_wait();
+    if (ts && threadIdx.x == 0) ts[1] = ptx_globaltimer();
     if (u0 >= u1) return;
     if (threadIdx.x < 32u) {
-        if (threadIdx.x == 0) produce(P, host, u0, u1, T, ring, full, empty, tag);
+        if (threadIdx.x == 0) {
+            produce(P, host, u0, u1, T, ring, full, empty, tag);
+            if (ts) ts[2] = ptx_globaltimer();
+        }
         return;
     }
     consume(P, host, u0, u1, T, ring, full, empty, merge, flags, tag, G);
+    if (ts && threadIdx.x == 32u) ts[3] = ptx_globaltimer(); /* the first consumer warp's end (all end together) */
 }
 
 /* one kernel per group size bound (1, 2, 4, 8): a group g runs on the smallest bound >= g */
@@ -746,6 +754,7 @@ extern "C" int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const
     P.host_teams = p->host_teams, P.hbm_teams = p->hbm_teams;
     P.inline_combine = p->combine == DAK_ATTN_COMBINE_INLINE ? 1u : 0u;
     P.nomath = p->diag_nomath ? 1u : 0u;
+    P.ts = p->diag_ts;
     P.qscale = scale * LOG2E;
     void (*k)(attn_params) = p->group <= 1 ? k_attn_g1 : p->group <= 2 ? k_attn_g2 : p->group <= 4 ? k_attn_g4
                                                                                                    : k_attn_g8;

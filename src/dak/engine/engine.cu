@@ -93,7 +93,8 @@ struct dak_engine {
     uint32_t bk_n, bk_cap;
     int bk_on;
     /* dak_eng_opts.diag_times: the norms' stamps ([2L + 1][batch][DAK_ENG_NORM_STAMPS]), then the activations'
-       ([L][act_grid][DAK_ENG_ACT_STAMPS]) */
+       ([L][act_grid][DAK_ENG_ACT_STAMPS]), q/k/v post-processing's ([L][batch (heads + kv_heads)][DAK_ENG_QKVP_STAMPS])
+       and the attention's ([L][SMs][DAK_ATTN_STAMPS]: a plan has at most a CTA an SM) */
     uint64_t *dts;
     uint32_t act_grid;
 };
@@ -101,6 +102,8 @@ struct dak_engine {
 static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
 
 /* elements of one sequence's K (or V) in a layer: [kv_heads][max_len][128] */
+/* k_qkv_post's grid: a CTA a sequence and head of q, k (with its v) */
+static uint32_t qkvp_ctas(const dak_engine *e) { return e->batch * (uint32_t)(e->m.cfg.heads + e->m.cfg.kv_heads); }
 static size_t kv_entry(const dak_engine *e) { return (size_t)e->m.cfg.kv_heads * e->max_len * DAK_ENG_HEAD_DIM; }
 
 /* A small kernel of the step on e->st: a programmatic dependent of the kernel before it with
@@ -536,7 +539,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         free(pt);
         if (bad || cudaMemset(e->tok, 0, B * 4) != cudaSuccess) goto fail;
         e->act_grid = grid_for((size_t)B * F);
-        size_t nts = ((size_t)(2 * L + 1) * B * DAK_ENG_NORM_STAMPS + (size_t)L * e->act_grid * DAK_ENG_ACT_STAMPS) * 8;
+        size_t nts = ((size_t)(2 * L + 1) * B * DAK_ENG_NORM_STAMPS + (size_t)L * e->act_grid * DAK_ENG_ACT_STAMPS +
+                      (size_t)L * qkvp_ctas(e) * DAK_ENG_QKVP_STAMPS +
+                      (size_t)L * dak_attn_ctx_sms(e->a) * DAK_ATTN_STAMPS) * 8;
         if (oo.diag_times && (dmalloc(e, (void **)&e->dts, nts, err) || cudaMemset(e->dts, 0, nts) != cudaSuccess))
             goto fail;
     }
@@ -572,6 +577,8 @@ static int prep_lin(dak_engine *e, lin_t *w, dak_eng_op kind, uint32_t rh, const
     go.pdl = e->o.gemm_pdl ? 1 : 0;
     go.pdl_pre = (e->o.gemm_pre_none >> kind) & 1u ? DAK_GEMM_PDL_PRE_NONE : e->o.gemm_pdl_pre;
     go.diag_times = e->o.diag_times ? 1 : 0;
+    /* gemm_stages: GEMMs with host rows keep their ring (the host link needs ~1 MiB in flight over few SMs) */
+    go.hbm_window = e->o.gemm_hbm_window, go.stages = rh ? 0 : e->o.gemm_stages, go.dyn = e->o.gemm_dyn;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM */
@@ -620,6 +627,25 @@ static int run_lin(dak_engine *e, lin_t *w, float *c, cm_err *err)
  * (its KV cache stays in HBM) */
 static uint32_t kv_bh(const dak_engine *e, uint32_t l) { return e->mode == DAK_ENG_UM ? 0 : e->pl.batch_host[l]; }
 
+/* the stamps of norm `idx` of the step (2l, 2l + 1: layer l's; 2L: the final one) or activation l; NULL without
+ * dak_eng_opts.diag_times */
+static uint64_t *norm_ts(const dak_engine *e, uint32_t idx)
+{
+    return e->dts ? e->dts + (size_t)idx * e->batch * DAK_ENG_NORM_STAMPS : NULL;
+}
+static uint64_t *act_ts(const dak_engine *e, uint32_t l)
+{
+    return e->dts ? norm_ts(e, 2 * e->L + 1) + (size_t)l * e->act_grid * DAK_ENG_ACT_STAMPS : NULL;
+}
+static uint64_t *qkvp_ts(const dak_engine *e, uint32_t l)
+{
+    return e->dts ? act_ts(e, e->L) + (size_t)l * qkvp_ctas(e) * DAK_ENG_QKVP_STAMPS : NULL;
+}
+static uint64_t *attn_ts(const dak_engine *e, uint32_t l)
+{
+    return e->dts ? qkvp_ts(e, e->L) + (size_t)l * dak_attn_ctx_sms(e->a) * DAK_ATTN_STAMPS : NULL;
+}
+
 /* The attention plans of layer l at position t (len t + 1), in the order attn() runs them: one over the tiered
  * cache; in prefetch mode with host entries, one over the staged host entries and, if any, one over the HBM
  * entries.  dak_engine_setup sizes the attention's workspace from the same plans. */
@@ -647,8 +673,10 @@ static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
     float scale = 1.0f / sqrtf(128.0f);
     dak_attn_plan p[2];
     if (attn_plans(e, l, t, p, &np, err)) return -1;
-    if (e->mode == DAK_ENG_DIRECT || bh == 0)
+    if (e->mode == DAK_ENG_DIRECT || bh == 0) {
+        if (e->mode == DAK_ENG_DIRECT) p[0].diag_ts = attn_ts(e, l); /* dak_engine_stamps reads direct runs */
         return dak_attn_decode(e->a, &e->kv[l], e->qb, heads, len, scale, e->ab, &p[0], e->st, err);
+    }
     size_t ent = kv_entry(e);
     dak_kv_tiered v;
     if (dak_kv_view(&v, bh, kvh, e->max_len, 0, NULL, NULL, e->sk[l % 2], e->sv[l % 2], err) ||
@@ -702,16 +730,6 @@ static int mark(dak_engine *e, dak_eng_op kind, double bytes, cm_err *err)
 
 static double lin_bytes(const lin_t *w) { return 2.0 * w->M * w->K; }
 
-/* the stamps of norm `idx` of the step (2l, 2l + 1: layer l's; 2L: the final one) or activation l; NULL without
- * dak_eng_opts.diag_times */
-static uint64_t *norm_ts(const dak_engine *e, uint32_t idx)
-{
-    return e->dts ? e->dts + (size_t)idx * e->batch * DAK_ENG_NORM_STAMPS : NULL;
-}
-static uint64_t *act_ts(const dak_engine *e, uint32_t l)
-{
-    return e->dts ? norm_ts(e, 2 * e->L + 1) + (size_t)l * e->act_grid * DAK_ENG_ACT_STAMPS : NULL;
-}
 
 /* x += c + bias (c NULL: no add), hb = bf16(norm(x)) over the batch (k_resid_norm); norm idx of the step */
 static int resid_norm(dak_engine *e, uint32_t idx, const float *c, const float *bias, const float *gamma,
@@ -777,7 +795,7 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
         a.k_dev = e->kv[l].k_dev, a.v_dev = e->kv[l].v_dev;
         if (pf && e->pl.batch_host[l]) a.k_stage = e->sk[l % 2], a.v_stage = e->sv[l % 2];
         a.heads = (uint32_t)c->heads, a.kvh = (uint32_t)c->kv_heads, a.max_len = e->max_len;
-        a.bh = kv_bh(e, l), a.pos = t;
+        a.bh = kv_bh(e, l), a.pos = t, a.ts = qkvp_ts(e, l);
         void *qargs[] = {&a};
         if ((!SKIP(QKV_POST) && step_launch(e, (const void *)k_qkv_post, dim3(B, a.heads + a.kvh), 64, qargs, err)) ||
             mark(e, DAK_ENG_OP_QKV_POST, 0, err) || (!SKIP(ATTN) && attn(e, l, t, err)) ||
@@ -1190,6 +1208,24 @@ static int stamps_gemm(lin_t *w, dak_eng_op kind, dak_eng_stamps *o, cm_err *err
     return 0;
 }
 
+/* the attention's CTAs that stamped in the last step (a plan's CTA count changes with the length): CTAs 0 .. n - 1
+ * whose entry is not before the layer's first norm's earliest entry */
+static int stamps_attn(dak_engine *e, uint32_t l, dak_eng_stamps *o, cm_err *err)
+{
+    const uint32_t cap = dak_attn_ctx_sms(e->a);
+    if (stamps_copy(attn_ts(e, l), cap, DAK_ATTN_STAMPS, DAK_ENG_OP_ATTN, o, err)) return -1;
+    uint64_t *n0 = (uint64_t *)cm_malloc((size_t)e->batch * DAK_ENG_NORM_STAMPS * 8);
+    cudaError_t ce = cudaMemcpy(n0, norm_ts(e, 2 * l), (size_t)e->batch * DAK_ENG_NORM_STAMPS * 8, cudaMemcpyDeviceToHost);
+    uint64_t t0 = UINT64_MAX;
+    for (uint32_t b = 0; b < e->batch; b++) t0 = n0[(size_t)b * DAK_ENG_NORM_STAMPS] < t0 ? n0[(size_t)b * DAK_ENG_NORM_STAMPS] : t0;
+    free(n0);
+    if (ce != cudaSuccess) return cm_fail(err, "engine: stamps: %s", cudaGetErrorString(ce));
+    uint32_t n = 0;
+    while (n < cap && o->t[(size_t)n * DAK_ATTN_STAMPS] >= t0) n++; /* the last step's grid: CTAs 0 .. n - 1 */
+    o->ctas = n;
+    return 0;
+}
+
 extern "C" int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps ops[DAK_ENG_STAMPED_OPS], uint32_t *n,
                                  cm_err *err)
 {
@@ -1197,15 +1233,17 @@ extern "C" int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps o
     if (!e->dts) return cm_fail(err, "engine: stamps: the engine was created without diag_times");
     if (!e->ge || e->mode != DAK_ENG_DIRECT) return cm_fail(err, "engine: stamps: no run in direct mode");
     if (layer >= e->L) return cm_fail(err, "engine: stamps: layer %u of %u", layer, e->L);
-    const uint32_t used = (1u << DAK_ENG_OP_NORM) | (1u << DAK_ENG_OP_QKV) | (1u << DAK_ENG_OP_O) |
-                          (1u << DAK_ENG_OP_FFN_IN) | (1u << DAK_ENG_OP_ACT) | (1u << DAK_ENG_OP_FFN_OUT);
+    const uint32_t used = (1u << DAK_ENG_OP_NORM) | (1u << DAK_ENG_OP_QKV) | (1u << DAK_ENG_OP_QKV_POST) |
+                          (1u << DAK_ENG_OP_ATTN) | (1u << DAK_ENG_OP_O) | (1u << DAK_ENG_OP_FFN_IN) |
+                          (1u << DAK_ENG_OP_ACT) | (1u << DAK_ENG_OP_FFN_OUT);
     if ((e->o.diag_skip | e->o.diag_empty) & used)
         return cm_fail(err, "engine: stamps: a kind they need is left out (diag_skip / diag_empty)");
     ECU(cudaStreamSynchronize(e->st));
     uint32_t l = layer, B = e->batch, k = 0;
     int bad = stamps_copy(norm_ts(e, 2 * l), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
               stamps_gemm(LIN(e, l, W_QKV), DAK_ENG_OP_QKV, &ops[k++], err) ||
-              stamps_gemm(LIN(e, l, W_O), DAK_ENG_OP_O, &ops[k++], err) ||
+              stamps_copy(qkvp_ts(e, l), qkvp_ctas(e), DAK_ENG_QKVP_STAMPS, DAK_ENG_OP_QKV_POST, &ops[k++], err) ||
+              stamps_attn(e, l, &ops[k++], err) || stamps_gemm(LIN(e, l, W_O), DAK_ENG_OP_O, &ops[k++], err) ||
               stamps_copy(norm_ts(e, 2 * l + 1), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
               stamps_gemm(LIN(e, l, W_IN), DAK_ENG_OP_FFN_IN, &ops[k++], err) ||
               stamps_copy(act_ts(e, l), e->act_grid, DAK_ENG_ACT_STAMPS, DAK_ENG_OP_ACT, &ops[k++], err) ||

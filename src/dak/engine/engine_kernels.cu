@@ -190,7 +190,11 @@ __global__ void k_embed(float *x, const int32_t *tok, const uint16_t *emb_host, 
 __global__ void k_qkv_post(qkv_args a)
 {
     ptx_griddep_launch_dependents(); /* see STEP_KERNEL_TRIGGER */
-    ptx_griddep_wait();              /* launched as a programmatic dependent: the inputs are written */
+    uint64_t *ts = a.ts ? a.ts + ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * DAK_ENG_QKVP_STAMPS : NULL;
+    STAMP(ts, 0);
+    ptx_griddep_wait(); /* launched as a programmatic dependent: the inputs are written */
+    STAMP(ts, 1);
+    if (ts && threadIdx.x == 0) ts[3] = ptx_smid();
     uint32_t n = blockIdx.x, hh = blockIdx.y, i = threadIdx.x;
     const uint32_t D = DAK_ENG_HEAD_DIM;
     int kv = hh >= a.heads;
@@ -207,6 +211,7 @@ __global__ void k_qkv_post(qkv_args a)
     if (!kv) {
         uint16_t *q = a.q + ((size_t)n * a.heads + h) * D;
         q[i] = f2bf(x0), q[i + 64] = f2bf(x1);
+        STAMP(ts, 2);
         return;
     }
     float v0 = c[vcol + i], v1 = c[vcol + i + 64];
@@ -227,6 +232,7 @@ __global__ void k_qkv_post(qkv_args a)
     }
     kd[off + i] = k0, kd[off + i + 64] = k1;
     vd[off + i] = w0, vd[off + i + 64] = w1;
+    STAMP(ts, 2);
 }
 
 /* out[r][f] = bf16(relu(c[r][f] + bias[f])) (OPT: c is [N][F]) or bf16(silu(g) * u) with g = c[r][f], u = c[r][F + f]

@@ -40,6 +40,7 @@ typedef struct {
     uint16_t *k_dev, *v_dev;         /* HBM tier: entries bh.. */
     uint16_t *k_stage, *v_stage;     /* prefetch: host entries' staging copy, or NULL */
     uint32_t heads, kvh, max_len, bh, pos;
+    uint64_t *ts; /* dak_eng_opts.diag_times: DAK_ENG_QKVP_STAMPS words a CTA (NULL: none) */
 } qkv_args;
 
 __global__ void k_fill_bf16(uint16_t *out, size_t n, size_t valid, uint64_t seed, uint32_t tensor, float scale,

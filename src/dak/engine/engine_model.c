@@ -188,6 +188,13 @@ int dak_eng_place_map(const dak_eng_model *m, uint32_t batch, uint32_t max_len, 
     return 0;
 }
 
+void dak_eng_opts_default(dak_eng_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->gemm_pre_none = 1u << DAK_ENG_OP_O;
+    o->gemm_stages = DAK_ENG_GEMM_STAGES;
+}
+
 const char *dak_eng_op_name(dak_eng_op k)
 {
     static const char *const names[DAK_ENG_NOPS] = {"embed", "norm", "qkv", "qkv_post", "attention", "o_proj",
