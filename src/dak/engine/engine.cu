@@ -72,7 +72,11 @@ struct dak_engine {
     int32_t *prompt, *tok, *hist;
     /* prefetch staging */
     uint16_t *sw[2][NW], *sk[2], *sv[2], *slm;
-    void *ld; /* a checkpoint's bytes on their way to the GPU (pinned, LOAD_CHUNK; setup only) */
+    /* a checkpoint's bytes on their way to the GPU (setup only): two pinned buffers of LOAD_CHUNK, used in turn, and
+     * each one's copy to the GPU (load_take waits for it before the buffer is read into again) */
+    void *ld[2];
+    cudaEvent_t ld_ev[2];
+    uint32_t ld_next;
     /* unified memory: the placement's host rows of every matrix (dak_eng_um_bytes' layout), and the bytes of rows */
     uint16_t *um;
     size_t um_bytes;
@@ -99,6 +103,7 @@ struct dak_engine {
     uint32_t act_grid;
 };
 
+static void load_release(dak_engine *e);
 static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
 
 /* elements of one sequence's K (or V) in a layer: [kv_heads][max_len][128] */
@@ -170,7 +175,7 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     for (int s = 0; s < 2; s++)
         for (int j = 0; j < NW; j++) cudaFree(e->sw[s][j]);
     cudaFreeHost(e->emb_host);
-    if (e->ld) cudaFreeHost(e->ld);
+    load_release(e);
     if (e->um) cudaFree(e->um);
     for (uint32_t l = 0; e->kh && l < e->L; l++) {
         cudaFreeHost(e->kh[l]), cudaFreeHost(e->vh[l]), cudaFree(e->kd[l]), cudaFree(e->vd[l]);
@@ -214,11 +219,36 @@ static int hmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
 /* The checkpoint's bytes pass through a pinned buffer of this size on their way to the GPU. */
 #define LOAD_CHUNK ((size_t)32 << 20)
 
-/* The pinned buffer a checkpoint's bytes pass through (allocated at the first use, freed after creation). */
-static int load_buffer(dak_engine *e, cm_err *err)
+/* The next of the two pinned buffers a checkpoint's bytes pass through, once its previous copy to the GPU is done
+ * (allocated at the first use, freed after creation).  Two, so that the file's next rows are read while the rows
+ * before them are copied (one buffer serialised the read and the copy). */
+static int load_take(dak_engine *e, void **buf, cm_err *err)
 {
-    if (!e->ld) ECU(cudaHostAlloc((void **)&e->ld, LOAD_CHUNK, cudaHostAllocDefault));
+    const uint32_t i = e->ld_next;
+    if (!e->ld[i]) {
+        ECU(cudaHostAlloc(&e->ld[i], LOAD_CHUNK, cudaHostAllocDefault));
+        ECU(cudaEventCreateWithFlags(&e->ld_ev[i], cudaEventDisableTiming));
+    } else {
+        ECU(cudaEventSynchronize(e->ld_ev[i]));
+    }
+    *buf = e->ld[i];
     return 0;
+}
+
+/* The buffer load_take gave is being copied on e->st (its copy was enqueued): the next load_take takes the other. */
+static int load_sent(dak_engine *e, cm_err *err)
+{
+    ECU(cudaEventRecord(e->ld_ev[e->ld_next], e->st));
+    e->ld_next ^= 1u;
+    return 0;
+}
+
+static void load_release(dak_engine *e)
+{
+    for (int i = 0; i < 2; i++) {
+        if (e->ld[i]) cudaEventSynchronize(e->ld_ev[i]), cudaEventDestroy(e->ld_ev[i]), cudaFreeHost(e->ld[i]);
+        e->ld[i] = NULL;
+    }
 }
 
 /* Rows [0, rows) of the engine's matrix `tensor` (dak_eng_param_of: cols each) into dst (HBM or managed
@@ -239,13 +269,13 @@ static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst
     if (p.cols * 2 > LOAD_CHUNK)
         return cm_fail(err, "engine: tensor %u: rows of %llu elements, more than the load buffer holds", tensor,
                        (unsigned long long)p.cols);
-    if (load_buffer(e, err)) return -1;
     const uint64_t step = LOAD_CHUNK / (p.cols * 2); /* rows a read */
     for (uint64_t r = 0; r < have; r += step) {
         const uint64_t k = have - r < step ? have - r : step;
-        ECU(cudaStreamSynchronize(e->st)); /* the buffer's previous rows copied */
-        if (dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)e->ld, err)) return -1;
-        ECU(cudaMemcpyAsync(dst + r * p.cols, e->ld, (size_t)(k * p.cols * 2), cudaMemcpyHostToDevice, e->st));
+        void *buf;
+        if (load_take(e, &buf, err) || dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)buf, err)) return -1;
+        ECU(cudaMemcpyAsync(dst + r * p.cols, buf, (size_t)(k * p.cols * 2), cudaMemcpyHostToDevice, e->st));
+        if (load_sent(e, err)) return -1;
     }
     if (valid < n) ECU(cudaMemsetAsync(dst + valid, 0, (n - valid) * 2, e->st));
     return 0;
@@ -262,11 +292,10 @@ static int put_f32(dak_engine *e, uint32_t tensor, float *dst, cm_err *err)
         ECU(cudaGetLastError());
         return 0;
     }
-    if (load_buffer(e, err)) return -1;
-    ECU(cudaStreamSynchronize(e->st));
-    if (dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)e->ld, err)) return -1;
-    ECU(cudaMemcpyAsync(dst, e->ld, (size_t)p.cols * 4, cudaMemcpyHostToDevice, e->st));
-    return 0;
+    void *buf;
+    if (load_take(e, &buf, err) || dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)buf, err)) return -1;
+    ECU(cudaMemcpyAsync(dst, buf, (size_t)p.cols * 4, cudaMemcpyHostToDevice, e->st));
+    return load_sent(e, err);
 }
 
 /* a placement's ranges: host rows multiples of 64 within each weight, host entries within the batch */
@@ -550,8 +579,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         goto fail;
     }
     cudaFree(scratch), cudaFree(packed);
-    cudaFreeHost(e->ld);
-    e->ld = NULL;
+    load_release(e);
     e->hbm_bytes -= scratch_n * 4;
     *out = e;
     return 0;
