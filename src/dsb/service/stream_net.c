@@ -896,9 +896,9 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         for (uint32_t q = t; q < Q; q += NT) order[k++] = &qs[q];
         snd[t].count = (uint32_t)(order + k - snd[t].qs);
     }
+    /* rs.cap: the cap of the attempt about to run (0: none), moved by the rate policy alone */
     dsb_stream_rate_state rs;
     dsb_stream_rate_start(&rs, o->rate_gbps);
-    double rate = rs.cap;
     uint32_t pass = 0, attempt = 0;
     while (rc == 0) {
         double t0 = bench_now_s();
@@ -906,7 +906,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
             qs[q].pass = pass;
             qs[q].attempt = attempt;
         }
-        for (uint32_t t = 0; t < NT; t++) snd[t].rate_gbps = rate * snd[t].count / Q;
+        for (uint32_t t = 0; t < NT; t++) snd[t].rate_gbps = rs.cap * snd[t].count / Q;
         cm_run_threads(NT, send_thread, snd, sizeof *snd);
         double secs = bench_now_s() - t0;
         uint64_t sent = 0;
@@ -921,13 +921,13 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         int action = await_ack(qs, Q, p, o->timeout_s, st, err);
         double gbps = secs > 0 ? 8.0 * (double)sent * DSB_STREAM_PAYLOAD / secs / 1e9 : 0;
         char capped[40] = "";
-        if (rate > 0) snprintf(capped, sizeof capped, ", cap %.2f", rate);
+        if (rs.cap > 0) snprintf(capped, sizeof capped, ", cap %.2f", rs.cap);
         if (progress)
             fprintf(stderr, "pass %u attempt %u: %llu frames in %.3f s (%.2f Gb/s of payload%s)%s\n",
                     pass, attempt, (unsigned long long)sent, secs, gbps, capped,
                     action == DSB_STREAM_RESEND ? ": the receiver asks for it again" : "");
         if (action >= 0 && o->on_attempt) {
-            const dsb_stream_send_attempt a = {pass, attempt, sent, secs, gbps, rate,
+            const dsb_stream_send_attempt a = {pass, attempt, sent, secs, gbps, rs.cap,
                                                action == DSB_STREAM_RESEND};
             o->on_attempt(&a, o->attempt_ctx);
         }
@@ -936,16 +936,16 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         } else if (action == DSB_STREAM_RESEND) {
             st->resends++;
             attempt++;
-            rate = dsb_stream_rate_update(&o->rate, &rs, 1, gbps); /* frames were lost: lower */
+            dsb_stream_rate_update(&o->rate, &rs, 1, gbps); /* frames were lost: lower */
         } else if (action == DSB_STREAM_NEXT) {
             pass++;
             attempt = 0;
-            rate = dsb_stream_rate_update(&o->rate, &rs, 0, gbps); /* clean: raise, perhaps */
+            dsb_stream_rate_update(&o->rate, &rs, 0, gbps); /* clean: raise, perhaps */
         } else {
             break; /* DONE */
         }
     }
-    st->final_rate_gbps = rate;
+    st->final_rate_gbps = rs.cap;
     st->rate_increases = rs.increases;
     st->rate_removals = rs.removals;
     st->lowest_rate_gbps = rs.lowest;
