@@ -919,7 +919,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         }
         st->frames += sent;
         int action = await_ack(qs, Q, p, o->timeout_s, st, err);
-        double gbps = secs > 0 ? 8.0 * (double)sent * DSB_STREAM_PAYLOAD / secs / 1e9 : 0;
+        double gbps = dsb_stream_payload_gbps(sent, secs);
         char capped[40] = "";
         if (rs.cap > 0) snprintf(capped, sizeof capped, ", cap %.2f", rs.cap);
         if (progress)
