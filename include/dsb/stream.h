@@ -68,6 +68,12 @@ DSB_HD static inline uint64_t dsb_stream_pass_bytes(uint32_t n)
 {
     return dsb_stream_frames(n) * DSB_STREAM_PAYLOAD;
 }
+/* The payload rate of `frames` frames in `seconds`, Gb/s (0 when no time was measured): the
+ * rate every report of the streaming solver gives, headers left out. */
+DSB_HD static inline double dsb_stream_payload_gbps(uint64_t frames, double seconds)
+{
+    return seconds > 0 ? 8.0 * (double)frames * DSB_STREAM_PAYLOAD / seconds / 1e9 : 0.0;
+}
 /* Frame f of a pass in column-block-major order: block f / n, row f % n. */
 DSB_HD static inline void dsb_stream_frame_coords(uint64_t f, uint32_t n, uint32_t *row,
                                                   uint32_t *block)

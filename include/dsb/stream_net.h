@@ -104,7 +104,7 @@ const char *dsb_stream_rate_policy_check(const dsb_stream_rate_policy *p);
 /* A run's start: the first attempt at `limit_gbps` (0: uncapped). */
 void dsb_stream_rate_start(dsb_stream_rate_state *s, double limit_gbps);
 /* An attempt ended: `lost` when the receiver asked for it again, `gbps` the
- * payload rate it was sent at.  Returns the cap of the next attempt (0: none). */
+ * payload rate it was sent at.  Returns the cap of the next attempt, s->cap (0: none). */
 double dsb_stream_rate_update(const dsb_stream_rate_policy *p, dsb_stream_rate_state *s,
                               int lost, double gbps);
 

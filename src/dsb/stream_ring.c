@@ -281,57 +281,70 @@ static int wait_unreserved(dsb_stream_ring *r, _Atomic uint64_t *st, uint64_t *v
     }
 }
 
+/* Where frame f of the attempt goes: chunk q of the attempt (run-wide Q) in slot s, at place
+ * `at` of the ring (its stamp; its bytes at buf + at frames). */
+typedef struct {
+    uint64_t q, Q, at;
+    uint32_t s;
+} ring_place;
+
+static ring_place place_of(const dsb_stream_ring *r, uint64_t f)
+{
+    ring_place p;
+    p.q = f / r->F;
+    p.Q = r->base + p.q;
+    p.s = (uint32_t)(p.Q % r->S);
+    p.at = (uint64_t)p.s * r->F + (f - p.q * r->F);
+    return p;
+}
+
 int dsb_stream_ring_put(dsb_stream_ring *r, uint64_t f, const uint8_t *frame)
 {
     if (f >= r->T) return DSB_STREAM_NO_ROOM; /* the receiver never asks: no such frame */
-    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
-    const uint32_t s = (uint32_t)(Q % r->S);
-    int got = take_slot(r, q, Q, s, 1);
+    const ring_place p = place_of(r, f);
+    int got = take_slot(r, p.q, p.Q, p.s, 1);
     if (got != DSB_STREAM_TAKEN) return got;
-    _Atomic uint64_t *st = &r->stamp[(uint64_t)s * r->F + i];
+    _Atomic uint64_t *st = &r->stamp[p.at];
     uint64_t v = atomic_load(st);
     for (;;) {
         if (v & STAMP_RSV) { /* another thread receives into this place right now */
             if (!wait_unreserved(r, st, &v)) return DSB_STREAM_NO_ROOM;
             continue;
         }
-        if (v >= Q + 1u) return DSB_STREAM_DUPLICATE;
-        if (atomic_compare_exchange_weak(st, &v, Q + 1u)) break;
+        if (v >= p.Q + 1u) return DSB_STREAM_DUPLICATE;
+        if (atomic_compare_exchange_weak(st, &v, p.Q + 1u)) break;
     }
-    memcpy(r->buf + ((uint64_t)s * r->F + i) * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
-    filled_one(r, q, Q, s); /* the copy before the count */
+    memcpy(r->buf + p.at * DSB_STREAM_FRAME, frame, DSB_STREAM_FRAME);
+    filled_one(r, p.q, p.Q, p.s); /* the copy before the count */
     return DSB_STREAM_TAKEN;
 }
 
 uint8_t *dsb_stream_ring_reserve(dsb_stream_ring *r, uint64_t f)
 {
     if (f >= r->T) return NULL;
-    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
-    const uint32_t s = (uint32_t)(Q % r->S);
-    if (take_slot(r, q, Q, s, 0) != DSB_STREAM_TAKEN) return NULL;
-    _Atomic uint64_t *st = &r->stamp[(uint64_t)s * r->F + i];
+    const ring_place p = place_of(r, f);
+    if (take_slot(r, p.q, p.Q, p.s, 0) != DSB_STREAM_TAKEN) return NULL;
+    _Atomic uint64_t *st = &r->stamp[p.at];
     uint64_t v = atomic_load(st);
     do {
-        if (v >= Q + 1u) return NULL; /* in already, or reserved (the high bit) */
-    } while (!atomic_compare_exchange_weak(st, &v, (Q + 1u) | STAMP_RSV));
-    return r->buf + ((uint64_t)s * r->F + i) * DSB_STREAM_FRAME;
+        if (v >= p.Q + 1u) return NULL; /* in already, or reserved (the high bit) */
+    } while (!atomic_compare_exchange_weak(st, &v, (p.Q + 1u) | STAMP_RSV));
+    return r->buf + p.at * DSB_STREAM_FRAME;
 }
 
 void dsb_stream_ring_commit(dsb_stream_ring *r, uint64_t f)
 {
-    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
-    const uint32_t s = (uint32_t)(Q % r->S);
-    atomic_store_explicit(&r->stamp[(uint64_t)s * r->F + i], Q + 1u, memory_order_release);
-    filled_one(r, q, Q, s); /* the kernel wrote the bytes in this thread's receive, before */
+    const ring_place p = place_of(r, f);
+    atomic_store_explicit(&r->stamp[p.at], p.Q + 1u, memory_order_release);
+    filled_one(r, p.q, p.Q, p.s); /* the kernel wrote the bytes in this thread's receive, before */
 }
 
 void dsb_stream_ring_release(dsb_stream_ring *r, uint64_t f)
 {
-    const uint64_t q = f / r->F, i = f - q * r->F, Q = r->base + q;
-    const uint32_t s = (uint32_t)(Q % r->S);
+    const ring_place p = place_of(r, f);
     /* below any chunk's stamp: the place is free for chunk Q again (stamps of the slot's
      * earlier chunks are never read once the slot moved on: occ answers for them) */
-    atomic_store_explicit(&r->stamp[(uint64_t)s * r->F + i], 0, memory_order_release);
+    atomic_store_explicit(&r->stamp[p.at], 0, memory_order_release);
 }
 
 /* ---- the CPU's ring sink ---------------------------------------------------------- */

@@ -89,6 +89,9 @@ expect 2 "unexpected argument 'extra'" -- "${S[@]}" extra
 expect 2 "expected a value" -- "${S[@]}" --n
 expect 1 "--json: cannot open" -- "${S[@]}" --n 100 --updates 1 --json "$tmp/no/such/dir/r.json"
 
+# a run's records (every pass's energies and checksums) from its --json FILE
+records() { grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$1"; }
+
 # a Mattis run: 4 updates = 5 passes, the ground state -n(n-1) = -8997000 reported
 expect 0 "Mattis ground state 2E = -8997000: reached" -- "${S[@]}" --n 3000 --replicas 4 \
     --updates 4 --threads 2 --json "$tmp/m.json"
@@ -105,8 +108,7 @@ check "random: no ground-state line" bash -c "! grep -q 'Mattis' '$tmp/out'"
 "${S[@]}" --instance random --n 200 --replicas 2 --updates 3 --threads 2 --json "$tmp/r2.json" \
     >/dev/null 2>&1
 check "random: records independent of the thread count" \
-    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r1.json") \
-    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/r2.json")
+    diff <(records "$tmp/r1.json") <(records "$tmp/r2.json")
 # the port the receiver reports on stderr ($tmp/recv.err), waited for up to 10 s (empty if none)
 wait_port() {
     port=
@@ -116,14 +118,17 @@ wait_port() {
         sleep 0.1
     done
 }
+# a receiver in the background ($rpid) with these flags on a port the kernel picks, waited for
+# ($port); recv.err removed first: wait_port must not read the port of an earlier receiver
+start_receiver() {
+    rm -f "$tmp/recv.err"
+    "$DSB" stream --source udp --port 0 "$@" >"$tmp/recv.out" 2>"$tmp/recv.err" &
+    rpid=$!
+    wait_port
+}
 # over UDP loopback: a receiver on a port the kernel picks, a generator with two queues; the
 # received run reaches the Mattis ground state and its records equal the in-process run's
-# (recv.err removed first: wait_port must not read the port of an earlier receiver)
-rm -f "$tmp/recv.err"
-"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
-    --json "$tmp/net.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
-rpid=$!
-wait_port
+start_receiver --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet --json "$tmp/net.json"
 check "the receiver says its port" [ -n "$port" ]
 expect 0 "sent 8000 frames" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet \
     --rate-down 0.75 --rate-up 0.25 --rate-hold 3 --json "$tmp/send.json"
@@ -138,33 +143,24 @@ check "received: the ground state" grep -q "Mattis ground state 2E = -3998000: r
 check "received: nothing rejected or sent again" grep -q "0 rejected, 0 passes sent again (0 frames missing" "$tmp/recv.out"
 "${S[@]}" --n 2000 --replicas 2 --updates 3 --json "$tmp/gen.json" >/dev/null 2>&1
 check "received records = in-process records" \
-    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/net.json") \
-    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+    diff <(records "$tmp/net.json") <(records "$tmp/gen.json")
 
 # the same run through a ring of 1 MiB (256 frames; the pass is 2000) and three receiving threads
-rm -f "$tmp/recv.err"
-"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
-    --ring 1MiB --recv-threads 3 --json "$tmp/ring.json" >"$tmp/recv.out" 2>"$tmp/recv.err" &
-rpid=$!
-wait_port
+start_receiver --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --ring 1MiB --recv-threads 3 --json "$tmp/ring.json"
 expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet
 wait "$rpid"
 check "ring: the receiver exits 0" [ $? -eq 0 ]
 check "ring: three threads, a CPU ring" grep -q "receiver: 3 threads; CPU ring of" "$tmp/recv.out"
 check "ring: JSON says so" grep -q '"receive_buffer":"cpu-ring"' "$tmp/ring.json"
 check "ring: received records = in-process records" \
-    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/ring.json") \
-    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+    diff <(records "$tmp/ring.json") <(records "$tmp/gen.json")
 
 # a socket a receiving thread (SO_REUSEPORT), queue q to thread q mod 3: six queues driven by two
 # sending threads; through a ring of 4 MiB (1024 frames, more than a sending thread's turn of
 # 64 frames of each of its 3 queues); frames received straight into the ring
-rm -f "$tmp/recv.err"
-"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
-    --ring 4MiB --recv-threads 3 --recv-mode queue --json "$tmp/rq.json" >"$tmp/recv.out" \
-    2>"$tmp/recv.err" &
-rpid=$!
-wait_port
+start_receiver --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --ring 4MiB --recv-threads 3 --recv-mode queue --json "$tmp/rq.json"
 check "queue mode: the receiver says its port" [ -n "$port" ]
 expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 6 --send-threads 2 --quiet
 wait "$rpid"
@@ -174,29 +170,19 @@ check "queue mode: JSON says so" grep -q '"recv_mode":"queue"' "$tmp/rq.json"
 check "queue mode: frames straight into the ring" grep -qE '"direct_frames":[1-9]' "$tmp/rq.json"
 check "queue mode: every thread took datagrams" grep -qE '"thread_datagrams":\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\]' "$tmp/rq.json"
 check "queue mode: received records = in-process records" \
-    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/rq.json") \
-    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+    diff <(records "$tmp/rq.json") <(records "$tmp/gen.json")
 # the flow hash, every frame copied (--recv-copy)
-rm -f "$tmp/recv.err"
-"$DSB" stream --source udp --port 0 --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
-    --ring 4MiB --recv-threads 2 --recv-mode hash --recv-copy --json "$tmp/rh.json" \
-    >"$tmp/recv.out" 2>"$tmp/recv.err" &
-rpid=$!
-wait_port
+start_receiver --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet \
+    --ring 4MiB --recv-threads 2 --recv-mode hash --recv-copy --json "$tmp/rh.json"
 expect 0 "sent" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 4 --quiet
 wait "$rpid"
 check "hash mode: the receiver exits 0" [ $? -eq 0 ]
 check "hash mode: JSON says so, no frame straight into the ring" \
     grep -q '"recv_mode":"hash","recv_copy":true,"direct_frames":0' "$tmp/rh.json"
 check "hash mode: received records = in-process records" \
-    diff <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/rh.json") \
-    <(grep -o '"energy2":\[[^]]*\]\|"checksum":\[[^]]*\]' "$tmp/gen.json")
+    diff <(records "$tmp/rh.json") <(records "$tmp/gen.json")
 # a port taken by another receiver is refused, also with SO_REUSEPORT (no silent sharing)
-rm -f "$tmp/recv.err"
-"$DSB" stream --source udp --port 0 --n 2000 --updates 1 --timeout 5 --quiet \
-    >"$tmp/recv.out" 2>"$tmp/recv.err" &
-rpid=$!
-wait_port
+start_receiver --n 2000 --updates 1 --timeout 5 --quiet
 expect 1 "Address already in use" -- "${S[@]}" --source udp --port "${port:-1}" --n 2000 \
     --recv-mode queue --recv-threads 2 --ring 4MiB --timeout 1
 kill "$rpid" 2>/dev/null

@@ -80,165 +80,185 @@ static void test_shape(void)
     CHECK(dsb_stream_ring_create(&c, &r, &e) == -1 && r == NULL, "no buffer refused: %s", e.msg);
 }
 
-/* The rings by hand: S = 2 slots of F = 2 frames, a pass of T = 9 frames (chunks 0..4, the last of one frame),
- * over buf and the flags fl (ready: fl[0..S), freed: fl[S..2S)); frame f's bytes marked in fr[f].  NULL (a
- * failed check) when the ring cannot be made. */
+/* The rings by hand: S = 2 slots of F = 2 frames, a pass of T = 9 frames (chunks 0..4, the last
+ * of one frame). */
 enum { HS = 2, HF = 2, HT = 9 };
-static dsb_stream_ring *hand_ring(uint8_t *buf, _Atomic uint64_t *fl, uint8_t (*fr)[DSB_STREAM_FRAME])
+typedef struct {
+    uint8_t buf[HS * HF * DSB_STREAM_FRAME]; /* the slots' bytes */
+    _Atomic uint64_t fl[2 * HS];            /* the flags: ready fl[0..S), freed fl[S..2S) */
+    _Atomic uint64_t *ready, *freed;
+    uint8_t fr[HT][DSB_STREAM_FRAME];       /* frame f's bytes, marked */
+    dsb_stream_ring *r;
+} hand_fixture;
+
+/* A hand ring over a fixture of its own (on the heap: the frames are 36 KiB); NULL (a failed
+ * check) when the ring cannot be made. */
+static hand_fixture *hand_setup(void)
 {
-    dsb_stream_ring *r = NULL;
+    hand_fixture *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->ready = h->fl;
+    h->freed = h->fl + HS;
     cm_err e = {{0}};
-    dsb_stream_ring_cfg c = {buf, fl, fl + HS, HS, HF, HT, 0.05, 0.01};
-    CHECK(dsb_stream_ring_create(&c, &r, &e) == 0, "create: %s", e.msg);
-    for (uint64_t f = 0; f < HT; f++) mark(fr[f], f);
-    return r;
+    dsb_stream_ring_cfg c = {h->buf, h->ready, h->freed, HS, HF, HT, 0.05, 0.01};
+    CHECK(dsb_stream_ring_create(&c, &h->r, &e) == 0, "create: %s", e.msg);
+    if (!h->r) {
+        free(h);
+        return NULL;
+    }
+    for (uint64_t f = 0; f < HT; f++) mark(h->fr[f], f);
+    return h;
 }
 
-/* One thread, by hand (hand_ring). */
+static void hand_teardown(hand_fixture *h)
+{
+    dsb_stream_ring_free(h->r);
+    free(h);
+}
+
+/* Frame f of the pass put into the hand ring. */
+static int hand_put(hand_fixture *h, uint64_t f) { return dsb_stream_ring_put(h->r, f, h->fr[f]); }
+
+/* One thread, by hand (hand_setup). */
 static void test_put_by_hand(void)
 {
-    enum { S = HS, F = HF, T = HT };
-    static uint8_t buf[S * F * DSB_STREAM_FRAME];
-    _Atomic uint64_t fl[2 * S];
-    _Atomic uint64_t *ready = fl, *freed = fl + S;
-    uint8_t fr[T][DSB_STREAM_FRAME];
-    dsb_stream_ring *r = hand_ring(buf, fl, fr);
-    if (!r) return;
-    CHECK(dsb_stream_ring_chunks(r) == 5 && dsb_stream_ring_chunk_size(r, 0) == 2 &&
-              dsb_stream_ring_chunk_size(r, 4) == 1,
+    hand_fixture *h = hand_setup();
+    if (!h) return;
+    CHECK(dsb_stream_ring_chunks(h->r) == 5 && dsb_stream_ring_chunk_size(h->r, 0) == 2 &&
+              dsb_stream_ring_chunk_size(h->r, 4) == 1,
           "5 chunks, the last of one frame");
-    CHECK(dsb_stream_ring_begin(r) == 0, "the first attempt starts at chunk 0");
-#define PUT(f) dsb_stream_ring_put(r, (f), fr[f])
+    CHECK(dsb_stream_ring_begin(h->r) == 0, "the first attempt starts at chunk 0");
     /* chunk 0 out of order: published by its second frame */
-    CHECK(PUT(1) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 0, "frame 1: taken, chunk 0 not yet whole");
-    CHECK(PUT(1) == DSB_STREAM_DUPLICATE, "frame 1 again: a duplicate");
-    CHECK(PUT(0) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 1 &&
-              dsb_stream_ring_published(r) == 1,
+    CHECK(hand_put(h, 1) == DSB_STREAM_TAKEN && atomic_load(&h->ready[0]) == 0,
+          "frame 1: taken, chunk 0 not yet whole");
+    CHECK(hand_put(h, 1) == DSB_STREAM_DUPLICATE, "frame 1 again: a duplicate");
+    CHECK(hand_put(h, 0) == DSB_STREAM_TAKEN && atomic_load(&h->ready[0]) == 1 &&
+              dsb_stream_ring_published(h->r) == 1,
           "frame 0: chunk 0 whole, ready[0] = 1");
-    CHECK(marked(buf, 0) && marked(buf + DSB_STREAM_FRAME, 1), "chunk 0's bytes in slot 0");
-    CHECK(PUT(0) == DSB_STREAM_DUPLICATE, "frame 0 again: a duplicate");
+    CHECK(marked(h->buf, 0) && marked(h->buf + DSB_STREAM_FRAME, 1), "chunk 0's bytes in slot 0");
+    CHECK(hand_put(h, 0) == DSB_STREAM_DUPLICATE, "frame 0 again: a duplicate");
     /* chunk 2 (slot 0 again): inside the window (chunk 1 is the first not whole), but the
      * consumer has not freed chunk 0: after the wait limit, no room */
-    CHECK(PUT(5) == DSB_STREAM_NO_ROOM && dsb_stream_ring_waits(r) == 1,
+    CHECK(hand_put(h, 5) == DSB_STREAM_NO_ROOM && dsb_stream_ring_waits(h->r) == 1,
           "frame 5 while slot 0 holds chunk 0 unconsumed: no room after waiting");
     /* chunk 3 (slot 1): chunk 1 has no frame yet, so chunk 3 is beyond the window */
-    CHECK(PUT(6) == DSB_STREAM_NO_ROOM && dsb_stream_ring_waits(r) == 1 &&
-              dsb_stream_ring_window_waits(r) == 1,
+    CHECK(hand_put(h, 6) == DSB_STREAM_NO_ROOM && dsb_stream_ring_waits(h->r) == 1 &&
+              dsb_stream_ring_window_waits(h->r) == 1,
           "frame 6 of chunk 3 with chunk 1 empty: beyond the window (after one wait for it)");
-    CHECK(PUT(7) == DSB_STREAM_NO_ROOM && dsb_stream_ring_window_waits(r) == 1,
+    CHECK(hand_put(h, 7) == DSB_STREAM_NO_ROOM && dsb_stream_ring_window_waits(h->r) == 1,
           "frame 7 too, at once: the window is marked stalled at chunk 1");
-    atomic_store(&freed[0], 1); /* the consumer is done with chunk 0 */
-    CHECK(PUT(5) == DSB_STREAM_TAKEN, "frame 5 once slot 0 is freed");
-    CHECK(PUT(1) == DSB_STREAM_DUPLICATE, "frame 1 of chunk 0, gone from the ring: a duplicate");
-    CHECK(PUT(6) == DSB_STREAM_NO_ROOM && dsb_stream_ring_window_waits(r) == 1,
+    atomic_store(&h->freed[0], 1); /* the consumer is done with chunk 0 */
+    CHECK(hand_put(h, 5) == DSB_STREAM_TAKEN, "frame 5 once slot 0 is freed");
+    CHECK(hand_put(h, 1) == DSB_STREAM_DUPLICATE,
+          "frame 1 of chunk 0, gone from the ring: a duplicate");
+    CHECK(hand_put(h, 6) == DSB_STREAM_NO_ROOM && dsb_stream_ring_window_waits(h->r) == 1,
           "frame 6: chunk 1 still not whole (no second wait)");
-    CHECK(PUT(2) == DSB_STREAM_TAKEN && PUT(3) == DSB_STREAM_TAKEN && atomic_load(&ready[1]) == 2,
+    CHECK(hand_put(h, 2) == DSB_STREAM_TAKEN && hand_put(h, 3) == DSB_STREAM_TAKEN &&
+              atomic_load(&h->ready[1]) == 2,
           "chunk 1 whole: ready[1] = 2");
-    CHECK(marked(buf + 2 * DSB_STREAM_FRAME, 2) && marked(buf + 3 * DSB_STREAM_FRAME, 3) &&
-              marked(buf + DSB_STREAM_FRAME, 5),
+    CHECK(marked(h->buf + 2 * DSB_STREAM_FRAME, 2) && marked(h->buf + 3 * DSB_STREAM_FRAME, 3) &&
+              marked(h->buf + DSB_STREAM_FRAME, 5),
           "chunk 1 in slot 1, frame 5 in slot 0's second place");
-    atomic_store(&freed[1], 2);
-    CHECK(PUT(7) == DSB_STREAM_TAKEN && PUT(6) == DSB_STREAM_TAKEN && atomic_load(&ready[1]) == 4,
+    atomic_store(&h->freed[1], 2);
+    CHECK(hand_put(h, 7) == DSB_STREAM_TAKEN && hand_put(h, 6) == DSB_STREAM_TAKEN &&
+              atomic_load(&h->ready[1]) == 4,
           "chunk 3 whole before chunk 2: ready[1] = 4");
-    CHECK(PUT(8) == DSB_STREAM_NO_ROOM && dsb_stream_ring_window_waits(r) == 2,
+    CHECK(hand_put(h, 8) == DSB_STREAM_NO_ROOM && dsb_stream_ring_window_waits(h->r) == 2,
           "frame 8 of chunk 4: chunk 2 not whole, beyond the window (a new stall, a new wait)");
-    CHECK(PUT(4) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 3, "chunk 2 whole: ready[0] = 3");
-    atomic_store(&freed[0], 3);
-    CHECK(PUT(8) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 5 &&
-              dsb_stream_ring_published(r) == 5,
+    CHECK(hand_put(h, 4) == DSB_STREAM_TAKEN && atomic_load(&h->ready[0]) == 3,
+          "chunk 2 whole: ready[0] = 3");
+    atomic_store(&h->freed[0], 3);
+    CHECK(hand_put(h, 8) == DSB_STREAM_TAKEN && atomic_load(&h->ready[0]) == 5 &&
+              dsb_stream_ring_published(h->r) == 5,
           "the short last chunk whole with its one frame: ready[0] = 5, 5 chunks");
-    CHECK(marked(buf, 8), "frame 8 in slot 0");
-    CHECK(PUT(3) == DSB_STREAM_DUPLICATE && PUT(8) == DSB_STREAM_DUPLICATE,
+    CHECK(marked(h->buf, 8), "frame 8 in slot 0");
+    CHECK(hand_put(h, 3) == DSB_STREAM_DUPLICATE && hand_put(h, 8) == DSB_STREAM_DUPLICATE,
           "any frame again: a duplicate");
 
     /* a second attempt (the consumer stopped after chunk 2): chunks 5.. of the run */
-    CHECK(dsb_stream_ring_begin(r) == 5 && dsb_stream_ring_published(r) == 0,
+    CHECK(dsb_stream_ring_begin(h->r) == 5 && dsb_stream_ring_published(h->r) == 0,
           "the second attempt starts at chunk 5");
-    CHECK(PUT(3) == DSB_STREAM_TAKEN && PUT(2) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 7,
+    CHECK(hand_put(h, 3) == DSB_STREAM_TAKEN && hand_put(h, 2) == DSB_STREAM_TAKEN &&
+              atomic_load(&h->ready[0]) == 7,
           "its chunk 1 (the run's 6, slot 0) whole: ready[0] = 7, no wait for the old attempt");
-    CHECK(PUT(0) == DSB_STREAM_TAKEN && PUT(1) == DSB_STREAM_TAKEN && atomic_load(&ready[1]) == 6,
+    CHECK(hand_put(h, 0) == DSB_STREAM_TAKEN && hand_put(h, 1) == DSB_STREAM_TAKEN &&
+              atomic_load(&h->ready[1]) == 6,
           "its chunk 0 (the run's 5, slot 1): ready[1] = 6");
-    CHECK(PUT(5) == DSB_STREAM_NO_ROOM, "chunk 2 (the run's 7, slot 1): chunk 5 not freed");
-    dsb_stream_ring_stop(r, 1);
-    atomic_store(&freed[1], 6);
-    CHECK(PUT(0) == DSB_STREAM_DUPLICATE, "stopped: a duplicate is still a duplicate");
-    dsb_stream_ring_stop(r, 0);
-    CHECK(PUT(5) == DSB_STREAM_TAKEN, "frame 5 once the run's chunk 5 is freed");
-    CHECK(dsb_stream_ring_put(r, T, fr[0]) == DSB_STREAM_NO_ROOM, "a frame beyond the pass");
-#undef PUT
-    dsb_stream_ring_free(r);
+    CHECK(hand_put(h, 5) == DSB_STREAM_NO_ROOM, "chunk 2 (the run's 7, slot 1): chunk 5 not freed");
+    dsb_stream_ring_stop(h->r, 1);
+    atomic_store(&h->freed[1], 6);
+    CHECK(hand_put(h, 0) == DSB_STREAM_DUPLICATE, "stopped: a duplicate is still a duplicate");
+    dsb_stream_ring_stop(h->r, 0);
+    CHECK(hand_put(h, 5) == DSB_STREAM_TAKEN, "frame 5 once the run's chunk 5 is freed");
+    CHECK(dsb_stream_ring_put(h->r, HT, h->fr[0]) == DSB_STREAM_NO_ROOM, "a frame beyond the pass");
+    hand_teardown(h);
 }
 
-/* Direct placement by hand (hand_ring). */
+/* Direct placement by hand (hand_setup). */
 static void test_reserve_by_hand(void)
 {
-    enum { S = HS, F = HF, T = HT };
-    static uint8_t buf[S * F * DSB_STREAM_FRAME];
-    _Atomic uint64_t fl[2 * S];
-    _Atomic uint64_t *ready = fl, *freed = fl + S;
-    uint8_t fr[T][DSB_STREAM_FRAME];
-    dsb_stream_ring *r = hand_ring(buf, fl, fr);
-    if (!r) return;
-    dsb_stream_ring_begin(r);
-#define PUT(f) dsb_stream_ring_put(r, (f), fr[f])
-    uint8_t *p1 = dsb_stream_ring_reserve(r, 1);
-    CHECK(p1 == buf + DSB_STREAM_FRAME, "frame 1 reserved: its place, slot 0's second");
-    CHECK(dsb_stream_ring_reserve(r, 1) == NULL, "frame 1 again: reserved already, refused");
+    hand_fixture *h = hand_setup();
+    if (!h) return;
+    dsb_stream_ring_begin(h->r);
+    uint8_t *p1 = dsb_stream_ring_reserve(h->r, 1);
+    CHECK(p1 == h->buf + DSB_STREAM_FRAME, "frame 1 reserved: its place, slot 0's second");
+    CHECK(dsb_stream_ring_reserve(h->r, 1) == NULL, "frame 1 again: reserved already, refused");
     double t0 = bench_now_s();
-    CHECK(PUT(1) == DSB_STREAM_NO_ROOM && dsb_stream_ring_reserve_waits(r) == 1 &&
+    CHECK(hand_put(h, 1) == DSB_STREAM_NO_ROOM && dsb_stream_ring_reserve_waits(h->r) == 1 &&
               bench_now_s() - t0 >= 0.04,
           "a put of the reserved frame waits for it (here past the 50-ms limit: no room)");
-    memcpy(p1, fr[1], DSB_STREAM_FRAME); /* what the kernel's receive would do */
-    dsb_stream_ring_commit(r, 1);
-    CHECK(atomic_load(&ready[0]) == 0 && dsb_stream_ring_published(r) == 0,
+    memcpy(p1, h->fr[1], DSB_STREAM_FRAME); /* what the kernel's receive would do */
+    dsb_stream_ring_commit(h->r, 1);
+    CHECK(atomic_load(&h->ready[0]) == 0 && dsb_stream_ring_published(h->r) == 0,
           "frame 1 committed, chunk 0 not yet whole");
-    CHECK(PUT(1) == DSB_STREAM_DUPLICATE && dsb_stream_ring_reserve(r, 1) == NULL,
+    CHECK(hand_put(h, 1) == DSB_STREAM_DUPLICATE && dsb_stream_ring_reserve(h->r, 1) == NULL,
           "frame 1 after its commit: a duplicate, not reservable");
-    uint8_t *p0 = dsb_stream_ring_reserve(r, 0);
-    CHECK(p0 == buf, "frame 0 reserved");
+    uint8_t *p0 = dsb_stream_ring_reserve(h->r, 0);
+    CHECK(p0 == h->buf, "frame 0 reserved");
     if (p0) memset(p0, 0xee, DSB_STREAM_FRAME); /* another datagram landed there */
-    dsb_stream_ring_release(r, 0);
-    CHECK(atomic_load(&ready[0]) == 0, "released: nothing published");
-    CHECK(PUT(0) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 1 && marked(buf, 0) &&
-              marked(buf + DSB_STREAM_FRAME, 1),
+    dsb_stream_ring_release(h->r, 0);
+    CHECK(atomic_load(&h->ready[0]) == 0, "released: nothing published");
+    CHECK(hand_put(h, 0) == DSB_STREAM_TAKEN && atomic_load(&h->ready[0]) == 1 &&
+              marked(h->buf, 0) && marked(h->buf + DSB_STREAM_FRAME, 1),
           "frame 0 put after the release: chunk 0 whole, both frames' bytes in place");
     t0 = bench_now_s();
-    CHECK(dsb_stream_ring_reserve(r, 4) == NULL && dsb_stream_ring_waits(r) == 0 &&
+    CHECK(dsb_stream_ring_reserve(h->r, 4) == NULL && dsb_stream_ring_waits(h->r) == 0 &&
               bench_now_s() - t0 < 0.04,
           "chunk 2 while slot 0 holds chunk 0 unconsumed: refused at once, no wait");
-    CHECK(dsb_stream_ring_reserve(r, 6) == NULL && dsb_stream_ring_window_waits(r) == 0,
+    CHECK(dsb_stream_ring_reserve(h->r, 6) == NULL && dsb_stream_ring_window_waits(h->r) == 0,
           "chunk 3 with chunk 1 empty: beyond the window, refused at once");
-    atomic_store(&freed[0], 1);
-    uint8_t *p5 = dsb_stream_ring_reserve(r, 5);
-    CHECK(p5 == buf + DSB_STREAM_FRAME, "slot 0 freed: frame 5 reserved in slot 0's second place");
-    uint8_t *p4 = dsb_stream_ring_reserve(r, 4);
-    CHECK(p4 == buf, "frame 4 reserved too");
-    if (p5) memcpy(p5, fr[5], DSB_STREAM_FRAME);
-    dsb_stream_ring_commit(r, 5);
-    dsb_stream_ring_release(r, 4);
-    CHECK(PUT(4) == DSB_STREAM_TAKEN && atomic_load(&ready[0]) == 3 && marked(buf, 4) &&
-              marked(buf + DSB_STREAM_FRAME, 5),
+    atomic_store(&h->freed[0], 1);
+    uint8_t *p5 = dsb_stream_ring_reserve(h->r, 5);
+    CHECK(p5 == h->buf + DSB_STREAM_FRAME,
+          "slot 0 freed: frame 5 reserved in slot 0's second place");
+    uint8_t *p4 = dsb_stream_ring_reserve(h->r, 4);
+    CHECK(p4 == h->buf, "frame 4 reserved too");
+    if (p5) memcpy(p5, h->fr[5], DSB_STREAM_FRAME);
+    dsb_stream_ring_commit(h->r, 5);
+    dsb_stream_ring_release(h->r, 4);
+    CHECK(hand_put(h, 4) == DSB_STREAM_TAKEN && atomic_load(&h->ready[0]) == 3 &&
+              marked(h->buf, 4) && marked(h->buf + DSB_STREAM_FRAME, 5),
           "chunk 2 whole (one frame committed, one put): ready[0] = 3");
-    CHECK(PUT(2) == DSB_STREAM_TAKEN && dsb_stream_ring_reserve(r, 2) == NULL &&
-              dsb_stream_ring_reserve(r, 3) == buf + 3 * DSB_STREAM_FRAME,
+    CHECK(hand_put(h, 2) == DSB_STREAM_TAKEN && dsb_stream_ring_reserve(h->r, 2) == NULL &&
+              dsb_stream_ring_reserve(h->r, 3) == h->buf + 3 * DSB_STREAM_FRAME,
           "chunk 1: frame 2 put, frame 3 reserved");
-    memcpy(buf + 3 * DSB_STREAM_FRAME, fr[3], DSB_STREAM_FRAME);
-    dsb_stream_ring_commit(r, 3);
-    CHECK(atomic_load(&ready[1]) == 2 && marked(buf + 2 * DSB_STREAM_FRAME, 2) &&
-              marked(buf + 3 * DSB_STREAM_FRAME, 3),
+    memcpy(h->buf + 3 * DSB_STREAM_FRAME, h->fr[3], DSB_STREAM_FRAME);
+    dsb_stream_ring_commit(h->r, 3);
+    CHECK(atomic_load(&h->ready[1]) == 2 && marked(h->buf + 2 * DSB_STREAM_FRAME, 2) &&
+              marked(h->buf + 3 * DSB_STREAM_FRAME, 3),
           "chunk 1 whole by a commit: ready[1] = 2");
-    CHECK(dsb_stream_ring_reserve(r, T) == NULL, "a frame beyond the pass: refused");
+    CHECK(dsb_stream_ring_reserve(h->r, HT) == NULL, "a frame beyond the pass: refused");
     /* a new attempt: the old stamps never match its chunks */
-    CHECK(dsb_stream_ring_begin(r) == 5 && dsb_stream_ring_reserve(r, 7) == NULL,
+    CHECK(dsb_stream_ring_begin(h->r) == 5 && dsb_stream_ring_reserve(h->r, 7) == NULL,
           "the second attempt: its chunk 3 (slot 0, chunk 2 unfreed) refused at once");
-    atomic_store(&freed[1], 2); /* begin's condition: the consumer is done with the old chunks */
-    uint8_t *q0 = dsb_stream_ring_reserve(r, 0);
-    CHECK(q0 == buf + 2 * DSB_STREAM_FRAME, "its frame 0 reserved (the run's chunk 5, slot 1)");
-    if (q0) memcpy(q0, fr[0], DSB_STREAM_FRAME);
-    dsb_stream_ring_commit(r, 0);
-    CHECK(PUT(1) == DSB_STREAM_TAKEN && atomic_load(&ready[1]) == 6, "its chunk 0 whole: ready[1] = 6");
-#undef PUT
-    dsb_stream_ring_free(r);
+    atomic_store(&h->freed[1], 2); /* begin's condition: the consumer is done with the old chunks */
+    uint8_t *q0 = dsb_stream_ring_reserve(h->r, 0);
+    CHECK(q0 == h->buf + 2 * DSB_STREAM_FRAME, "its frame 0 reserved (the run's chunk 5, slot 1)");
+    if (q0) memcpy(q0, h->fr[0], DSB_STREAM_FRAME);
+    dsb_stream_ring_commit(h->r, 0);
+    CHECK(hand_put(h, 1) == DSB_STREAM_TAKEN && atomic_load(&h->ready[1]) == 6,
+          "its chunk 0 whole: ready[1] = 6");
+    hand_teardown(h);
 }
 
 /* Several threads put every frame twice (each frame's two copies in two

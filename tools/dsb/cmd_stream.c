@@ -96,17 +96,13 @@ typedef struct {
     uint32_t mismatches;
 } run_ctx;
 
-static double gbps(uint64_t frames, double s)
-{
-    return s > 0 ? 8.0 * (double)frames * DSB_STREAM_PAYLOAD / s / 1e9 : 0.0;
-}
-
 static int on_pass(const dsb_stream_record *r, void *arg)
 {
     run_ctx *c = arg;
     printf("%5u %4s %22" PRId64 " %6u  %016" PRIx64 " %12" PRIu64 " %9.4f %9.2f\n", r->pass,
            r->updated ? "yes" : "no", r->best_energy2, r->best_replica,
-           r->checksum[r->best_replica], r->frames, r->seconds, gbps(r->frames, r->seconds));
+           r->checksum[r->best_replica], r->frames, r->seconds,
+           dsb_stream_payload_gbps(r->frames, r->seconds));
     fflush(stdout);
     if (c->has_ground && c->ground_pass < 0 && r->best_energy2 == c->ground)
         c->ground_pass = (int32_t)r->pass;
@@ -121,7 +117,7 @@ static int on_pass(const dsb_stream_record *r, void *arg)
         memcpy(c->best_spins, r->best_signs, W * sizeof *c->best_spins);
     }
     c->rates = realloc(c->rates, (c->nrates + 1u) * sizeof *c->rates);
-    c->rates[c->nrates++] = gbps(r->frames, r->seconds);
+    c->rates[c->nrates++] = dsb_stream_payload_gbps(r->frames, r->seconds);
     if (c->keep) {
         size_t B = c->p->replicas, at = (size_t)r->pass * B;
         c->energy2 = realloc(c->energy2, (at + B) * sizeof *c->energy2);
@@ -151,7 +147,7 @@ static int on_pass(const dsb_stream_record *r, void *arg)
         json_kv_u64(w, "frames", r->frames);
         json_kv_u64(w, "bad_frames", r->bad_frames);
         json_kv_f64(w, "seconds", r->seconds);
-        json_kv_f64(w, "payload_gbps", gbps(r->frames, r->seconds));
+        json_kv_f64(w, "payload_gbps", dsb_stream_payload_gbps(r->frames, r->seconds));
         json_obj_end(w);
     }
     return 0;
@@ -547,7 +543,7 @@ int cmd_stream(int argc, char **argv)
         if (ns.seconds > 0)
             printf("# end to end: %.3f s from the first frame to the final answer, %.2f Gb/s of "
                    "payload (each pass counted once)\n",
-                   ns.seconds, gbps(c.passes_frames, ns.seconds));
+                   ns.seconds, dsb_stream_payload_gbps(c.passes_frames, ns.seconds));
         for (int r = 1; r < DSB_WR_COUNT; r++)
             if (ns.bad_reason[r])
                 printf("#   rejected %s: %" PRIu64 "\n", dsb_wire_reason_name((unsigned)r),
@@ -570,7 +566,7 @@ int cmd_stream(int argc, char **argv)
                                  : c.nrates ? c.rates[0] : 0.0;
     printf("# %" PRIu64 " frames, %" PRIu64 " rejected, %.3f s consuming, %.2f Gb/s of payload; "
            "median of passes >= 1: %.2f Gb/s (%.2f GB/s of 4096-byte frames)\n",
-           c.frames, c.bad, c.seconds, gbps(c.frames, c.seconds), median,
+           c.frames, c.bad, c.seconds, dsb_stream_payload_gbps(c.frames, c.seconds), median,
            median / 8.0 * DSB_STREAM_FRAME / DSB_STREAM_PAYLOAD);
     if (gpu && rc == 0)
         printf("# gpu: %s, %u blocks (%u an SM) of %u threads, %u B shared, %d registers, %d B "
@@ -619,7 +615,7 @@ int cmd_stream(int argc, char **argv)
             json_kv_i64(&jw, "ground_reached_after_updates", c.ground_pass);
         }
         json_kv_f64(&jw, "seconds", c.seconds);
-        json_kv_f64(&jw, "payload_gbps", gbps(c.frames, c.seconds));
+        json_kv_f64(&jw, "payload_gbps", dsb_stream_payload_gbps(c.frames, c.seconds));
         json_kv_f64(&jw, "median_payload_gbps_after_pass0", median);
         if (check_cpu) json_kv_bool(&jw, "cpu_identical", rc == 0 && c.mismatches == 0);
         if (net) {
@@ -644,7 +640,8 @@ int cmd_stream(int argc, char **argv)
                 json_u64(&jw, ns.thread_datagrams[i]);
             json_arr_end(&jw);
             json_kv_f64(&jw, "end_to_end_seconds", ns.seconds);
-            json_kv_f64(&jw, "end_to_end_payload_gbps", gbps(c.passes_frames, ns.seconds));
+            json_kv_f64(&jw, "end_to_end_payload_gbps",
+                        dsb_stream_payload_gbps(c.passes_frames, ns.seconds));
             json_kv_str(&jw, "receive_buffer", gpu ? (info.host_mode == 2 ? "gpu-ring" : "gpu-pass")
                                                : cpu_ring ? "cpu-ring" : "none");
             if (cpu_ring) {

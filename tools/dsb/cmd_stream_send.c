@@ -93,8 +93,7 @@ static void write_json(FILE *f, const dsb_stream_params *p, const dsb_stream_net
     if (rc) json_kv_str(&w, "error", error);
     json_kv_u64(&w, "frames", st->frames);
     json_kv_f64(&w, "seconds", seconds);
-    json_kv_f64(&w, "payload_gbps",
-                seconds > 0 ? 8.0 * (double)st->frames * DSB_STREAM_PAYLOAD / seconds / 1e9 : 0);
+    json_kv_f64(&w, "payload_gbps", dsb_stream_payload_gbps(st->frames, seconds));
     json_kv_u64(&w, "resends", st->resends);
     json_kv_u64(&w, "answers", st->acks);
     json_kv_u64(&w, "unsent", st->unsent);
@@ -212,7 +211,7 @@ int cmd_stream_send(int argc, char **argv)
     free(k.a);
     printf("# sent %" PRIu64 " frames in %.3f s (%.2f Gb/s of payload), %" PRIu64
            " passes sent again, %" PRIu64 " answers%s\n",
-           st.frames, s, s > 0 ? 8.0 * (double)st.frames * DSB_STREAM_PAYLOAD / s / 1e9 : 0.0,
+           st.frames, s, dsb_stream_payload_gbps(st.frames, s),
            st.resends, st.acks, rc ? "; FAILED" : "");
     if (st.resends || st.final_rate_gbps > 0)
         printf("# rate cap: %.3f Gb/s at the end (0: none), lowest %.3f; raised %" PRIu64

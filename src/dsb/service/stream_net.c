@@ -38,6 +38,13 @@ static void set_macs(uint8_t *frame, const dsb_transport *t, const uint8_t *dst)
     memcpy(frame + 6, t->mac, 6);
 }
 
+/* One header-sized message (an answer, a PASS_END) to `to`. */
+static void send_header(dsb_transport *t, uint8_t *hdr, const dsb_peer *to)
+{
+    dsb_frame f = {.data = hdr, .cap = DSB_WIRE_HDR_BYTES, .len = DSB_WIRE_HDR_BYTES, .peer = *to};
+    t->send(t, &f, 1);
+}
+
 /* ---- receiver ------------------------------------------------------------------
  *
  * `threads` receiving threads take datagrams from the one socket (shared:
@@ -166,6 +173,13 @@ static void reset_attempt(recv_t *r)
     atomic_store(&r->t_last, 0);
 }
 
+/* Under the write side: the latest answer (again) to the sender of `to`. */
+static void send_last_ack(recv_t *r, const dsb_frame *to)
+{
+    send_header(r->t, r->last_ack, &to->peer);
+    r->st->acks++;
+}
+
 static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t action)
 {
     dsb_wire_stream_ack a;
@@ -176,14 +190,10 @@ static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t act
     a.action = action;
     a.attempt = r->attempt;
     a.frames = atomic_load(&r->unique);
-    uint8_t buf[DSB_WIRE_HDR_BYTES];
-    memcpy(buf, &a, sizeof a);
-    set_macs(buf, r->t, to->data + 6); /* back to the sender's MAC (zero over UDP) */
-    memcpy(r->last_ack, buf, sizeof buf);
+    memcpy(r->last_ack, &a, sizeof a);
+    set_macs(r->last_ack, r->t, to->data + 6); /* back to the sender's MAC (zero over UDP) */
     r->have_ack = 1;
-    dsb_frame f = {.data = buf, .cap = sizeof buf, .len = sizeof buf, .peer = to->peer};
-    r->t->send(r->t, &f, 1);
-    r->st->acks++;
+    send_last_ack(r, to);
 }
 
 static void count_bad(rthread_t *a, dsb_wire_reason why)
@@ -193,13 +203,32 @@ static void count_bad(rthread_t *a, dsb_wire_reason why)
     atomic_fetch_add(&a->r->bad_in_attempt, 1);
 }
 
-static void note_time(_Atomic uint64_t *first, _Atomic uint64_t *last, uint64_t now)
+/* *first = now if no time is there yet (0); any thread may race to set it. */
+static void note_first(_Atomic uint64_t *first, uint64_t now)
 {
     uint64_t z = 0;
-    if (first && atomic_load(first) == 0) atomic_compare_exchange_strong(first, &z, now);
+    if (atomic_load(first) == 0) atomic_compare_exchange_strong(first, &z, now);
+}
+
+static void note_time(_Atomic uint64_t *first, _Atomic uint64_t *last, uint64_t now)
+{
+    if (first) note_first(first, now);
     uint64_t l = atomic_load(last);
     while (l < now && !atomic_compare_exchange_weak(last, &l, now)) {
     }
+}
+
+/* A STREAM frame came at `now`: the attempt's first and last frame, the run's first. */
+static void note_stream_time(recv_t *r, uint64_t now)
+{
+    note_time(&r->t_first, &r->t_last, now);
+    note_first(&r->run_first, now);
+}
+
+/* The message type of a datagram received whole (0: truncated, or too short for a type). */
+static uint8_t whole_frame_type(const dsb_frame *f)
+{
+    return !f->truncated && f->len > DSB_WIRE_ETH_BYTES ? f->data[DSB_WIRE_ETH_BYTES] : 0u;
 }
 
 /* A good frame f of queue q of the attempt in progress was in this thread's
@@ -265,12 +294,7 @@ static void on_pass_end(rthread_t *a, const dsb_frame *f, uint64_t now)
      * or a generator that did not hear our RESEND): our answer was lost, say it again */
     if (v.pass < r->pass || done || (v.pass == r->pass && v.attempt < r->attempt)) {
         a->st.stale++;
-        if (r->have_ack) {
-            dsb_frame ack = {.data = r->last_ack, .cap = DSB_WIRE_HDR_BYTES,
-                             .len = DSB_WIRE_HDR_BYTES, .peer = f->peer};
-            r->t->send(r->t, &ack, 1);
-            r->st->acks++;
-        }
+        if (r->have_ack) send_last_ack(r, f);
         return;
     }
     if (v.pass > r->pass || v.attempt > r->attempt) { /* ahead of anything we answered */
@@ -379,7 +403,7 @@ static void settle_reserved(rthread_t *a, int got, uint64_t now, uint8_t *done)
         if (i < got) {
             used++;
             dsb_wire_stream v;
-            hit = !fr->truncated && fr->len > 14u && fr->data[14] == DSB_MSG_STREAM &&
+            hit = whole_frame_type(fr) == DSB_MSG_STREAM &&
                   dsb_wire_stream_check(fr->data, fr->len, r->p->n, r->pass, &v) == DSB_WR_NONE &&
                   v.request_id == r->run_id && (uint64_t)v.block * r->p->n + v.row == f;
             if (hit) {
@@ -403,11 +427,7 @@ static void settle_reserved(rthread_t *a, int got, uint64_t now, uint8_t *done)
             good += (uint32_t)hit;
         }
     }
-    if (good) {
-        note_time(&r->t_first, &r->t_last, now);
-        uint64_t z = 0;
-        if (!atomic_load(&r->run_first)) atomic_compare_exchange_strong(&r->run_first, &z, now);
-    }
+    if (good) note_stream_time(r, now);
     if (used == 0) return;
     if (good == used) {
         if (used == a->pm) a->pm *= 2u; /* every guess held */
@@ -478,13 +498,11 @@ static void *recv_thread(void *arg)
         for (int i = 0; i < got; i++) {
             if (done[i]) continue; /* received straight into its place */
             const dsb_frame *f = &a->fr[i];
-            uint8_t type = f->len > 14u ? f->data[14] : 0u;
+            const uint8_t type = whole_frame_type(f);
             if (f->truncated) {
                 count_bad(a, DSB_WR_OVERSIZE);
             } else if (type == DSB_MSG_STREAM) {
-                note_time(&r->t_first, &r->t_last, now);
-                uint64_t z = 0;
-                if (!atomic_load(&r->run_first)) atomic_compare_exchange_strong(&r->run_first, &z, now);
+                note_stream_time(r, now);
                 on_stream(a, f);
             } else if (type == DSB_MSG_PASS_END) {
                 ends++;
@@ -497,8 +515,7 @@ static void *recv_thread(void *arg)
         pthread_rwlock_unlock(&r->gate);
         for (int i = 0; i < got && ends; i++) {
             const dsb_frame *f = &a->fr[i];
-            if (done[i] || f->truncated || f->len <= 14u || f->data[14] != DSB_MSG_PASS_END)
-                continue;
+            if (done[i] || whole_frame_type(f) != DSB_MSG_PASS_END) continue;
             ends--;
             pthread_rwlock_wrlock(&r->gate);
             if (!atomic_load(&r->stop)) on_pass_end(a, f, now);
@@ -795,8 +812,7 @@ static void send_pass_end(queue_t *a)
     uint8_t buf[DSB_WIRE_HDR_BYTES];
     memcpy(buf, &e, sizeof e);
     set_macs(buf, a->t, NULL);
-    dsb_frame f = {.data = buf, .cap = sizeof buf, .len = sizeof buf, .peer = a->t->default_peer};
-    a->t->send(a->t, &f, 1);
+    send_header(a->t, buf, &a->t->default_peer);
 }
 
 /* Waits for the receiver's answer to `pass` on any queue's socket, sending the
@@ -896,9 +912,9 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         for (uint32_t q = t; q < Q; q += NT) order[k++] = &qs[q];
         snd[t].count = (uint32_t)(order + k - snd[t].qs);
     }
+    /* rs.cap: the cap of the attempt about to run (0: none), moved by the rate policy alone */
     dsb_stream_rate_state rs;
     dsb_stream_rate_start(&rs, o->rate_gbps);
-    double rate = rs.cap;
     uint32_t pass = 0, attempt = 0;
     while (rc == 0) {
         double t0 = bench_now_s();
@@ -906,7 +922,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
             qs[q].pass = pass;
             qs[q].attempt = attempt;
         }
-        for (uint32_t t = 0; t < NT; t++) snd[t].rate_gbps = rate * snd[t].count / Q;
+        for (uint32_t t = 0; t < NT; t++) snd[t].rate_gbps = rs.cap * snd[t].count / Q;
         cm_run_threads(NT, send_thread, snd, sizeof *snd);
         double secs = bench_now_s() - t0;
         uint64_t sent = 0;
@@ -919,15 +935,15 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         }
         st->frames += sent;
         int action = await_ack(qs, Q, p, o->timeout_s, st, err);
-        double gbps = secs > 0 ? 8.0 * (double)sent * DSB_STREAM_PAYLOAD / secs / 1e9 : 0;
+        double gbps = dsb_stream_payload_gbps(sent, secs);
         char capped[40] = "";
-        if (rate > 0) snprintf(capped, sizeof capped, ", cap %.2f", rate);
+        if (rs.cap > 0) snprintf(capped, sizeof capped, ", cap %.2f", rs.cap);
         if (progress)
             fprintf(stderr, "pass %u attempt %u: %llu frames in %.3f s (%.2f Gb/s of payload%s)%s\n",
                     pass, attempt, (unsigned long long)sent, secs, gbps, capped,
                     action == DSB_STREAM_RESEND ? ": the receiver asks for it again" : "");
         if (action >= 0 && o->on_attempt) {
-            const dsb_stream_send_attempt a = {pass, attempt, sent, secs, gbps, rate,
+            const dsb_stream_send_attempt a = {pass, attempt, sent, secs, gbps, rs.cap,
                                                action == DSB_STREAM_RESEND};
             o->on_attempt(&a, o->attempt_ctx);
         }
@@ -936,16 +952,16 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         } else if (action == DSB_STREAM_RESEND) {
             st->resends++;
             attempt++;
-            rate = dsb_stream_rate_update(&o->rate, &rs, 1, gbps); /* frames were lost: lower */
+            dsb_stream_rate_update(&o->rate, &rs, 1, gbps); /* frames were lost: lower */
         } else if (action == DSB_STREAM_NEXT) {
             pass++;
             attempt = 0;
-            rate = dsb_stream_rate_update(&o->rate, &rs, 0, gbps); /* clean: raise, perhaps */
+            dsb_stream_rate_update(&o->rate, &rs, 0, gbps); /* clean: raise, perhaps */
         } else {
             break; /* DONE */
         }
     }
-    st->final_rate_gbps = rate;
+    st->final_rate_gbps = rs.cap;
     st->rate_increases = rs.increases;
     st->rate_removals = rs.removals;
     st->lowest_rate_gbps = rs.lowest;
