@@ -56,15 +56,26 @@ static int by_place(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* FNV-1a over 8-byte words (a short tail zero-padded): equal for runs that read the same values */
+/* FNV-1a steps over 8-byte words in four interleaved lanes (one chain of multiplies ran at ~2.4 GB/s, slower than
+ * the reads it checks), a short tail zero-padded into lane 0, the lanes folded into the result: equal for runs that
+ * read the same values */
 static uint64_t hash_words(uint64_t h, const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t w = 0;
+    const uint64_t prime = 0x100000001b3ull;
+    uint64_t lane[4] = {h, h ^ 1, h ^ 2, h ^ 3}, w;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int l = 0; l < 4; l++) {
+            memcpy(&w, p + i + 8 * l, 8);
+            lane[l] = (lane[l] ^ w) * prime;
+        }
+    for (; i < n; i += 8) {
+        w = 0;
         memcpy(&w, p + i, n - i < 8 ? n - i : 8);
-        h = (h ^ w) * 0x100000001b3ull;
+        lane[0] = (lane[0] ^ w) * prime;
     }
-    return h;
+    for (int l = 1; l < 4; l++) lane[0] = (lane[0] ^ lane[l]) * prime;
+    return lane[0];
 }
 
 typedef struct {
