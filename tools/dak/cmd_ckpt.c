@@ -147,27 +147,9 @@ static void read_json(FILE *f, const char *weights, const dak_st *st, uint32_t f
     fputc('\n', f);
 }
 
-static int ckpt_read(int argc, char **argv)
+/* dak ckpt read, its flags parsed by cmd_ckpt */
+static int ckpt_read(const char *weights, uint32_t threads, const char *json_path)
 {
-    const char *weights = NULL, *json_path = NULL;
-    uint32_t threads = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!(v = arg_value(prog, argc, argv, &i))) return 2;
-        if (arg_is(a, "--weights")) weights = v;
-        else if (arg_is(a, "--json")) json_path = v;
-        else if (arg_is(a, "--threads")) {
-            if (arg_u32(prog, "--threads", v, 0, DAK_ST_MAX_THREADS, &threads)) return 2;
-        } else {
-            fprintf(stderr, "%s read: unknown option '%s': expected --weights, --threads or --json\n", prog, a);
-            usage(stderr);
-            return 2;
-        }
-    }
     struct stat sb;
     if (!weights || stat(weights, &sb)) {
         fprintf(stderr, "%s read: --weights: %s%s%s; expected a .safetensors file or a folder holding "
@@ -236,15 +218,14 @@ int cmd_ckpt(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     const char *sub = argv[1];
-    const int check = !strcmp(sub, "check"), synth = !strcmp(sub, "synth");
-    if (!strcmp(sub, "read")) return ckpt_read(argc, argv);
-    if (!check && !synth) {
+    const int check = !strcmp(sub, "check"), synth = !strcmp(sub, "synth"), read = !strcmp(sub, "read");
+    if (!check && !synth && !read) {
         fprintf(stderr, "%s: unknown subcommand '%s': expected check, synth or read\n", prog, sub);
         usage(stderr);
         return 2;
     }
-    const char *model = NULL, *tiny = NULL, *weights = NULL, *out = NULL, *dtype = "bf16";
-    uint32_t layers = 0;
+    const char *model = NULL, *tiny = NULL, *weights = NULL, *out = NULL, *dtype = "bf16", *json_path = NULL;
+    uint32_t layers = 0, threads = 0;
     uint64_t seed = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -253,13 +234,16 @@ int cmd_ckpt(int argc, char **argv)
             return 0;
         }
         if (!(v = arg_value(prog, argc, argv, &i))) return 2;
-        if (arg_is(a, "--model")) model = v;
-        else if (arg_is(a, "--tiny")) tiny = v;
-        else if (arg_is(a, "--weights") && check) weights = v;
+        if (arg_is(a, "--model") && !read) model = v;
+        else if (arg_is(a, "--tiny") && !read) tiny = v;
+        else if (arg_is(a, "--weights") && !synth) weights = v;
         else if (arg_is(a, "--out") && synth) out = v;
         else if (arg_is(a, "--dtype") && synth) dtype = v;
-        else if (arg_is(a, "--layers")) {
+        else if (arg_is(a, "--json") && read) json_path = v;
+        else if (arg_is(a, "--layers") && !read) {
             if (arg_u32(prog, "--layers", v, 1, 100000, &layers)) return 2;
+        } else if (arg_is(a, "--threads") && read) {
+            if (arg_u32(prog, "--threads", v, 0, DAK_ST_MAX_THREADS, &threads)) return 2;
         } else if (arg_is(a, "--seed") && synth) {
             if (arg_u64(prog, "--seed", v, 0, UINT64_MAX, &seed)) return 2;
         } else {
@@ -268,6 +252,7 @@ int cmd_ckpt(int argc, char **argv)
             return 2;
         }
     }
+    if (read) return ckpt_read(weights, threads, json_path);
     dak_eng_model m;
     char label[4096];
     if (model_from_args(prog, model, tiny, layers, &m, label, sizeof label)) return 2;
