@@ -55,6 +55,22 @@ int dak_st_read_bf16(const dak_st *st, const dak_st_tensor *t, uint64_t first, u
 /* The same as fp32 (exact for all three types). */
 int dak_st_read_f32(const dak_st *st, const dak_st_tensor *t, uint64_t first, uint64_t n, float *dst, cm_err *err);
 
+/* Large reads in parallel: a read of at least DAK_ST_PARALLEL_MIN file bytes is split into contiguous pieces of at
+ * least DAK_ST_PIECE_MIN bytes, each read (pread) and converted by its own thread into its part of dst; smaller
+ * reads stay on the caller's thread.  The values are those of one thread, and a piece that fails fails the whole
+ * read with the one-thread message (file, bytes, offset, reason) of that piece's range (the first in the file when
+ * several fail). */
+#define DAK_ST_PARALLEL_MIN (UINT64_C(8) << 20)
+#define DAK_ST_PIECE_MIN (UINT64_C(2) << 20)
+#define DAK_ST_MAX_THREADS 64u
+/* The most threads one read may use, for the whole process: n, or 0 for the default, min(8, online CPUs); 1 reads
+ * everything on the caller's thread.  Refused (-1) above DAK_ST_MAX_THREADS.  Reads under way keep their count. */
+int dak_st_set_threads(unsigned n, cm_err *err);
+/* The count the setting gives now (the default resolved). */
+unsigned dak_st_threads(void);
+/* The pieces a read of `bytes` file bytes is split into now (1: read on the caller's thread). */
+unsigned dak_st_read_pieces(uint64_t bytes);
+
 /* IEEE half to float (subnormals, infinities and NaN included). */
 float dak_f16_to_f32(uint16_t h);
 

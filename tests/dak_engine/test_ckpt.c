@@ -1,7 +1,9 @@
 /* dak engine, CPU: safetensors reading against hand-made files (element conversions against hand-computed bits;
  * every malformed header refused with its reason; shards through an index), and checkpoints bound to the engine
  * (a synthetic checkpoint written and read back gives the CPU reference the same logits, bit for bit, as the
- * synthetic parameters; a checkpoint of the wrong model, a missing tensor or a wrong shape refused). */
+ * synthetic parameters; a checkpoint of the wrong model, a missing tensor or a wrong shape refused), and large
+ * reads split across threads (the values written, whatever the thread count and range; a file cut under the
+ * reader fails with the one-thread message). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -257,6 +259,218 @@ static void writer(void)
     CHECK(rc != 0 && strstr(err.msg, "plain name"), "a name with a quote: %s", rc ? err.msg : "accepted");
 }
 
+/* ---- parallel reads: large reads split across threads give the one-thread values and messages ---------- */
+
+/* element i's stored bits in tensor `which` (any pattern: NaNs, infinities, subnormals included) */
+static uint64_t bits_of(size_t which, uint64_t i)
+{
+    uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull; /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* BF16 [4099, 2311] (19 MB: up to 9 pieces), F16 [2999, 1409] (8.45 MB, just over DAK_ST_PARALLEL_MIN), F32
+ * [1031, 2087] (8.6 MB): sizes that share no factor with any thread count */
+static const dak_st_out BIG[3] = {{"big.bf16", DAK_ST_BF16, 2, {4099, 2311}},
+                                  {"big.f16", DAK_ST_F16, 2, {2999, 1409}},
+                                  {"big.f32", DAK_ST_F32, 2, {1031, 2087}}};
+
+static int big_fill(void *arg, size_t i, void *buf, cm_err *err)
+{
+    (void)arg, (void)err;
+    const uint64_t n = BIG[i].shape[0] * BIG[i].shape[1];
+    for (uint64_t j = 0; j < n; j++) {
+        if (BIG[i].dtype == DAK_ST_F32) ((uint32_t *)buf)[j] = (uint32_t)bits_of(i, j);
+        else ((uint16_t *)buf)[j] = (uint16_t)bits_of(i, j);
+    }
+    return 0;
+}
+
+/* The values written, converted here by another route than the reader's: fp32 bits and bf16 bits (round to
+ * nearest even on the bits). */
+static uint32_t want_f32_bits(size_t which, uint64_t i)
+{
+    const uint64_t b = bits_of(which, i);
+    if (BIG[which].dtype == DAK_ST_F32) return (uint32_t)b;
+    if (BIG[which].dtype == DAK_ST_BF16) return (uint32_t)(uint16_t)b << 16;
+    const uint32_t h = (uint16_t)b, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v = e == 0x1f ? (m ? NAN : INFINITY) : e ? (float)ldexp(1.0 + m / 1024.0, (int)e - 15)
+                                                   : (float)ldexp(m / 1024.0, -14);
+    if (h & 0x8000) v = -v;
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+static int is_nan32(uint32_t u) { return (u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu); }
+static int is_nan16(uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu); }
+
+static uint16_t want_bf16_bits(size_t which, uint64_t i)
+{
+    const uint32_t u = want_f32_bits(which, i);
+    return is_nan32(u) ? 0x7fc0 : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+#define GUARD 64 /* bytes before and after every destination, which a read must leave alone */
+
+/* elements [first, first + n) of BIG[which] with `threads` threads, as bf16 (f32 0) or fp32 into out (n elements,
+ * GUARD bytes of 0xa5 either side); 0 if the read succeeded, its guards are intact and (with `values`) every
+ * element is the value written (NaN for NaN) */
+static int read_checked(const dak_st *st, size_t which, unsigned threads, uint64_t first, uint64_t n, int f32,
+                        int values, uint8_t *out)
+{
+    const dak_st_tensor *t = dak_st_find(st, BIG[which].name);
+    const size_t eb = f32 ? 4 : 2;
+    cm_err err = {{0}};
+    memset(out, 0xa5, n * eb + 2 * GUARD);
+    CHECK(dak_st_set_threads(threads, &err) == 0 && dak_st_threads() == threads, "set %u threads: %s", threads,
+          err.msg);
+    int rc = f32 ? dak_st_read_f32(st, t, first, n, (float *)(out + GUARD), &err)
+                 : dak_st_read_bf16(st, t, first, n, (uint16_t *)(out + GUARD), &err);
+    if (rc) {
+        CHECK(0, "%s [%llu, +%llu) with %u threads: %s", BIG[which].name, (unsigned long long)first,
+              (unsigned long long)n, threads, err.msg);
+        return -1;
+    }
+    int guards = 1;
+    for (size_t g = 0; g < GUARD; g++) guards &= out[g] == 0xa5 && out[GUARD + n * eb + g] == 0xa5;
+    uint64_t bad = 0, first_bad = 0;
+    for (uint64_t j = 0; values && j < n; j++) {
+        int ok;
+        if (f32) {
+            uint32_t got, want = want_f32_bits(which, first + j);
+            memcpy(&got, out + GUARD + 4 * j, 4);
+            ok = is_nan32(want) ? is_nan32(got) : got == want;
+        } else {
+            uint16_t got, want = want_bf16_bits(which, first + j);
+            memcpy(&got, out + GUARD + 2 * j, 2);
+            ok = is_nan16(want) ? is_nan16(got) : got == want;
+        }
+        if (!ok && !bad++) first_bad = first + j;
+    }
+    CHECK(guards && !bad, "%s as %s, [%llu, +%llu), %u threads: guards %s, %llu elements differ from the values "
+          "written (the first: %llu)",
+          BIG[which].name, f32 ? "f32" : "bf16", (unsigned long long)first, (unsigned long long)n, threads,
+          guards ? "intact" : "overwritten", (unsigned long long)bad, (unsigned long long)first_bad);
+    return guards && !bad ? 0 : -1;
+}
+
+static void thread_setting(void)
+{
+    cm_err err = {{0}};
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const unsigned dflt = cpus < 1 ? 1u : cpus > 8 ? 8u : (unsigned)cpus;
+    CHECK(dak_st_set_threads(0, &err) == 0 && dak_st_threads() == dflt, "the default: %u threads, expected %u",
+          dak_st_threads(), dflt);
+    CHECK(dak_st_set_threads(4, &err) == 0 && dak_st_threads() == 4, "4 threads");
+    CHECK(dak_st_read_pieces(DAK_ST_PARALLEL_MIN - 1) == 1 && dak_st_read_pieces(DAK_ST_PARALLEL_MIN) == 4 &&
+              dak_st_read_pieces(32u << 20) == 4,
+          "4 threads: 1 piece below 8 MiB, 4 from there: %u %u %u", dak_st_read_pieces(DAK_ST_PARALLEL_MIN - 1),
+          dak_st_read_pieces(DAK_ST_PARALLEL_MIN), dak_st_read_pieces(32u << 20));
+    CHECK(dak_st_set_threads(DAK_ST_MAX_THREADS, &err) == 0 && dak_st_read_pieces(32u << 20) == 16 &&
+              dak_st_read_pieces((5u << 20) * 2) == 5,
+          "64 threads: pieces of at least 2 MiB (32 MiB: 16 pieces, 10 MiB: 5)");
+    CHECK(dak_st_set_threads(1, &err) == 0 && dak_st_read_pieces(UINT64_C(1) << 40) == 1, "1 thread: never split");
+    int rc = dak_st_set_threads(DAK_ST_MAX_THREADS + 1, &err);
+    CHECK(rc != 0 && strstr(err.msg, "read threads 65: expected 0") && dak_st_threads() == 1,
+          "65 threads refused, the setting kept: %s", rc ? err.msg : "accepted");
+}
+
+/* A file cut after it was opened: every thread count fails with the one-thread message, naming a range that
+ * holds the cut. */
+static void truncated(const char *src, size_t which, uint64_t cut_elem)
+{
+    char name[48];
+    snprintf(name, sizeof name, "cut-%zu.safetensors", which);
+    const char *p = path_of(name);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, p);
+    dak_st *st;
+    cm_err err = {{0}};
+    if (system(cmd) != 0 || dak_st_open(&st, p, &err)) {
+        CHECK(0, "copy %s: %s", src, err.msg);
+        return;
+    }
+    const dak_st_tensor *t = dak_st_find(st, BIG[which].name);
+    const uint64_t n = dak_st_elems(t), cut = t->offset + cut_elem * t->elem_bytes;
+    CHECK(truncate(p, (off_t)cut) == 0, "truncate %s", p);
+    uint8_t *out = malloc(n * 4);
+    const unsigned counts[3] = {1, 3, 7};
+    for (int c = 0; c < 3; c++) {
+        dak_st_set_threads(counts[c], &err);
+        for (int f32 = 0; f32 < 2; f32++) {
+            err.msg[0] = '\0';
+            int rc = f32 ? dak_st_read_f32(st, t, 0, n, (float *)out, &err)
+                         : dak_st_read_bf16(st, t, 0, n, (uint16_t *)out, &err);
+            unsigned long long bytes = 0, off = 0;
+            char prefix[200];
+            snprintf(prefix, sizeof prefix, "%s: reading ", p);
+            const int parsed = !strncmp(err.msg, prefix, strlen(prefix)) &&
+                               sscanf(err.msg + strlen(prefix), "%llu bytes at offset %llu", &bytes, &off) == 2;
+            CHECK(rc != 0 && parsed && strstr(err.msg, ": unexpected end of the file") && off >= t->offset &&
+                      off <= cut && cut < off + bytes && off + bytes <= t->offset + t->bytes,
+                  "%s cut at byte %llu, read as %s with %u threads: %s", BIG[which].name, (unsigned long long)cut,
+                  f32 ? "f32" : "bf16", counts[c], rc ? err.msg : "accepted");
+        }
+    }
+    free(out);
+    dak_st_close(st);
+}
+
+static void parallel_reads(void)
+{
+    thread_setting();
+    cm_err err = {{0}};
+    char p[160]; /* path_of's buffers are reused */
+    snprintf(p, sizeof p, "%s", path_of("big.safetensors"));
+    dak_st *st;
+    if (dak_st_write(p, BIG, 3, big_fill, NULL, &err) || dak_st_open(&st, p, &err)) {
+        CHECK(0, "%s: %s", p, err.msg);
+        return;
+    }
+    const unsigned counts[5] = {1, 2, 3, 4, 7};
+    for (size_t w = 0; w < 3; w++) {
+        const dak_st_tensor *t = dak_st_find(st, BIG[w].name);
+        const uint64_t el = dak_st_elems(t), eb = t->elem_bytes, at_min = DAK_ST_PARALLEL_MIN / eb;
+        /* the whole; odd ranges inside; exactly at the threshold and one element under; fewer elements than
+         * threads; nothing */
+        const uint64_t ranges[][2] = {{0, el},           {1, el - 1},      {12345, el - 12345 - 777}, {7, at_min},
+                                      {8, at_min - 1},   {el - at_min - 3, at_min + 2}, {17, 5}, {el, 0}};
+        const size_t nr = sizeof ranges / sizeof ranges[0];
+        uint8_t *one = malloc(el * 4 + 2 * GUARD), *many = malloc(el * 4 + 2 * GUARD);
+        for (size_t r = 0; r < nr; r++) {
+            const uint64_t first = ranges[r][0], n = ranges[r][1];
+            for (int f32 = 0; f32 < 2; f32++) {
+                const size_t ob = f32 ? 4 : 2;
+                if (read_checked(st, w, 1, first, n, f32, 1, one)) continue;
+                for (int c = 1; c < 5; c++) {
+                    dak_st_set_threads(counts[c], &err);
+                    const unsigned pieces = dak_st_read_pieces(n * eb);
+                    /* split exactly when the read reaches the threshold, into no more pieces than threads */
+                    CHECK((pieces > 1) == (n * eb >= DAK_ST_PARALLEL_MIN) && pieces <= counts[c],
+                          "%s [%llu, +%llu) with %u threads: %u pieces", BIG[w].name, (unsigned long long)first,
+                          (unsigned long long)n, counts[c], pieces);
+                    /* the same bytes as one thread's, which are the values written */
+                    if (read_checked(st, w, counts[c], first, n, f32, 0, many)) continue;
+                    CHECK(!memcmp(one, many, n * ob + 2 * GUARD), "%s as %s [%llu, +%llu): %u threads (%u pieces) "
+                          "differ from 1 thread",
+                          BIG[w].name, f32 ? "f32" : "bf16", (unsigned long long)first, (unsigned long long)n,
+                          counts[c], pieces);
+                }
+            }
+        }
+        free(one), free(many);
+    }
+    dak_st_close(st);
+    /* the cut in the middle of a late piece (earlier pieces succeed), and near the start (later ones fail too) */
+    truncated(p, 0, 7000001);
+    truncated(p, 0, 1000);
+    truncated(p, 1, 3000000);
+    truncated(p, 2, 2000000);
+    dak_st_set_threads(0, &err);
+}
+
 /* The model's table against its config: shapes and presence. */
 static void table(dak_arch arch)
 {
@@ -418,6 +632,7 @@ int main(void)
     ref_roundtrip(DAK_ARCH_LLAMA, DAK_ST_BF16, 2);
     ref_roundtrip(DAK_ARCH_LLAMA, DAK_ST_F32, 2);
     binding_refusals();
+    parallel_reads();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

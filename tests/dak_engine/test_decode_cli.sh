@@ -65,6 +65,30 @@ expect 2 "unknown option '--weights'" -- "$dak" ckpt synth --tiny opt --weights 
 expect 2 "exactly one of --model" -- "$dak" ckpt check --weights "$tmp/opt.safetensors"
 expect 1 "no checkpoint in" -- "$dak" ckpt check --model "$cfg/opt-6.7b"
 expect 0 "usage: dak ckpt" -- "$dak" ckpt --help
+# dak ckpt read: bad flags refused (2), a bad checkpoint refused (1); a read's table and JSON; the same bf16 values
+# (hash) with 1 thread and with 3, and reads of 8 MiB and more split only when threads are allowed
+expect 2 "read: --weights: missing" -- "$dak" ckpt read
+expect 2 "read: --weights: '$tmp/none' does not exist" -- "$dak" ckpt read --weights "$tmp/none"
+expect 2 "--threads: expected an integer in \[0, 64\], got '65'" -- "$dak" ckpt read --weights "$tmp/opt.safetensors" --threads 65
+expect 2 "--threads: expected an integer" -- "$dak" ckpt read --weights "$tmp/opt.safetensors" --threads many
+expect 2 "unknown option '--tiny'" -- "$dak" ckpt read --tiny opt --weights "$tmp/opt.safetensors"
+expect 2 "unknown option '--threads'" -- "$dak" ckpt check --tiny opt --threads 2
+expect 1 "header length" -- "$dak" ckpt read --weights "$tmp/cut.safetensors"
+expect 1 "read: --json: cannot write '$tmp/no/r.json'" -- "$dak" ckpt read --weights "$tmp/opt.safetensors" --json "$tmp/no/r.json"
+expect 0 "GB/s" -- "$dak" ckpt read --weights "$tmp/opt.safetensors" --threads 1 --json "$tmp/read.json"
+check "dak ckpt read's JSON: 36 tensors, 1 thread, its rate" \
+    grep -q '"tensors_read":36,.*"threads":1,.*"gb_per_s":[0-9]' "$tmp/read.json"
+printf '%s\n' '{"model_type": "opt", "hidden_size": 1024, "ffn_dim": 4096, "num_hidden_layers": 1, "num_attention_heads": 8,' \
+    '"vocab_size": 8192, "max_position_embeddings": 512, "do_layer_norm_before": true, "enable_bias": true}' \
+    >"$tmp/wide.json" # fc1, fc2: 8 MiB, the embedding 16 MiB: reads that are split
+"$dak" ckpt synth --model "$tmp/wide.json" --out "$tmp/wide.safetensors" >/dev/null 2>&1
+expect 0 "3 of them split" -- "$dak" ckpt read --weights "$tmp/wide.safetensors" --threads 3 --json "$tmp/wide3.json"
+expect 0 "0 of them split" -- "$dak" ckpt read --weights "$tmp/wide.safetensors" --threads 1 --json "$tmp/wide1.json"
+hash_of() { grep -o '"bf16_hash":"[0-9a-f]*"' "$1"; }
+check "dak ckpt read: the same bf16 values (hash) with 3 threads as with 1" \
+    test -n "$(hash_of "$tmp/wide3.json")" -a "$(hash_of "$tmp/wide3.json")" = "$(hash_of "$tmp/wide1.json")"
+check "dak ckpt read: another checkpoint, another hash (the comparison above can fail)" \
+    test "$(hash_of "$tmp/wide1.json")" != "$(hash_of "$tmp/read.json")"
 expect 2 "--diag-skip" -- "$dak" decode --tiny opt --diag-skip norm,
 expect 2 "--diag-empty" -- "$dak" decode --tiny opt --diag-empty evict
 expect 2 "--gemm-pdl-pre" -- "$dak" decode --tiny opt --gemm-pdl-pre 25wait

@@ -8,7 +8,7 @@ int cmd_profile(int argc, char **argv); /* machine profile for the planner (GPU)
 int cmd_bench(int argc, char **argv);   /* bench gemm | attn (GPU) */
 int bench_attn(int argc, char **argv);  /* bench attn (bench_attn.c): the split attention for decoding */
 int cmd_decode(int argc, char **argv);  /* inference engine: TPOT / EB over offload ratios (GPU) */
-int cmd_ckpt(int argc, char **argv);    /* checkpoints: check one against a model, write a synthetic one (CPU) */
+int cmd_ckpt(int argc, char **argv);    /* checkpoints: check, write a synthetic one, measure a read (CPU) */
 int cmd_tokenize(int argc, char **argv); /* tokenizer.json: text to ids and back (CPU) */
 
 #endif
