@@ -139,10 +139,7 @@ static void read_json(FILE *f, const char *weights, const dak_st *st, uint32_t f
     json_kv_str(&w, "bf16_hash", hash);
     json_kv_str(&w, "note", "seconds: inside dak_st_read_bf16 only; tensors in file order, whole rows, at most "
                             "chunk_bytes of bf16 a read (the engine's load buffer); page cache as found");
-    json_key(&w, "machine");
-    json_obj_begin(&w);
-    bench_json_machine(&w);
-    json_obj_end(&w);
+    bench_json_machine(&w); /* flat, as the other tools' JSON */
     json_obj_end(&w);
     fputc('\n', f);
 }
