@@ -665,6 +665,7 @@ static uint64_t *act_ts(const dak_engine *e, uint32_t l)
 {
     return e->dts ? norm_ts(e, 2 * e->L + 1) + (size_t)l * e->act_grid * DAK_ENG_ACT_STAMPS : NULL;
 }
+/* q/k/v post-processing's and the attention's stamps of layer l (diag_times; NULL without) */
 static uint64_t *qkvp_ts(const dak_engine *e, uint32_t l)
 {
     return e->dts ? act_ts(e, e->L) + (size_t)l * qkvp_ctas(e) * DAK_ENG_QKVP_STAMPS : NULL;
@@ -1237,19 +1238,16 @@ static int stamps_gemm(lin_t *w, dak_eng_op kind, dak_eng_stamps *o, cm_err *err
 }
 
 /* the attention's CTAs that stamped in the last step (a plan's CTA count changes with the length): CTAs 0 .. n - 1
- * whose entry is not before the layer's first norm's earliest entry */
-static int stamps_attn(dak_engine *e, uint32_t l, dak_eng_stamps *o, cm_err *err)
+ * whose entry is not before the earliest entry of the layer's first norm (norm: its stamps, already copied) */
+static int stamps_attn(dak_engine *e, uint32_t l, const dak_eng_stamps *norm, dak_eng_stamps *o, cm_err *err)
 {
     const uint32_t cap = dak_attn_ctx_sms(e->a);
     if (stamps_copy(attn_ts(e, l), cap, DAK_ATTN_STAMPS, DAK_ENG_OP_ATTN, o, err)) return -1;
-    uint64_t *n0 = (uint64_t *)cm_malloc((size_t)e->batch * DAK_ENG_NORM_STAMPS * 8);
-    cudaError_t ce = cudaMemcpy(n0, norm_ts(e, 2 * l), (size_t)e->batch * DAK_ENG_NORM_STAMPS * 8, cudaMemcpyDeviceToHost);
     uint64_t t0 = UINT64_MAX;
-    for (uint32_t b = 0; b < e->batch; b++) t0 = n0[(size_t)b * DAK_ENG_NORM_STAMPS] < t0 ? n0[(size_t)b * DAK_ENG_NORM_STAMPS] : t0;
-    free(n0);
-    if (ce != cudaSuccess) return cm_fail(err, "engine: stamps: %s", cudaGetErrorString(ce));
+    for (uint32_t c = 0; c < norm->ctas; c++)
+        if (norm->t[(size_t)c * norm->words] < t0) t0 = norm->t[(size_t)c * norm->words];
     uint32_t n = 0;
-    while (n < cap && o->t[(size_t)n * DAK_ATTN_STAMPS] >= t0) n++; /* the last step's grid: CTAs 0 .. n - 1 */
+    while (n < cap && o->t[(size_t)n * DAK_ATTN_STAMPS] >= t0) n++;
     o->ctas = n;
     return 0;
 }
@@ -1271,7 +1269,8 @@ extern "C" int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps o
     int bad = stamps_copy(norm_ts(e, 2 * l), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
               stamps_gemm(LIN(e, l, W_QKV), DAK_ENG_OP_QKV, &ops[k++], err) ||
               stamps_copy(qkvp_ts(e, l), qkvp_ctas(e), DAK_ENG_QKVP_STAMPS, DAK_ENG_OP_QKV_POST, &ops[k++], err) ||
-              stamps_attn(e, l, &ops[k++], err) || stamps_gemm(LIN(e, l, W_O), DAK_ENG_OP_O, &ops[k++], err) ||
+              stamps_attn(e, l, &ops[0], &ops[k++], err) ||
+              stamps_gemm(LIN(e, l, W_O), DAK_ENG_OP_O, &ops[k++], err) ||
               stamps_copy(norm_ts(e, 2 * l + 1), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
               stamps_gemm(LIN(e, l, W_IN), DAK_ENG_OP_FFN_IN, &ops[k++], err) ||
               stamps_copy(act_ts(e, l), e->act_grid, DAK_ENG_ACT_STAMPS, DAK_ENG_OP_ACT, &ops[k++], err) ||
