@@ -231,6 +231,43 @@ static void ref_batch_independent(dak_arch arch)
     dak_eng_ref_destroy(r1), dak_eng_ref_destroy(r3);
 }
 
+/* The reference computes a batch eight sequences at a time (blocks of 8, 4, 2, 1 for the rest) with rows over
+ * threads: every sequence of a batch of B gives, bit for bit, the logits of the same sequence alone, for batch
+ * sizes that end in each kind of block, and (wide) for matrices large enough to be split over threads. */
+static void ref_batch_blocks(dak_arch arch, int wide, uint32_t B)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(arch, &c);
+    if (wide) c.layers = 1, c.hidden = 1024, c.heads = 8, c.kv_heads = arch == DAK_ARCH_OPT ? 8 : 2, c.ffn = 2816;
+    dak_eng_model m;
+    cm_err err;
+    CHECK(dak_eng_model_make(&c, 0, &m, &err) == 0, "model: %s", err.msg);
+    const uint32_t V = (uint32_t)c.vocab, S = 3;
+    dak_eng_ref *rb;
+    CHECK(dak_eng_ref_create(&rb, &m, B, S, 5, NULL, &err) == 0, "ref: %s", err.msg);
+    float *lb = malloc((size_t)S * B * V * sizeof(float)), *l1 = malloc(V * sizeof(float));
+    int32_t *tok = malloc(B * sizeof(int32_t));
+    for (uint32_t t = 0; t < S; t++) {
+        for (uint32_t n = 0; n < B; n++) tok[n] = (int32_t)((t * 131 + n * 37 + 11) % V);
+        CHECK(dak_eng_ref_step(rb, t, tok, lb + (size_t)t * B * V, &err) == 0, "step: %s", err.msg);
+    }
+    uint32_t differ = 0;
+    for (uint32_t n = 0; n < B; n++) {
+        dak_eng_ref *r1;
+        CHECK(dak_eng_ref_create(&r1, &m, 1, S, 5, NULL, &err) == 0, "ref: %s", err.msg);
+        for (uint32_t t = 0; t < S; t++) {
+            int32_t one = (int32_t)((t * 131 + n * 37 + 11) % V);
+            CHECK(dak_eng_ref_step(r1, t, &one, l1, &err) == 0, "step: %s", err.msg);
+            differ += memcmp(l1, lb + ((size_t)t * B + n) * V, V * sizeof(float)) != 0;
+        }
+        dak_eng_ref_destroy(r1);
+    }
+    CHECK(differ == 0, "%s%s batch %u: %u of %u (sequence, step) logit rows differ from the sequence alone",
+          arch == DAK_ARCH_OPT ? "opt" : "llama", wide ? "-wide" : "", B, differ, B * S);
+    free(lb), free(l1), free(tok);
+    dak_eng_ref_destroy(rb);
+}
+
 int main(void)
 {
     pieces();
@@ -240,5 +277,12 @@ int main(void)
     mapping_greedy(DAK_CONFIG_DIR "/llama-2-7b/config.json", 512, 64);
     ref_batch_independent(DAK_ARCH_OPT);
     ref_batch_independent(DAK_ARCH_LLAMA);
+    const uint32_t batches[] = {2, 3, 9, 10, 11, 13};
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+        ref_batch_blocks(DAK_ARCH_OPT, 0, batches[i]);
+        ref_batch_blocks(DAK_ARCH_LLAMA, 0, batches[i]);
+    }
+    ref_batch_blocks(DAK_ARCH_OPT, 1, 9);
+    ref_batch_blocks(DAK_ARCH_LLAMA, 1, 6);
     return check_done();
 }

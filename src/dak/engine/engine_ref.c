@@ -1,9 +1,12 @@
 /* dak engine: the CPU reference of the whole forward (pure C, fp32 with bf16 rounding where the GPU
  * rounds; dot products and norm statistics in double).  For small models (tests). */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/threads.h"
 #include "dak/attention.h"
 #include "dak/engine.h"
 
@@ -179,15 +182,86 @@ fail:
     return -1;
 }
 
-/* y[M] = W[M][K] x[K] (+ b) in double, to fp32 */
-static void matvec(const float *W, const float *b, const float *x, uint32_t M, uint32_t K, float *y)
+/* ---- Y = W X for a batch: every sum as the one-vector form (double, k ascending), eight sequences at a time ----
+ * The reference read each weight once a sequence (B passes over W); here a row of W is read once for eight
+ * sequences, whose eight sums go side by side (the compiler may vectorise across the sequences; no sum is
+ * reassociated, so the bits are those of one sum at a time), and the rows are split over threads. */
+
+#define MM_SEQ 8u                          /* at most this many sequences' sums share a pass over a row of W */
+#define MM_THREAD_MACS ((uint64_t)1 << 20) /* multiply-adds worth a thread (~0.3-1 ms; starting one costs ~35 us) */
+#define MM_MAX_THREADS 8u
+
+typedef struct {
+    const float *W, *b;
+    const double *xT; /* [K][Bp]: the sequences as doubles (exact), padded with zeros to Bp, a multiple of MM_SEQ */
+    uint32_t K, B, Bp, i0, i1;
+    float *y;
+    size_t ldy;
+} mm_part;
+
+/* s[j] = w . x(column j) for `width` columns of xT (a constant where inlined: the loop over them unrolls) */
+static inline void mm_block(const float *w, const double *x, uint32_t K, uint32_t Bp, double *s, const uint32_t width)
 {
-    for (uint32_t i = 0; i < M; i++) {
-        const float *w = W + (size_t)i * K;
-        double s = 0;
-        for (uint32_t k = 0; k < K; k++) s += (double)w[k] * x[k];
-        y[i] = (float)s + (b ? b[i] : 0.0f);
+    for (uint32_t j = 0; j < width; j++) s[j] = 0;
+    for (uint32_t k = 0; k < K; k++, x += Bp)
+        for (uint32_t j = 0; j < width; j++) s[j] += (double)w[k] * x[j]; /* as (double)w * (double)x before */
+}
+
+/* AVX2 where the CPU has it (four doubles a vector instead of two), chosen at load time; AVX2 without FMA, and the
+ * build contracts no multiply-add (ISO C11), so the bits are the baseline's */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void *mm_rows(void *arg)
+{
+    const mm_part *p = arg;
+    double s[MM_SEQ];
+    for (uint32_t i = p->i0; i < p->i1; i++) {
+        const float *w = p->W + (size_t)i * p->K;
+        const float bi = p->b ? p->b[i] : 0.0f;
+        for (uint32_t n0 = 0; n0 < p->B; n0 += MM_SEQ) {
+            const uint32_t left = p->B - n0; /* the last block: the fewest columns that cover what is left */
+            const uint32_t width = left > 4 ? MM_SEQ : left > 2 ? 4u : left;
+            switch (width) {
+            case 1: mm_block(w, p->xT + n0, p->K, p->Bp, s, 1); break;
+            case 2: mm_block(w, p->xT + n0, p->K, p->Bp, s, 2); break;
+            case 4: mm_block(w, p->xT + n0, p->K, p->Bp, s, 4); break;
+            default: mm_block(w, p->xT + n0, p->K, p->Bp, s, MM_SEQ); break;
+            }
+            for (uint32_t j = 0; j < width && j < left; j++) p->y[(size_t)(n0 + j) * p->ldy + i] = (float)s[j] + bi;
+        }
     }
+    return NULL;
+}
+
+static unsigned mm_threads(void)
+{
+    static unsigned n;
+    if (!n) {
+        const long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c < 1 ? 1u : c > (long)MM_MAX_THREADS ? MM_MAX_THREADS : (unsigned)c;
+    }
+    return n;
+}
+
+/* y[n][i] = W[i][:] . x[n][:] (+ b[i]) for n < B, i < M: x rows ldx apart, y rows ldy apart (fp32) */
+static void matmul(const float *W, const float *b, const float *x, size_t ldx, uint32_t B, uint32_t M, uint32_t K,
+                   float *y, size_t ldy)
+{
+    const uint32_t Bp = (B + MM_SEQ - 1) / MM_SEQ * MM_SEQ;
+    double *xT = cm_calloc((size_t)K * Bp, sizeof(double));
+    for (uint32_t n = 0; n < B; n++)
+        for (uint32_t k = 0; k < K; k++) xT[(size_t)k * Bp + n] = x[(size_t)n * ldx + k];
+    uint64_t macs = (uint64_t)M * K * B, T = macs / MM_THREAD_MACS;
+    if (T > mm_threads()) T = mm_threads();
+    if (T > M) T = M;
+    if (T < 1) T = 1;
+    mm_part part[MM_MAX_THREADS];
+    for (uint32_t t = 0; t < T; t++)
+        part[t] = (mm_part){W, b, xT, K, B, Bp, (uint32_t)((uint64_t)M * t / T), (uint32_t)((uint64_t)M * (t + 1) / T),
+                            y, ldy};
+    cm_run_threads((uint32_t)T, mm_rows, part, sizeof part[0]);
+    free(xT);
 }
 
 static void round_vec(float *v, size_t n)
@@ -214,10 +288,11 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
         if (tok[n] < 0 || (uint32_t)tok[n] >= V)
             return cm_fail(err, "engine ref: token %d of sequence %u: expected 0..%u", tok[n], n, V - 1);
     int opt = c->arch == DAK_ARCH_OPT;
-    float *x = cm_malloc((size_t)B * H * sizeof(float)), *h = cm_malloc((size_t)H * sizeof(float));
-    float *q = cm_malloc((size_t)NH * D * sizeof(float)), *kk = cm_malloc((size_t)KVH * D * sizeof(float));
-    float *vv = cm_malloc((size_t)KVH * D * sizeof(float)), *y = cm_malloc((size_t)(F > H ? F : H) * sizeof(float));
-    float *g = cm_malloc((size_t)F * sizeof(float)), *up = cm_malloc((size_t)F * sizeof(float));
+    /* every buffer holds the whole batch, a sequence a row */
+    float *x = cm_malloc((size_t)B * H * sizeof(float)), *h = cm_malloc((size_t)B * H * sizeof(float));
+    float *q = cm_malloc((size_t)B * NH * D * sizeof(float)), *kk = cm_malloc((size_t)B * KVH * D * sizeof(float));
+    float *vv = cm_malloc((size_t)B * KVH * D * sizeof(float)), *y = cm_malloc((size_t)B * H * sizeof(float));
+    float *g = cm_malloc((size_t)B * F * sizeof(float)), *up = cm_malloc((size_t)B * F * sizeof(float));
     uint16_t *qb = cm_malloc((size_t)B * NH * D * sizeof(uint16_t));
     float *att = cm_malloc((size_t)B * NH * D * sizeof(float));
     int rc = 0;
@@ -230,25 +305,26 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
     size_t lkv = (size_t)B * KVH * r->max_len * D;
     for (uint32_t l = 0; l < L && !rc; l++) {
         uint16_t *kc = r->kc + l * lkv, *vc = r->vc + l * lkv;
+        for (uint32_t n = 0; n < B; n++)
+            norm(r, x + (size_t)n * H, r->n1g + (size_t)l * H, r->n1b + (size_t)l * H, h + (size_t)n * H);
+        const float *bq = opt ? r->b[DAK_ENG_Q] + (size_t)l * NH * D : NULL;
+        const float *bk = opt ? r->b[DAK_ENG_K] + (size_t)l * KVH * D : NULL;
+        const float *bv = opt ? r->b[DAK_ENG_V] + (size_t)l * KVH * D : NULL;
+        matmul(r->w[DAK_ENG_Q] + (size_t)l * NH * D * H, bq, h, H, B, NH * D, H, q, NH * D);
+        matmul(r->w[DAK_ENG_K] + (size_t)l * KVH * D * H, bk, h, H, B, KVH * D, H, kk, KVH * D);
+        matmul(r->w[DAK_ENG_V] + (size_t)l * KVH * D * H, bv, h, H, B, KVH * D, H, vv, KVH * D);
         for (uint32_t n = 0; n < B; n++) {
-            float *xn = x + (size_t)n * H;
-            norm(r, xn, r->n1g + (size_t)l * H, r->n1b + (size_t)l * H, h);
-            const float *bq = opt ? r->b[DAK_ENG_Q] + (size_t)l * NH * D : NULL;
-            const float *bk = opt ? r->b[DAK_ENG_K] + (size_t)l * KVH * D : NULL;
-            const float *bv = opt ? r->b[DAK_ENG_V] + (size_t)l * KVH * D : NULL;
-            matvec(r->w[DAK_ENG_Q] + (size_t)l * NH * D * H, bq, h, NH * D, H, q);
-            matvec(r->w[DAK_ENG_K] + (size_t)l * KVH * D * H, bk, h, KVH * D, H, kk);
-            matvec(r->w[DAK_ENG_V] + (size_t)l * KVH * D * H, bv, h, KVH * D, H, vv);
+            float *qn = q + (size_t)n * NH * D, *kn = kk + (size_t)n * KVH * D, *vn = vv + (size_t)n * KVH * D;
             if (!opt) {
-                for (uint32_t j = 0; j < NH; j++) dak_eng_ref_rope(q + j * D, t, q + j * D);
-                for (uint32_t j = 0; j < KVH; j++) dak_eng_ref_rope(kk + j * D, t, kk + j * D);
+                for (uint32_t j = 0; j < NH; j++) dak_eng_ref_rope(qn + j * D, t, qn + j * D);
+                for (uint32_t j = 0; j < KVH; j++) dak_eng_ref_rope(kn + j * D, t, kn + j * D);
             }
-            for (uint32_t i = 0; i < NH * D; i++) qb[(size_t)n * NH * D + i] = dak_f32_to_bf16(q[i]);
+            for (uint32_t i = 0; i < NH * D; i++) qb[(size_t)n * NH * D + i] = dak_f32_to_bf16(qn[i]);
             for (uint32_t j = 0; j < KVH; j++)
                 for (uint32_t i = 0; i < D; i++) {
                     size_t o = (((size_t)n * KVH + j) * r->max_len + t) * D + i;
-                    kc[o] = dak_f32_to_bf16(kk[j * D + i]);
-                    vc[o] = dak_f32_to_bf16(vv[j * D + i]);
+                    kc[o] = dak_f32_to_bf16(kn[j * D + i]);
+                    vc[o] = dak_f32_to_bf16(vn[j * D + i]);
                 }
         }
         if (dak_attn_decode_ref(kc, vc, qb, B, NH, KVH, r->max_len, t + 1, 1.0f / sqrtf((float)D), att, err)) {
@@ -256,30 +332,27 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
             break;
         }
         round_vec(att, (size_t)B * NH * D);
-        for (uint32_t n = 0; n < B; n++) {
-            float *xn = x + (size_t)n * H;
-            matvec(r->w[DAK_ENG_O] + (size_t)l * H * NH * D, opt ? r->b[DAK_ENG_O] + (size_t)l * H : NULL,
-                   att + (size_t)n * NH * D, H, NH * D, y);
-            for (uint32_t i = 0; i < H; i++) xn[i] += y[i];
-            norm(r, xn, r->n2g + (size_t)l * H, r->n2b + (size_t)l * H, h);
-            if (opt) {
-                matvec(r->w[DAK_ENG_FC1] + (size_t)l * F * H, r->b[DAK_ENG_FC1] + (size_t)l * F, h, F, H, g);
-                for (uint32_t i = 0; i < F; i++) g[i] = g[i] > 0 ? g[i] : 0.0f;
-            } else {
-                matvec(r->w[DAK_ENG_FC1] + (size_t)l * F * H, NULL, h, F, H, g);
-                matvec(r->w[DAK_ENG_UP] + (size_t)l * F * H, NULL, h, F, H, up);
-                for (uint32_t i = 0; i < F; i++) g[i] = dak_eng_ref_silu(g[i]) * up[i];
-            }
-            round_vec(g, F);
-            matvec(r->w[DAK_ENG_FC2] + (size_t)l * H * F, opt ? r->b[DAK_ENG_FC2] + (size_t)l * H : NULL, g, H, F, y);
-            for (uint32_t i = 0; i < H; i++) xn[i] += y[i];
+        matmul(r->w[DAK_ENG_O] + (size_t)l * H * NH * D, opt ? r->b[DAK_ENG_O] + (size_t)l * H : NULL, att, NH * D, B,
+               H, NH * D, y, H);
+        for (size_t i = 0; i < (size_t)B * H; i++) x[i] += y[i];
+        for (uint32_t n = 0; n < B; n++)
+            norm(r, x + (size_t)n * H, r->n2g + (size_t)l * H, r->n2b + (size_t)l * H, h + (size_t)n * H);
+        if (opt) {
+            matmul(r->w[DAK_ENG_FC1] + (size_t)l * F * H, r->b[DAK_ENG_FC1] + (size_t)l * F, h, H, B, F, H, g, F);
+            for (size_t i = 0; i < (size_t)B * F; i++) g[i] = g[i] > 0 ? g[i] : 0.0f;
+        } else {
+            matmul(r->w[DAK_ENG_FC1] + (size_t)l * F * H, NULL, h, H, B, F, H, g, F);
+            matmul(r->w[DAK_ENG_UP] + (size_t)l * F * H, NULL, h, H, B, F, H, up, F);
+            for (size_t i = 0; i < (size_t)B * F; i++) g[i] = dak_eng_ref_silu(g[i]) * up[i];
         }
+        round_vec(g, (size_t)B * F);
+        matmul(r->w[DAK_ENG_FC2] + (size_t)l * H * F, opt ? r->b[DAK_ENG_FC2] + (size_t)l * H : NULL, g, F, B, H, F, y,
+               H);
+        for (size_t i = 0; i < (size_t)B * H; i++) x[i] += y[i];
     }
     if (!rc) {
-        for (uint32_t n = 0; n < B; n++) {
-            norm(r, x + (size_t)n * H, r->nfg, r->nfb, h);
-            matvec(opt ? r->embed : r->lm, NULL, h, V, H, logits + (size_t)n * V);
-        }
+        for (uint32_t n = 0; n < B; n++) norm(r, x + (size_t)n * H, r->nfg, r->nfb, h + (size_t)n * H);
+        matmul(opt ? r->embed : r->lm, NULL, h, H, B, V, H, logits, V);
         r->next_t++;
     }
     free(x), free(h), free(q), free(kk), free(vv), free(y), free(g), free(up), free(qb), free(att);
