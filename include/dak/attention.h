@@ -185,10 +185,14 @@ static inline CM_HD void dak_attn_unit(uint32_t u, uint32_t first_entry, uint32_
 
 /* ---- the CPU reference (pure C, double accumulation) ------------------------------------ */
 
-/* k, v: [batch][kv_heads][max_len][D] bf16; q: [batch][heads][D] bf16; out: [batch][heads][D] float.
- * Fails on the same shape errors as the plan, len 0 or len > max_len, a non-finite scale. */
+/* k, v: [batch][kv_heads][max_len][D] bf16; q: [batch][heads][D] bf16; out: [batch][heads][D] float, with
+ * D = head_dim (DAK_ATTN_D for the GPU decode's layout; any size up to DAK_ATTN_REF_MAX_D here, for the engine's CPU
+ * reference).  Fails on the same shape errors as the plan, head_dim 0 or above the bound, len 0 or len > max_len,
+ * a non-finite scale. */
+#define DAK_ATTN_REF_MAX_D 256u
 int dak_attn_decode_ref(const uint16_t *k, const uint16_t *v, const uint16_t *q, uint32_t batch, uint32_t heads,
-                        uint32_t kv_heads, uint32_t max_len, uint32_t len, float scale, float *out, cm_err *err);
+                        uint32_t kv_heads, uint32_t head_dim, uint32_t max_len, uint32_t len, float scale, float *out,
+                        cm_err *err);
 
 
 /* ---- the GPU decode ---------------------------------------------------------------------- */

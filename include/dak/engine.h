@@ -52,7 +52,8 @@ extern "C" {
 extern "C" {
 #endif
 
-#define DAK_ENG_HEAD_DIM 128u
+#define DAK_ENG_HEAD_DIM 128u          /* the GPU engine's head size (its kernels' only one) */
+#define DAK_ENG_REF_MAX_HEAD_DIM 256u  /* the CPU reference's largest (any even size up to it) */
 #define DAK_ENG_EPS 1e-5f
 #define DAK_ENG_ROPE_THETA 10000.0
 #define DAK_ENG_OPT_POS_OFFSET 2u
@@ -116,8 +117,9 @@ static inline CM_HD uint16_t dak_eng_param_bf16(uint64_t seed, uint32_t tensor, 
 
 /* ---- shapes ---------------------------------------------------------------------------------- */
 
-/* The engine's view of a config: checks what this version supports (head_dim 128, hidden and ffn
- * multiples of 64, hidden = heads x 128, kv_heads dividing heads with a group <= 8, 1 <= layers)
+/* The engine's view of a config: checks what this version supports (an even head_dim up to 256, hidden =
+ * heads x head_dim, ffn a multiple of 64, kv_heads dividing heads with a group <= 8, 1 <= layers; the GPU
+ * engine, dak_engine_create, needs head_dim 128)
  * and gives the padded vocabulary (a multiple of 64; rows past vocab are zero). */
 typedef struct {
     dak_model_config cfg; /* layers already overridden */
@@ -126,6 +128,8 @@ typedef struct {
 
 int dak_eng_model_make(const dak_model_config *cfg, uint32_t layers_override /* 0: keep */, dak_eng_model *m,
                        cm_err *err);
+/* 0 when the GPU engine (dak_engine_create) can run m (head_dim 128), else -1 with a message. */
+int dak_eng_model_gpu_check(const dak_eng_model *m, cm_err *err);
 /* The tiny test models: 2 layers, hidden 256, 2 heads of 128 (Llama: 1 kv head), ffn 512, vocab 1000. */
 void dak_eng_tiny_config(dak_arch arch, dak_model_config *cfg);
 
@@ -221,10 +225,11 @@ int dak_eng_ckpt_write_synthetic(const dak_eng_model *m, uint64_t seed, dak_st_d
 /* Pieces, exposed for tests: */
 void dak_eng_ref_layernorm(const float *x, const float *g, const float *b, uint32_t n, float eps, float *y);
 void dak_eng_ref_rmsnorm(const float *x, const float *g, uint32_t n, float eps, float *y);
-/* y (may be x) = rotary of a 128-vector at position pos. */
-void dak_eng_ref_rope(const float *x, uint32_t pos, float *y);
-/* cos / sin of position pos, pair i (double precision, then fp32): the GPU's tables hold the same. */
-void dak_eng_rope_cs(uint32_t pos, uint32_t i, float *c, float *s);
+/* y (may be x) = rotary of a head_dim-vector at position pos (pairs i, i + head_dim / 2). */
+void dak_eng_ref_rope(const float *x, uint32_t pos, uint32_t head_dim, float *y);
+/* cos / sin of position pos, pair i of a head of head_dim (double precision, then fp32): the GPU's tables hold the
+ * same for 128. */
+void dak_eng_rope_cs(uint32_t pos, uint32_t i, uint32_t head_dim, float *c, float *s);
 float dak_eng_ref_silu(float x);
 /* Index of the largest of v[0..n) (the lowest index on ties; NaN never wins). */
 uint32_t dak_eng_ref_argmax(const float *v, uint32_t n);

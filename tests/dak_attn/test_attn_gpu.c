@@ -89,7 +89,7 @@ static int run_shape(dak_attn_ctx *ctx, const shape_t *sh, uint64_t seed, int fu
     fill(v, kvn, seed + 1, 1.0f);
     fill(q, qn, seed + 2, 3.0f); /* peaked enough that the weights matter */
     const float scale = 1.0f / sqrtf((float)D);
-    if (dak_attn_decode_ref(k, v, q, sh->batch, sh->heads, sh->kv, sh->max_len, sh->len, scale, ref, &e)) {
+    if (dak_attn_decode_ref(k, v, q, sh->batch, sh->heads, sh->kv, DAK_ATTN_D, sh->max_len, sh->len, scale, ref, &e)) {
         CHECK(0, "reference: %s", e.msg);
         return -1;
     }
@@ -203,7 +203,7 @@ static void test_combine_identity(dak_attn_ctx *ctx)
     float *ref = malloc(qn * 4);
     fill(k, kvn, 77, 1.0f), fill(v, kvn, 78, 1.0f), fill(q, qn, 79, 3.0f);
     const float scale = 1.0f / sqrtf((float)D);
-    CHECK(dak_attn_decode_ref(k, v, q, sh.batch, sh.heads, sh.kv, sh.max_len, sh.len, scale, ref, &e) == 0, "%s", e.msg);
+    CHECK(dak_attn_decode_ref(k, v, q, sh.batch, sh.heads, sh.kv, DAK_ATTN_D, sh.max_len, sh.len, scale, ref, &e) == 0, "%s", e.msg);
     uint16_t *qd, *od;
     CM_CUDA_OR_EXIT(cudaMalloc((void **)&qd, qn * 2));
     CM_CUDA_OR_EXIT(cudaMalloc((void **)&od, qn * 2));
@@ -278,7 +278,7 @@ static void test_graph_reserve(void)
     fill(k, kvn, 501, 1.0f), fill(v, kvn, 502, 1.0f), fill(q, qn, 503, 3.0f);
     const float scale = 1.0f / sqrtf((float)D);
     for (int i = 0; i < NP; i++)
-        CHECK(dak_attn_decode_ref(k, v, q, B, H, KV, ML, lens[i], scale, ref + qn * i, &e) == 0, "%s", e.msg);
+        CHECK(dak_attn_decode_ref(k, v, q, B, H, KV, DAK_ATTN_D, ML, lens[i], scale, ref + qn * i, &e) == 0, "%s", e.msg);
     dak_attn_ctx *ctx;
     if (dak_attn_ctx_create(&ctx, &e)) {
         CHECK(0, "context: %s", e.msg);

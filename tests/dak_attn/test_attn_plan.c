@@ -360,7 +360,7 @@ static void test_reference(void)
                 k[t * D + d] = bf(t < len ? (float)((int)(d % 5) - 2) * 0.5f : 1000.0f);
                 v[t * D + d] = bf(t < len ? (float)t + 0.5f * (float)(d % 4) : 1e30f);
             }
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, ml, len, scale, out, &e) == 0, "%s", e.msg);
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_D, ml, len, scale, out, &e) == 0, "%s", e.msg);
         double worst = 0;
         for (uint32_t d = 0; d < D; d++) {
             double want = 1.5 + 0.5 * (double)(d % 4), err = fabs(out[d] - want);
@@ -381,7 +381,7 @@ static void test_reference(void)
         k[3 * D + 0] = bf(64.0f);
         for (uint32_t t = 0; t < len; t++)
             for (uint32_t d = 0; d < D; d++) v[t * D + d] = bf((float)(t * 3 + d % 11) - 10.0f);
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, len, len, 1.0f, out, &e) == 0, "%s", e.msg);
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_D, len, len, 1.0f, out, &e) == 0, "%s", e.msg);
         double worst = 0;
         for (uint32_t d = 0; d < D; d++) {
             double want = (double)(3 * 3 + d % 11) - 10.0, err = fabs(out[d] - want);
@@ -399,9 +399,26 @@ static void test_reference(void)
         q[0] = bf(1.0f);
         k[D + 0] = bf(1.0f);
         for (uint32_t d = 0; d < D; d++) v[d] = bf(0.0f), v[D + d] = bf(1.0f);
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, 2, 2, 1.0f, out, &e) == 0, "%s", e.msg);
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_D, 2, 2, 1.0f, out, &e) == 0, "%s", e.msg);
         CHECK(fabs(out[0] - 0.7310585786300049) < 1e-6 && fabs(out[D - 1] - 0.7310585786300049) < 1e-6,
               "two tokens: %.9f", out[0]);
+    }
+    /* 3b. heads of 64 (the engine's CPU reference for OPT-125m's size), two query heads on one kv head, rows 64
+     *     apart: q0 = e_0, q1 = 2 e_0, K[1][0] = 1, V[0] = 0, V[1] = 1: head 0 out = e / (1 + e) = 0.7310585786,
+     *     head 1 out = e^2 / (1 + e^2) = 0.8807970780 (rows read 128 apart would find K[1][0] nowhere). */
+    {
+        const uint32_t D64 = 64;
+        uint16_t k[2 * 64], v[2 * 64], q[2 * 64];
+        float out[2 * 64];
+        memset(k, 0, sizeof k);
+        memset(q, 0, sizeof q);
+        q[0] = bf(1.0f), q[D64] = bf(2.0f);
+        k[D64 + 0] = bf(1.0f);
+        for (uint32_t d = 0; d < D64; d++) v[d] = bf(0.0f), v[D64 + d] = bf(1.0f);
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 2, 1, D64, 2, 2, 1.0f, out, &e) == 0, "%s", e.msg);
+        CHECK(fabs(out[0] - 0.7310585786) < 1e-6 && fabs(out[D64 - 1] - 0.7310585786) < 1e-6 &&
+                  fabs(out[D64] - 0.8807970780) < 1e-6 && fabs(out[2 * D64 - 1] - 0.8807970780) < 1e-6,
+              "heads of 64: %.9f %.9f", out[0], out[D64]);
     }
     /* 4. GQA: heads 4, kv_heads 2 (group 2), batch 2: V of (entry b, kv head j) all equal to
      *    10 b + j + 1, so out[b][h] = 10 b + h / 2 + 1 whatever the keys. */
@@ -415,7 +432,7 @@ static void test_reference(void)
         for (uint32_t b = 0; b < B; b++)
             for (uint32_t j = 0; j < KV; j++)
                 for (uint32_t i = 0; i < ml * D; i++) v[((size_t)b * KV + j) * ml * D + i] = bf((float)(10 * b + j + 1));
-        CHECK(dak_attn_decode_ref(k, v, q, B, H, KV, ml, len, scale, out, &e) == 0, "%s", e.msg);
+        CHECK(dak_attn_decode_ref(k, v, q, B, H, KV, DAK_ATTN_D, ml, len, scale, out, &e) == 0, "%s", e.msg);
         double worst = 0;
         for (uint32_t b = 0; b < B; b++)
             for (uint32_t h = 0; h < H; h++)
@@ -431,11 +448,15 @@ static void test_reference(void)
         uint16_t k[D], v[D], q[D];
         float out[D];
         memset(k, 0, sizeof k), memset(v, 0, sizeof v), memset(q, 0, sizeof q);
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, 1, 2, 1.0f, out, &e) == -1 && strstr(e.msg, "max_len"), "len > max_len");
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, 1, 0, 1.0f, out, &e) == -1 && strstr(e.msg, "len 0"), "len 0");
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, 1, 1, NAN, out, &e) == -1 && strstr(e.msg, "scale"), "NaN scale");
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 3, 2, 1, 1, 1.0f, out, &e) == -1 && strstr(e.msg, "multiple"), "3 / 2");
-        CHECK(dak_attn_decode_ref(k, v, q, 1, 9, 1, 1, 1, 1.0f, out, &e) == -1 && strstr(e.msg, "1..8"), "g 9");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_D, 1, 2, 1.0f, out, &e) == -1 && strstr(e.msg, "max_len"), "len > max_len");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_D, 1, 0, 1.0f, out, &e) == -1 && strstr(e.msg, "len 0"), "len 0");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_D, 1, 1, NAN, out, &e) == -1 && strstr(e.msg, "scale"), "NaN scale");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 3, 2, DAK_ATTN_D, 1, 1, 1.0f, out, &e) == -1 && strstr(e.msg, "multiple"), "3 / 2");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 9, 1, DAK_ATTN_D, 1, 1, 1.0f, out, &e) == -1 && strstr(e.msg, "1..8"), "g 9");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, 0, 1, 1, 1.0f, out, &e) == -1 && strstr(e.msg, "head_dim 0"), "D 0");
+        CHECK(dak_attn_decode_ref(k, v, q, 1, 1, 1, DAK_ATTN_REF_MAX_D + 1, 1, 1, 1.0f, out, &e) == -1 &&
+                  strstr(e.msg, "head_dim 257"),
+              "D 257");
     }
 }
 

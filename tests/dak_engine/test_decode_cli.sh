@@ -126,5 +126,23 @@ check "a checkpoint of other weights (seed 9) gives other tokens (the comparison
     bash -c '! cmp -s <(grep "sequence 0: generated" "$1") <(grep "sequence 0: generated" "$2")' _ \
     "$tmp/gen-seed9.safetensors.txt" "$tmp/gen-synthetic.txt"
 check "the CPU run generated 7 tokens" grep -q "^sequence 0: generated\( [0-9]*\)\{7\}$" "$tmp/gen-synthetic.txt"
+# heads of 64 (OPT-125m's size): the GPU engine refuses them by name, the CPU reference decodes them, from a
+# checkpoint as from the synthetic fill
+mkdir -p "$tmp/hd64"
+cat >"$tmp/hd64/config.json" <<'JSON'
+{"model_type": "opt", "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "ffn_dim": 256,
+ "vocab_size": 500, "max_position_embeddings": 64, "word_embed_proj_dim": 128, "enable_bias": true}
+JSON
+expect 2 "head_dim 64: the GPU engine's kernels take 128 only" -- "$dak" decode --model "$tmp/hd64" --backend gpu
+expect 2 "--ratios: an option of the GPU engine; expected --backend gpu (this run is on the CPU: the model's head_dim" -- \
+    "$dak" decode --model "$tmp/hd64" --ratios 0
+"$dak" ckpt synth --model "$tmp/hd64" --out "$tmp/hd64.safetensors" >/dev/null 2>&1
+for w in "$tmp/hd64.safetensors" synthetic; do
+    "$dak" decode --model "$tmp/hd64" --weights "$w" --prompt-ids 5,6,7 --tokens 6 --batch 3 >"$tmp/hd64-$(basename "$w").txt" 2>/dev/null
+done
+check "heads of 64 on the CPU (backend auto): 7 tokens generated" \
+    grep -q "^sequence 0: generated\( [0-9]*\)\{7\}$" "$tmp/hd64-synthetic.txt"
+check "heads of 64: the checkpoint's tokens are the synthetic weights' tokens" \
+    cmp -s <(grep "sequence 0: generated" "$tmp/hd64-hd64.safetensors.txt") <(grep "sequence 0: generated" "$tmp/hd64-synthetic.txt")
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

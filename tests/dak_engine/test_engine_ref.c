@@ -29,16 +29,23 @@ static void pieces(void)
      * 10000^(-2/128) = 0.86596432 rad (cos 0.64790587, sin 0.76172041) */
     float v[128], o[128];
     for (int i = 0; i < 128; i++) v[i] = (float)(i % 7) - 3.0f;
-    dak_eng_ref_rope(v, 0, o);
+    dak_eng_ref_rope(v, 0, 128, o);
     int same = 1;
     for (int i = 0; i < 128; i++) same &= o[i] == v[i];
     CHECK(same, "rope at position 0 changed the vector");
     memset(v, 0, sizeof v);
     v[0] = 1, v[65] = 2;
-    dak_eng_ref_rope(v, 1, o);
+    dak_eng_ref_rope(v, 1, 128, o);
     CHECK(near(o[0], 0.5403023, 1e-6) && near(o[64], 0.8414710, 1e-6), "rope pair 0: %g %g", o[0], o[64]);
     CHECK(near(o[1], -1.5234408, 1e-6) && near(o[65], 1.2958117, 1e-6), "rope pair 1: %g %g", o[1], o[65]);
     CHECK(near(o[2], 0, 0) && near(o[66], 0, 0), "rope pair 2 of zeros: %g %g", o[2], o[66]);
+    /* a head of 64 (OPT-125m's size; Llama-style rotary over it): pairs (i, i + 32); pair 1 turns by
+     * 10000^(-2/64) = 0.74989421 rad (cos 0.73176098, sin 0.68156135): [1 2] -> [-0.63136172 2.14508330] */
+    memset(v, 0, sizeof v);
+    v[1] = 1, v[33] = 2;
+    dak_eng_ref_rope(v, 1, 64, o);
+    CHECK(near(o[1], -0.6313617, 1e-6) && near(o[33], 2.1450833, 1e-6), "rope 64, pair 1: %g %g", o[1], o[33]);
+    CHECK(near(o[0], 0, 0) && near(o[32], 0, 0) && near(o[63], 0, 0), "rope 64: pairs of zeros moved");
     /* SwiGLU: silu(1) = 0.73105858, silu(-2) = -0.23840584; silu(1) * 3 = 2.19317574 */
     CHECK(near(dak_eng_ref_silu(1), 0.7310586, 1e-6), "silu(1) %g", dak_eng_ref_silu(1));
     CHECK(near(dak_eng_ref_silu(-2), -0.2384058, 1e-6), "silu(-2) %g", dak_eng_ref_silu(-2));

@@ -642,16 +642,27 @@ static int decode(int argc, char **argv, decode_held *h)
                 (unsigned long long)m.cfg.max_pos);
         return 2;
     }
-    const int cpu = !strcmp(backend, "cpu") || (!strcmp(backend, "auto") && !dak_engine_available());
+    /* auto: the GPU engine where this build has it, a GPU is present and the model's shape is one its kernels take */
+    cm_err gerr = {{0}};
+    const int gpu_shape = dak_eng_model_gpu_check(&m, &gerr) == 0;
+    if (!strcmp(backend, "gpu") && !gpu_shape) {
+        fprintf(stderr, "%s: --backend gpu: %s\n", prog, gerr.msg);
+        return 2;
+    }
+    const int cpu = !strcmp(backend, "cpu") || (!strcmp(backend, "auto") && (!dak_engine_available() || !gpu_shape));
     if (cpu) {
+        const char *why = !strcmp(backend, "cpu") ? "" : !gpu_shape ? ": the model's head_dim is not the GPU engine's 128"
+                                                                    : ": no GPU engine or no GPU here";
         for (int i = 1; i < argc; i++)
             for (size_t k = 0; k < sizeof gpu_only_flags / sizeof gpu_only_flags[0]; k++)
                 if (arg_is(argv[i], gpu_only_flags[k])) {
                     fprintf(stderr, "%s: %s: an option of the GPU engine; expected --backend gpu (this run is on the "
                                     "CPU%s)\n",
-                            prog, gpu_only_flags[k], strcmp(backend, "cpu") ? ": no GPU engine or no GPU here" : "");
+                            prog, gpu_only_flags[k], why);
                     return 2;
                 }
+        if (!gpu_shape && strcmp(backend, "cpu"))
+            fprintf(stderr, "%s: --backend auto: %s; decoding on the CPU\n", prog, gerr.msg);
         if (json_path && !(h->jf = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout)) {
             fprintf(stderr, "%s: --json: cannot write '%s'\n", prog, json_path);
             return 1;

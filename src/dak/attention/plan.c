@@ -198,15 +198,18 @@ void dak_attn_plan_ws_max(const dak_attn_plan *p, size_t *ws_floats, size_t *ws_
 }
 
 int dak_attn_decode_ref(const uint16_t *k, const uint16_t *v, const uint16_t *q, uint32_t batch, uint32_t heads,
-                        uint32_t kv_heads, uint32_t max_len, uint32_t len, float scale, float *out, cm_err *err)
+                        uint32_t kv_heads, uint32_t head_dim, uint32_t max_len, uint32_t len, float scale, float *out,
+                        cm_err *err)
 {
     static const char *who = "dak_attn_decode_ref";
     if (check_shape(who, batch, heads, kv_heads, len, err)) return -1;
+    if (head_dim < 1 || head_dim > DAK_ATTN_REF_MAX_D)
+        return cm_fail(err, "%s: head_dim %u (expected 1..%u)", who, head_dim, DAK_ATTN_REF_MAX_D);
     if (len > max_len) return cm_fail(err, "%s: len %u > max_len %u (expected 1..max_len)", who, len, max_len);
     if (!isfinite(scale)) return cm_fail(err, "%s: scale %g (expected a finite value)", who, (double)scale);
-    const uint32_t D = DAK_ATTN_D, g = heads / kv_heads;
+    const uint32_t D = head_dim, g = heads / kv_heads;
     double *s = (double *)cm_malloc(sizeof(double) * len);
-    double acc[DAK_ATTN_D];
+    double acc[DAK_ATTN_REF_MAX_D];
     for (uint32_t b = 0; b < batch; b++)
         for (uint32_t h = 0; h < heads; h++) {
             const uint32_t kvh = h / g;

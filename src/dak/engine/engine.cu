@@ -357,6 +357,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
 {
     *out = NULL;
     err->msg[0] = '\0';
+    if (dak_eng_model_gpu_check(m, err)) return -1;
     if (batch < 1 || batch > 4096) return cm_fail(err, "engine: batch %u: expected 1..4096", batch);
     if (max_len < 1 || max_len > 65536 || (m->cfg.arch == DAK_ARCH_OPT && max_len > m->cfg.max_pos))
         return cm_fail(err, "engine: %u positions: expected 1..%llu", max_len,
@@ -521,7 +522,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         size_t nt = (size_t)max_len * 64;
         float *hc = (float *)cm_malloc(nt * 4), *hs = (float *)cm_malloc(nt * 4);
         for (uint32_t p = 0; p < max_len; p++)
-            for (uint32_t i = 0; i < 64; i++) dak_eng_rope_cs(p, i, &hc[p * 64 + i], &hs[p * 64 + i]);
+            for (uint32_t i = 0; i < 64; i++) dak_eng_rope_cs(p, i, DAK_ENG_HEAD_DIM, &hc[p * 64 + i], &hs[p * 64 + i]);
         int bad = dmalloc(e, (void **)&e->cs, nt * 4, err) || dmalloc(e, (void **)&e->sn, nt * 4, err) ||
                   cudaMemcpy(e->cs, hc, nt * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
                   cudaMemcpy(e->sn, hs, nt * 4, cudaMemcpyHostToDevice) != cudaSuccess;

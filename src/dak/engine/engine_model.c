@@ -39,13 +39,14 @@ int dak_eng_model_make(const dak_model_config *cfg, uint32_t layers_override, da
     }
     if (c->arch != DAK_ARCH_OPT && c->arch != DAK_ARCH_LLAMA)
         return cm_fail(err, "engine: model_type '%s': expected opt or llama", c->model_type);
-    if (c->head_dim != DAK_ENG_HEAD_DIM)
-        return cm_fail(err, "engine: head_dim %llu: this version supports 128 only", (unsigned long long)c->head_dim);
+    if (c->head_dim < 2 || c->head_dim > DAK_ENG_REF_MAX_HEAD_DIM || c->head_dim % 2)
+        return cm_fail(err, "engine: head_dim %llu: expected an even size up to %u (the GPU engine: %u only)",
+                       (unsigned long long)c->head_dim, DAK_ENG_REF_MAX_HEAD_DIM, DAK_ENG_HEAD_DIM);
     if (c->layers < 1 || c->layers > 4096)
         return cm_fail(err, "engine: %llu layers: expected 1..4096", (unsigned long long)c->layers);
-    if (c->heads < 1 || c->hidden != c->heads * DAK_ENG_HEAD_DIM)
-        return cm_fail(err, "engine: hidden %llu, heads %llu: expected hidden = heads x 128",
-                       (unsigned long long)c->hidden, (unsigned long long)c->heads);
+    if (c->heads < 1 || c->hidden != c->heads * c->head_dim)
+        return cm_fail(err, "engine: hidden %llu, heads %llu: expected hidden = heads x head_dim %llu",
+                       (unsigned long long)c->hidden, (unsigned long long)c->heads, (unsigned long long)c->head_dim);
     if (c->kv_heads < 1 || c->heads % c->kv_heads || c->heads / c->kv_heads > 8)
         return cm_fail(err, "engine: kv_heads %llu with %llu heads: expected a divisor with at most 8 heads a group",
                        (unsigned long long)c->kv_heads, (unsigned long long)c->heads);
@@ -68,11 +69,21 @@ int dak_eng_model_make(const dak_model_config *cfg, uint32_t layers_override, da
     return 0;
 }
 
+int dak_eng_model_gpu_check(const dak_eng_model *m, cm_err *err)
+{
+    if (m->cfg.head_dim != DAK_ENG_HEAD_DIM)
+        return cm_fail(err,
+                       "engine: head_dim %llu: the GPU engine's kernels take %u only (the CPU reference, --backend cpu, "
+                       "takes it)",
+                       (unsigned long long)m->cfg.head_dim, DAK_ENG_HEAD_DIM);
+    return 0;
+}
+
 void dak_eng_lin_shape(const dak_eng_model *m, uint32_t kind, uint32_t *M, uint32_t *K)
 {
     const dak_model_config *c = &m->cfg;
-    uint32_t h = (uint32_t)c->hidden, f = (uint32_t)c->ffn, q = (uint32_t)(c->heads * DAK_ENG_HEAD_DIM),
-             kv = (uint32_t)(c->kv_heads * DAK_ENG_HEAD_DIM);
+    uint32_t h = (uint32_t)c->hidden, f = (uint32_t)c->ffn, q = (uint32_t)(c->heads * c->head_dim),
+             kv = (uint32_t)(c->kv_heads * c->head_dim);
     *M = *K = 0;
     switch (kind) {
     case DAK_ENG_Q: *M = q, *K = h; break;
@@ -280,8 +291,8 @@ void dak_eng_need_bytes(const dak_eng_model *m, uint32_t B, uint32_t S, const da
 {
     const dak_model_config *c = &m->cfg;
     const uint32_t L = (uint32_t)c->layers;
-    const double H = (double)c->hidden, F = (double)c->ffn, Hq = (double)c->heads * DAK_ENG_HEAD_DIM;
-    const double Hkv = (double)c->kv_heads * DAK_ENG_HEAD_DIM, V = (double)c->vocab, Vp = (double)m->vocab_pad;
+    const double H = (double)c->hidden, F = (double)c->ffn, Hq = (double)c->heads * c->head_dim;
+    const double Hkv = (double)c->kv_heads * c->head_dim, V = (double)c->vocab, Vp = (double)m->vocab_pad;
     const double entry = 2.0 * Hkv * S * 2; /* one sequence's K and V in one layer */
     const int llama = c->arch == DAK_ARCH_LLAMA;
     double h = 0, d = 0, layer_host_max = 0, kv_host_max = 0, big = 0;

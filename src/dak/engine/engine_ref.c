@@ -30,20 +30,20 @@ void dak_eng_ref_rmsnorm(const float *x, const float *g, uint32_t n, float eps, 
     for (uint32_t i = 0; i < n; i++) y[i] = (float)((double)x[i] * inv * g[i]);
 }
 
-void dak_eng_rope_cs(uint32_t pos, uint32_t i, float *c, float *s)
+void dak_eng_rope_cs(uint32_t pos, uint32_t i, uint32_t head_dim, float *c, float *s)
 {
-    double f = pow(DAK_ENG_ROPE_THETA, -2.0 * (double)i / (double)DAK_ENG_HEAD_DIM);
+    double f = pow(DAK_ENG_ROPE_THETA, -2.0 * (double)i / (double)head_dim);
     double a = (double)pos * f;
     *c = (float)cos(a);
     *s = (float)sin(a);
 }
 
-void dak_eng_ref_rope(const float *x, uint32_t pos, float *y)
+void dak_eng_ref_rope(const float *x, uint32_t pos, uint32_t head_dim, float *y)
 {
-    const uint32_t h = DAK_ENG_HEAD_DIM / 2;
+    const uint32_t h = head_dim / 2;
     for (uint32_t i = 0; i < h; i++) {
         float c, s;
-        dak_eng_rope_cs(pos, i, &c, &s);
+        dak_eng_rope_cs(pos, i, head_dim, &c, &s);
         float a = x[i], b = x[i + h];
         y[i] = a * c - b * s;
         y[i + h] = b * c + a * s;
@@ -172,7 +172,7 @@ int dak_eng_ref_create(dak_eng_ref **out, const dak_eng_model *m, uint32_t batch
     if (c->arch == DAK_ARCH_OPT) TAKE(r->nfb, DAK_ENG_T_NF_B, 1);
     else r->nfb = cm_calloc(H, sizeof(float));
 #undef TAKE
-    size_t kvn = (size_t)L * batch * c->kv_heads * max_len * DAK_ENG_HEAD_DIM;
+    size_t kvn = (size_t)L * batch * c->kv_heads * max_len * c->head_dim;
     r->kc = cm_calloc(kvn, sizeof(uint16_t));
     r->vc = cm_calloc(kvn, sizeof(uint16_t));
     *out = r;
@@ -281,7 +281,7 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
 {
     const dak_model_config *c = &r->m.cfg;
     uint32_t B = r->batch, L = (uint32_t)c->layers, H = (uint32_t)c->hidden, F = (uint32_t)c->ffn,
-             V = (uint32_t)c->vocab, NH = (uint32_t)c->heads, KVH = (uint32_t)c->kv_heads, D = DAK_ENG_HEAD_DIM;
+             V = (uint32_t)c->vocab, NH = (uint32_t)c->heads, KVH = (uint32_t)c->kv_heads, D = (uint32_t)c->head_dim;
     if (t != r->next_t || t >= r->max_len)
         return cm_fail(err, "engine ref: step %u: expected step %u (< max_len %u)", t, r->next_t, r->max_len);
     for (uint32_t n = 0; n < B; n++)
@@ -316,8 +316,8 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
         for (uint32_t n = 0; n < B; n++) {
             float *qn = q + (size_t)n * NH * D, *kn = kk + (size_t)n * KVH * D, *vn = vv + (size_t)n * KVH * D;
             if (!opt) {
-                for (uint32_t j = 0; j < NH; j++) dak_eng_ref_rope(qn + j * D, t, qn + j * D);
-                for (uint32_t j = 0; j < KVH; j++) dak_eng_ref_rope(kn + j * D, t, kn + j * D);
+                for (uint32_t j = 0; j < NH; j++) dak_eng_ref_rope(qn + j * D, t, D, qn + j * D);
+                for (uint32_t j = 0; j < KVH; j++) dak_eng_ref_rope(kn + j * D, t, D, kn + j * D);
             }
             for (uint32_t i = 0; i < NH * D; i++) qb[(size_t)n * NH * D + i] = dak_f32_to_bf16(qn[i]);
             for (uint32_t j = 0; j < KVH; j++)
@@ -327,7 +327,7 @@ int dak_eng_ref_step(dak_eng_ref *r, uint32_t t, const int32_t *tok, float *logi
                     vc[o] = dak_f32_to_bf16(vn[j * D + i]);
                 }
         }
-        if (dak_attn_decode_ref(kc, vc, qb, B, NH, KVH, r->max_len, t + 1, 1.0f / sqrtf((float)D), att, err)) {
+        if (dak_attn_decode_ref(kc, vc, qb, B, NH, KVH, D, r->max_len, t + 1, 1.0f / sqrtf((float)D), att, err)) {
             rc = -1;
             break;
         }
