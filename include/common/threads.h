@@ -15,6 +15,10 @@ extern "C" {
  * every block is done. */
 void cm_run_threads(uint32_t count, void *(*fn)(void *), void *args, size_t arg_size);
 
+/* The CPUs online (sysconf), at least 1: what "one thread a core" defaults count from; each caller applies its own
+ * cap.  A file read under glibc, so not for a hot path's every call. */
+uint32_t cm_online_cpus(void);
+
 /* Sleeps s seconds (resumed after signals); nothing for s <= 0. */
 void cm_sleep_s(double s);
 

@@ -12,9 +12,9 @@
  *   Llama: x = emb[tok]; per layer: h = RMS1(x); q,k = rope(W h, t), v = W h; K/V[t] = k, v;
  *          a = attn(q, ..) (GQA: kv_heads); x += Wo a; h = RMS2(x); x += Wd (silu(Wg h) * (Wu h));
  *          logits = W_lm RMS_f(x).
- *   Rotary: HF "rotate half", theta 10000: for i < 64, f = theta^(-2i/128), a = t f,
- *          y[i] = x[i] cos a - x[i+64] sin a, y[i+64] = x[i+64] cos a + x[i] sin a.
- *   Norm eps 1e-5.  Attention scale 1/sqrt(128).  Next token = argmax of the real vocab's logits
+ *   Rotary: HF "rotate half", theta 10000, heads of D (128 on the GPU; any even D up to 256 on the CPU): for
+ *          i < D/2, f = theta^(-2i/D), a = t f, y[i] = x[i] cos a - x[i+D/2] sin a, y[i+D/2] = x[i+D/2] cos a + x[i] sin a.
+ *   Norm eps 1e-5.  Attention scale 1/sqrt(D).  Next token = argmax of the real vocab's logits
  *   (ties: the lowest index), on the GPU.
  * Precision (the CPU reference rounds at the same points): residual stream fp32; every GEMM input
  * bf16 (norm outputs, attention output, activations); GEMM outputs fp32 (+ bias in fp32); q and

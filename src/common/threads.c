@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/threads.h"
@@ -23,6 +24,12 @@ void cm_run_threads(uint32_t count, void *(*fn)(void *), void *args, size_t arg_
     }
     free(tids);
     free(started);
+}
+
+uint32_t cm_online_cpus(void)
+{
+    const long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (uint32_t)c : 1u;
 }
 
 void cm_sleep_s(double s)

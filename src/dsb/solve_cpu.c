@@ -127,8 +127,7 @@ int dsb_solve_cpu(const dsb_model *m, const int16_t *h, const dsb_params *p, int
     if (r->n != m->n || r->replicas != p->replicas)
         return cm_fail(err, "result buffers are for n=%u B=%u, the request is n=%u B=%u", r->n,
                        r->replicas, m->n, p->replicas);
-    if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1) threads = 1;
+    if (threads <= 0) threads = (int)cm_online_cpus();
     if ((uint32_t)threads > p->replicas) threads = (int)p->replicas;
 
     double t0 = bench_now_s();

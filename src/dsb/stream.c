@@ -379,10 +379,7 @@ int dsb_stream_run_cpu(const dsb_stream_params *p, uint32_t threads, int progres
         dsb_stream_state_free(s);
         return -1;
     }
-    if (threads == 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = c > 0 ? (uint32_t)c : 1u;
-    }
+    if (threads == 0) threads = cm_online_cpus();
     if (threads > p->n) threads = p->n;
     uint64_t per_pass = dsb_stream_frames(p->n), passes = (uint64_t)p->updates + 1u;
     bench_progress_t bar;

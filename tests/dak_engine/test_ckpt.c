@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "../tmpdir.h"
 #include "dak/engine.h"
 #include "dak/safetensors.h"
 
@@ -616,11 +617,7 @@ static void binding_refusals(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/dak-ckpt-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_tmpdir_make(dir, sizeof dir, "dak-ckpt")) return 1;
     conversions();
     malformed();
     shards();
@@ -633,8 +630,6 @@ int main(void)
     ref_roundtrip(DAK_ARCH_LLAMA, DAK_ST_F32, 2);
     binding_refusals();
     parallel_reads();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    test_tmpdir_remove(dir);
     return check_done();
 }

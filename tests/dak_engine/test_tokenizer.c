@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "../tmpdir.h"
 #include "dak/tokenizer.h"
 
 #define SP "\xe2\x96\x81" /* U+2581, SentencePiece's space */
@@ -778,18 +779,12 @@ static void real_files(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/dak_tok_XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_tmpdir_make(dir, sizeof dir, "dak_tok")) return 1;
     spm();
     byte_level();
     bpe_pair();
     malformed();
     real_files();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    test_tmpdir_remove(dir);
     return check_done();
 }

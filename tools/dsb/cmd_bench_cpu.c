@@ -9,6 +9,7 @@
 #include "common/args.h"
 #include "common/bench.h"
 #include "common/json.h"
+#include "common/threads.h"
 #include "dsb/instances.h"
 #include "dsb/solve.h"
 
@@ -48,7 +49,7 @@ int cmd_bench_cpu(int argc, char **argv)
             return 2;
         }
     }
-    if (!threads) threads = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    if (!threads) threads = cm_online_cpus();
     FILE *jf = NULL;
     json_w w;
     if (json_path) {

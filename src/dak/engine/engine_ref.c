@@ -1,10 +1,8 @@
 /* dak engine: the CPU reference of the whole forward (pure C, fp32 with bf16 rounding where the GPU
  * rounds; dot products and norm statistics in double).  For small models (tests). */
-#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/threads.h"
 #include "dak/attention.h"
@@ -234,16 +232,6 @@ static void *mm_rows(void *arg)
     return NULL;
 }
 
-static unsigned mm_threads(void)
-{
-    static unsigned n;
-    if (!n) {
-        const long c = sysconf(_SC_NPROCESSORS_ONLN);
-        n = c < 1 ? 1u : c > (long)MM_MAX_THREADS ? MM_MAX_THREADS : (unsigned)c;
-    }
-    return n;
-}
-
 /* y[n][i] = W[i][:] . x[n][:] (+ b[i]) for n < B, i < M: x rows ldx apart, y rows ldy apart (fp32) */
 static void matmul(const float *W, const float *b, const float *x, size_t ldx, uint32_t B, uint32_t M, uint32_t K,
                    float *y, size_t ldy)
@@ -252,9 +240,13 @@ static void matmul(const float *W, const float *b, const float *x, size_t ldx, u
     double *xT = cm_calloc((size_t)K * Bp, sizeof(double));
     for (uint32_t n = 0; n < B; n++)
         for (uint32_t k = 0; k < K; k++) xT[(size_t)k * Bp + n] = x[(size_t)n * ldx + k];
-    uint64_t macs = (uint64_t)M * K * B, T = macs / MM_THREAD_MACS;
-    if (T > mm_threads()) T = mm_threads();
-    if (T > M) T = M;
+    uint64_t T = (uint64_t)M * K * B / MM_THREAD_MACS; /* threads the work is worth */
+    if (T > 1) {
+        const uint32_t cpus = cm_online_cpus(); /* (a file read: only where threads are worth it) */
+        T = T < cpus ? T : cpus;
+        T = T < MM_MAX_THREADS ? T : MM_MAX_THREADS;
+        T = T < M ? T : M;
+    }
     if (T < 1) T = 1;
     mm_part part[MM_MAX_THREADS];
     for (uint32_t t = 0; t < T; t++)

@@ -1,5 +1,5 @@
 /* safetensors checkpoints: reading (one file or an index of shards) and writing (include/dak/safetensors.h). */
-#define _POSIX_C_SOURCE 200809L /* pread, fstat, sysconf */
+#define _POSIX_C_SOURCE 200809L /* pread, fstat */
 #include "dak/safetensors.h"
 
 #include <errno.h>
@@ -425,8 +425,8 @@ unsigned dak_st_threads(void)
 {
     const unsigned n = atomic_load_explicit(&read_threads_setting, memory_order_relaxed);
     if (n) return n;
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus < 1 ? 1u : cpus > 8 ? 8u : (unsigned)cpus;
+    const uint32_t cpus = cm_online_cpus();
+    return cpus > 8u ? 8u : cpus;
 }
 
 unsigned dak_st_read_pieces(uint64_t bytes)

@@ -348,8 +348,8 @@ static int sg_open(const dsb_stream_params *p, const dsb_stream_gpu_opts *o_in, 
             h->chunks = h->chunks_per_pass * ((uint64_t)K + 1u);
             buf_bytes = (uint64_t)h->S * h->F * DSB_STREAM_FRAME;
         }
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        h->threads = o->host_threads ? o->host_threads : (c > 1 ? (uint32_t)c - 1u : 1u);
+        const uint32_t c = cm_online_cpus();
+        h->threads = o->host_threads ? o->host_threads : (c > 1 ? c - 1u : 1u);
     }
     if (mode != DSB_SG_HOST_RING) /* enough units to spread over the blocks */
         while (unit > 16u && (T + unit - 1u) / unit < 2ull * blocks) unit -= 16u;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/bench.h"
+#include "common/threads.h"
 #include "dsb/service.h"
 #include "dsb/solve.h"
 #include "jobq.h"
@@ -114,10 +115,7 @@ int dsb_dispatch_cpu_create(const dsb_cpu_dispatch_config *c, dsb_reply_fn fn, v
 {
     cpu_disp *d = cm_calloc(1, sizeof *d);
     d->cfg = *c;
-    if (!d->cfg.workers) {
-        long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        d->cfg.workers = nc > 0 ? (uint32_t)nc : 1u;
-    }
+    if (!d->cfg.workers) d->cfg.workers = cm_online_cpus();
     if (!d->cfg.queue_cap) d->cfg.queue_cap = 4096;
     if (!d->cfg.max_replicas) d->cfg.max_replicas = 256;
     if (!d->cfg.max_steps) d->cfg.max_steps = 100000;
