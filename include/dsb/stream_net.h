@@ -69,14 +69,18 @@ int dsb_stream_recv_mode_parse(const char *s);
  * policy's cap (the receiver's capacity lies below that rate) and is reset
  * when such a cap passes clean at or above F.  Once the cap reaches the
  * highest rate an attempt reached without the policy's cap (the sender's own
- * rate: `top`), the cap goes: the next attempt runs free again (or at the
- * user's cap, `limit`, above which the policy never goes).  up = 0: never
- * raised (the ladder only falls, the older generator's); hold = 0: plain
+ * rate: `top`), the cap goes (pace 0): the next attempt runs free again (or at the
+ * user's cap, `limit`, above which the policy never goes).  With `pace`
+ * the cap stays instead, at `top`: the sender keeps pacing its batches at the
+ * rate it reached free rather than bursting (a paced attempt at a given
+ * average rate loses less often than a free one: NOTES-stream.md).  up = 0:
+ * never raised (the ladder only falls, the older generator's); hold = 0: plain
  * AIMD (F itself tried right after the plateau). */
 typedef struct {
     double down;    /* (0, 1): the cap after a RESEND, a fraction of F (0.5) */
     double up;      /* [0, 1]: a clean pass at a cap raises it by up x F (0.125) */
-    uint32_t hold;  /* clean passes at the plateau before F is tried again (2) */
+    uint32_t hold;  /* clean passes at the plateau before F is tried again (8) */
+    int pace;       /* 1 (default): once the climb reaches `top`, the cap stays there (paced), 0: it goes */
 } dsb_stream_rate_policy;
 
 typedef struct {
@@ -87,6 +91,7 @@ typedef struct {
     uint32_t held;  /* clean passes at the plateau so far */
     uint32_t wait;  /* the plateau's hold now: `hold`, doubled after RESENDs at a cap */
     int own;        /* the cap is the policy's (else the user's `limit`, or none) */
+    int kept;       /* pace: the cap is held at `top`, no longer raised */
     uint64_t increases, decreases, removals; /* of the policy's cap */
     double lowest;  /* the lowest cap the policy set (0: none) */
 } dsb_stream_rate_state;

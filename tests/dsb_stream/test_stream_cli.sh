@@ -70,6 +70,8 @@ expect 2 "--rate-up: expected a number in \[0, 1\], got 'nan'" -- "$DSB" stream-
 expect 2 "--rate-hold: expected an integer" -- "$DSB" stream-send --rate-hold 1001
 expect 2 "--rate-hold: expected an integer" -- "$DSB" stream-send --rate-hold -1
 expect 2 "--rate-hold: expected an integer" -- "$DSB" stream-send --rate-hold 1.5
+expect 2 "--rate-pace: expected an integer" -- "$DSB" stream-send --rate-pace 2
+expect 2 "--rate-pace: expected an integer" -- "$DSB" stream-send --rate-pace yes
 expect 0 "--rate-up F" -- "$DSB" stream-send --help
 expect 1 "--json: cannot open" -- "$DSB" stream-send --json "$tmp/no/such/dir/s.json" --quiet
 expect 2 "--transport: expected udp or packet" -- "$DSB" stream-send --transport tcp
@@ -131,10 +133,10 @@ start_receiver() {
 start_receiver --n 2000 --replicas 2 --updates 3 --timeout 20 --quiet --json "$tmp/net.json"
 check "the receiver says its port" [ -n "$port" ]
 expect 0 "sent 8000 frames" -- "$DSB" stream-send --port "${port:-1}" --n 2000 --queues 2 --quiet \
-    --rate-down 0.75 --rate-up 0.25 --rate-hold 3 --json "$tmp/send.json"
+    --rate-down 0.75 --rate-up 0.25 --rate-hold 3 --rate-pace 1 --json "$tmp/send.json"
 wait "$rpid"
 check "the receiver exits 0" [ $? -eq 0 ]
-check "sender JSON: the rate policy" grep -q '"rate_down":0.75,"rate_up":0.25,"rate_hold":3,"ok":true' "$tmp/send.json"
+check "sender JSON: the rate policy" grep -q '"rate_down":0.75,"rate_up":0.25,"rate_hold":3,"rate_pace":1,"ok":true' "$tmp/send.json"
 check "sender JSON: an attempt a pass (none sent again)" \
     [ "$(grep -o '"attempt":' "$tmp/send.json" | wc -l)" -eq 4 ]
 check "sender JSON: the first attempt uncapped" \

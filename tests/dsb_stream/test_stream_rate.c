@@ -44,23 +44,43 @@ int main(void)
 {
     dsb_stream_rate_policy d;
     dsb_stream_rate_policy_default(&d);
-    CHECK(d.down == 0.5 && d.up == 0.125 && d.hold == 2, "defaults: down %g, up %g, hold %u",
-          d.down, d.up, d.hold);
+    CHECK(d.down == 0.5 && d.up == 0.125 && d.hold == 8 && d.pace == 1,
+          "defaults: down %g, up %g, hold %u, pace %d", d.down, d.up, d.hold, d.pace);
     CHECK(dsb_stream_rate_policy_check(&d) == NULL, "the defaults are valid");
-    { /* the defaults: a loss of an attempt that ran free, and the climb back */
+    { /* the defaults: a loss of an attempt that ran free, the climb back, the cap kept */
+        static const step s[] = {
+            {1, 48, 24, "free, lost at 48: F = 48, cap 24, hold 8"},
+            {0, 24, 30, "step 48/8 = 6 toward the plateau 42"},
+            {0, 30, 36, "+6"},
+            {0, 36, 42, "+6: the plateau"},
+            {0, 42, 42, "hold 1 of 8"},
+            {0, 42, 42, "hold 2 of 8"},
+            {0, 42, 42, "hold 3 of 8"},
+            {0, 42, 42, "hold 4 of 8"},
+            {0, 42, 42, "hold 5 of 8"},
+            {0, 42, 42, "hold 6 of 8"},
+            {0, 42, 42, "hold 7 of 8"},
+            {0, 42, 42, "hold 8 of 8"},
+            {0, 42, 48, "tries F = 48 = top: kept there (pace)"},
+            {0, 48, 48, "stays"},
+        };
+        run("defaults", &d, 0, s, sizeof s / sizeof s[0]);
+    }
+    { /* the twenty-second session's defaults (hold 2, pace 0): the cap goes at top */
+        const dsb_stream_rate_policy old = {0.5, 0.125, 2, 0};
         static const step s[] = {
             {1, 48, 24, "free, lost at 48: F = 48, cap 24, hold 2"},
-            {0, 24, 30, "step 48/8 = 6 toward the plateau 42"},
+            {0, 24, 30, "+6"},
             {0, 30, 36, "+6"},
             {0, 36, 42, "+6: the plateau"},
             {0, 42, 42, "hold 1 of 2"},
             {0, 42, 42, "hold 2 of 2"},
             {0, 42, 0, "tries F = 48 = top: the cap goes"},
         };
-        run("defaults", &d, 0, s, sizeof s / sizeof s[0]);
+        run("hold 2, pace 0", &old, 0, s, sizeof s / sizeof s[0]);
     }
     /* most sequences below with a hold of 1 pass (shorter) */
-    const dsb_stream_rate_policy h1 = {0.5, 0.125, 1};
+    const dsb_stream_rate_policy h1 = {0.5, 0.125, 1, 0};
     { /* down 1/2, up 1/8, hold 1 */
         static const step s[] = {
             {0, 40, 0, "free and clean: no cap; top 40"},
@@ -141,7 +161,7 @@ int main(void)
         CHECK(st.increases == 0 && st.removals == 0, "up 0: never raised");
     }
     { /* hold 0, down 3/4, up 1/4: plain AIMD, F tried right after the plateau */
-        dsb_stream_rate_policy p = {0.75, 0.25, 0};
+        dsb_stream_rate_policy p = {0.75, 0.25, 0, 0};
         static const step s[] = {
             {1, 32, 24, "free, lost at 32: cap 3/4 x 32; step 8, plateau 24: already there"},
             {0, 24, 0, "at the plateau, no hold: tries F = 32 = top: the cap goes"},
@@ -181,6 +201,74 @@ int main(void)
         };
         run_tol("rounding", &h1, 0, s, sizeof s / sizeof s[0], 1e-12);
     }
+    { /* pace: the climb's end keeps the cap at top (the rate seen free) instead of removing it */
+        const dsb_stream_rate_policy pc = {0.5, 0.125, 2, 1};
+        static const step s[] = {
+            {1, 48, 24, "free, lost at 48: top 48, F = 48, cap 24, hold 2"},
+            {0, 24, 30, "+6"},
+            {0, 30, 36, "+6"},
+            {0, 36, 42, "+6: the plateau"},
+            {0, 42, 42, "hold 1 of 2"},
+            {0, 42, 42, "hold 2 of 2"},
+            {0, 42, 48, "tries F = 48 = top: kept there, paced (no removal)"},
+            {0, 48, 48, "clean at the kept cap: it stays"},
+            {0, 47.5, 48, "clean, sent a little under it: it stays"},
+            {1, 48, 24, "lost at the kept cap: F = 48, cap 24, hold doubled: 4"},
+            {0, 24, 30, "+6"},
+            {0, 30, 36, "+6"},
+            {0, 36, 42, "+6: the plateau"},
+            {0, 42, 42, "hold 1 of 4"},
+            {0, 42, 42, "hold 2 of 4"},
+            {0, 42, 42, "hold 3 of 4"},
+            {0, 42, 42, "hold 4 of 4"},
+            {0, 42, 48, "tries F = 48 = top: kept again"},
+        };
+        dsb_stream_rate_state st = run("pace", &pc, 0, s, sizeof s / sizeof s[0]);
+        CHECK(st.kept && st.own && st.removals == 0 && st.decreases == 2 && st.wait == 2,
+              "pace: kept, the policy's cap, no removal, 2 decreases, hold back at 2 (%d %d "
+              "%llu %llu %u)", st.kept, st.own, (unsigned long long)st.removals,
+              (unsigned long long)st.decreases, st.wait);
+        static const step t[] = {
+            {0, 40, 0, "free and clean: top 40"},
+            {1, 36, 18, "free, lost at 36: F = 36, cap 18; step 4.5, plateau 31.5"},
+            {0, 18, 22.5, "+4.5"},
+            {0, 22.5, 27, "+4.5"},
+            {0, 27, 31.5, "+4.5: the plateau"},
+            {0, 31.5, 31.5, "hold 1 of 2"},
+            {0, 31.5, 31.5, "hold 2 of 2"},
+            {0, 31.5, 36, "tries F = 36 (below top 40)"},
+            {0, 36, 40, "40.5 would pass top 40: kept at 40 itself"},
+            {0, 40, 40, "stays"},
+        };
+        st = run("pace, a step past top", &pc, 0, t, sizeof t / sizeof t[0]);
+        CHECK(st.kept && st.top == 40 && st.removals == 0, "pace past top: kept at 40");
+        static const step u[] = {
+            {0, 8, 8, "clean at the user's cap: top 8"},
+            {1, 8, 4, "lost at 8: F = 8, cap 4; step 1, plateau 7"},
+            {0, 4, 5, "+1"},
+            {0, 5, 6, "+1"},
+            {0, 6, 7, "+1: the plateau"},
+            {0, 7, 7, "hold 1 of 2"},
+            {0, 7, 7, "hold 2 of 2"},
+            {0, 7, 8, "tries F = 8 = the limit: back at the user's cap, as without pace"},
+        };
+        st = run("pace, the user's cap", &pc, 8, u, sizeof u / sizeof u[0]);
+        CHECK(!st.kept && !st.own && st.removals == 1, "pace, user's cap: the user's again");
+        static const step w[] = {
+            {0, 7.75, 8, "clean at the user's cap 8, sent at 7.75: top 7.75"},
+            {1, 7.875, 3.9375, "lost at the user's cap, sent at 7.875: top and F 7.875"},
+            {0, 3.9375, 4.921875, "+0.984375 (plateau 6.890625)"},
+            {0, 4.921875, 5.90625, "+0.984375"},
+            {0, 5.90625, 6.890625, "+0.984375: the plateau"},
+            {0, 6.890625, 6.890625, "hold 1 of 2"},
+            {0, 6.890625, 6.890625, "hold 2 of 2"},
+            {0, 6.890625, 8, "tries F = 7.875 = top, which is the rate under the user's cap: "
+                             "back at the user's 8, not kept at 7.875"},
+        };
+        st = run("pace, top under the user's cap", &pc, 8, w, sizeof w / sizeof w[0]);
+        CHECK(!st.kept && !st.own && st.removals == 1, "pace, top under the user's cap: the "
+              "user's again");
+    }
     { /* the floor: never below 0.01 Gb/s */
         static const step s[] = {
             {1, 0.015, 0.01, "lost at 0.015: half is 0.0075, the floor 0.01"},
@@ -206,7 +294,11 @@ int main(void)
         p.hold = 1001;
         m = dsb_stream_rate_policy_check(&p);
         CHECK(m && strstr(m, "hold"), "hold 1001 refused: %s", m ? m : "(accepted)");
-        p = (dsb_stream_rate_policy){0.05, 1, 1000};
+        p = d;
+        p.pace = 2;
+        m = dsb_stream_rate_policy_check(&p);
+        CHECK(m && strstr(m, "pace"), "pace 2 refused: %s", m ? m : "(accepted)");
+        p = (dsb_stream_rate_policy){0.05, 1, 1000, 1};
         CHECK(dsb_stream_rate_policy_check(&p) == NULL, "the bounds themselves accepted");
     }
     return check_done();

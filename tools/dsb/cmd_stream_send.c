@@ -39,11 +39,13 @@ static void usage(FILE *o)
             "  --rate-down F        after a pass sent again the cap is F x the rate that\n"
             "                       failed, 0.05 .. 0.95 (0.5)\n"
             "  --rate-up F          a clean pass at a cap raises it by F x the rate that last\n"
-            "                       failed, 0 .. 1 (0.125; 0: never raised); the cap goes once\n"
-            "                       it reaches the rate sent without it (or --rate)\n"
+            "                       failed, 0 .. 1 (0.125; 0: never raised), up to the rate\n"
+            "                       sent without it (or --rate)\n"
             "  --rate-hold N        clean passes one step below the rate that last failed\n"
-            "                       before trying it again, 0 .. 1000 (2); doubled after each\n"
+            "                       before trying it again, 0 .. 1000 (8); doubled after each\n"
             "                       resend at a cap\n"
+            "  --rate-pace 0|1      1 (default): once the cap is back at the rate sent without\n"
+            "                       it, it stays there (the sender paced); 0: it goes\n"
             "  --timeout S          give up after S s without an answer (30)\n"
             "  --json FILE          write the run, its rate policy and every attempt (pass,\n"
             "                       cap, rate, sent again or not) as one JSON object\n"
@@ -89,6 +91,7 @@ static void write_json(FILE *f, const dsb_stream_params *p, const dsb_stream_net
     json_kv_f64(&w, "rate_down", o->rate.down);
     json_kv_f64(&w, "rate_up", o->rate.up);
     json_kv_u64(&w, "rate_hold", o->rate.hold);
+    json_kv_u64(&w, "rate_pace", (uint64_t)o->rate.pace);
     json_kv_bool(&w, "ok", rc == 0);
     if (rc) json_kv_str(&w, "error", error);
     json_kv_u64(&w, "frames", st->frames);
@@ -164,6 +167,10 @@ int cmd_stream_send(int argc, char **argv)
             if (arg_f64(P, "--rate-up", v, 0, DSB_STREAM_RATE_UP_MAX, &o.rate.up)) return 2;
         } else if (arg_is(a, "--rate-hold")) {
             if (arg_u32(P, "--rate-hold", v, 0, DSB_STREAM_RATE_HOLD_MAX, &o.rate.hold)) return 2;
+        } else if (arg_is(a, "--rate-pace")) {
+            uint32_t pace;
+            if (arg_u32(P, "--rate-pace", v, 0, 1, &pace)) return 2;
+            o.rate.pace = (int)pace;
         } else if (arg_is(a, "--json")) {
             json_path = v;
         } else if (arg_is(a, "--timeout")) {

@@ -23,7 +23,11 @@
  * 1 % loss on one socket at the run's start), and the climb then ends in the
  * cap's removal: once the cap reaches the rate the sender reached free, a cap
  * no longer holds it back.  (On the H200 box's 8 sockets the twenty-second
- * session found 40 % of free attempts lost, none capped: docs/perf/NOTES-stream.md.) */
+ * session found 40 % of free attempts lost, none capped: docs/perf/NOTES-stream.md.)
+ * With `pace` the climb's end keeps the cap at that rate instead: the sender's
+ * threads then pace their batches (a sleep a batch) rather than burst, which
+ * is what the twenty-second session's free losses at average rates that capped
+ * attempts passed point to. */
 #include <math.h>
 #include <string.h>
 
@@ -35,7 +39,8 @@ void dsb_stream_rate_policy_default(dsb_stream_rate_policy *p)
 {
     p->down = 0.5;
     p->up = 0.125;
-    p->hold = 2;
+    p->hold = 8; /* twenty-fourth session: fewer probes above a receiver's capacity */
+    p->pace = 1; /* twenty-fourth session: no free attempts after the first loss */
 }
 
 const char *dsb_stream_rate_policy_check(const dsb_stream_rate_policy *p)
@@ -47,6 +52,7 @@ const char *dsb_stream_rate_policy_check(const dsb_stream_rate_policy *p)
         return "up: expected a fraction in [0, 1] (a clean pass's step, of the rate that "
                "failed)";
     if (p->hold > DSB_STREAM_RATE_HOLD_MAX) return "hold: expected 0 .. 1000 passes";
+    if (p->pace != 0 && p->pace != 1) return "pace: expected 0 (the cap goes at top) or 1 (it stays)";
     return NULL;
 }
 
@@ -71,12 +77,17 @@ double dsb_stream_rate_update(const dsb_stream_rate_policy *p, dsb_stream_rate_s
         s->failed = f;
         s->cap = fmax(DSB_STREAM_RATE_FLOOR, p->down * f);
         s->own = 1;
+        s->kept = 0;
         s->held = 0;
         s->decreases++;
         if (!(s->lowest > 0) || s->cap < s->lowest) s->lowest = s->cap;
         return s->cap;
     }
     if (!s->own || !(p->up > 0)) return s->cap;
+    if (s->kept) { /* paced at top and clean: it stays; the backoff is over */
+        s->wait = p->hold;
+        return s->cap;
+    }
     const double f = s->failed, step = p->up * f, plateau = f - step;
     if (ran >= f) s->wait = p->hold; /* F, or more, passed clean: the backoff is over */
     /* at the plateau also when the steps' sum missed it by a rounding (not a step of 1e-16) */
@@ -90,7 +101,16 @@ double dsb_stream_rate_update(const dsb_stream_rate_policy *p, dsb_stream_rate_s
     }
     s->held = 0;
     s->increases++;
-    if ((s->top > 0 && s->cap >= s->top) || (s->limit > 0 && s->cap >= s->limit)) {
+    const int at_limit = s->limit > 0 && s->cap >= s->limit;
+    /* with the user's cap the sender was paced by it already, and `top` is its rate under it:
+     * back at the user's cap, as without pace */
+    if (p->pace && !(s->limit > 0) && s->top > 0 && s->cap >= s->top) {
+        s->cap = s->top; /* paced at the rate seen free, not free */
+        s->kept = 1;
+        s->wait = p->hold;
+        return s->cap;
+    }
+    if ((s->top > 0 && s->cap >= s->top) || at_limit) {
         s->own = 0; /* back at the rate seen free: no cap (or the user's) */
         s->cap = s->limit;
         s->removals++;
