@@ -345,6 +345,26 @@ void dak_engine_destroy(dak_engine *e);
 /* Bytes the engine allocated (HBM, pinned host). */
 void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host);
 
+/* Where dak_engine_create's time went (seconds of wall time on the calling thread, each phase timed around its
+ * blocking calls; always recorded: a clock read a call, hundreds a layer).  The phases do not overlap on the calling
+ * thread, so total_s - their sum is the rest (kernel launches, events, the norms' vectors, graphs' contexts). */
+typedef struct {
+    double total_s;      /* dak_engine_create from its first check to its return */
+    double pin_s;        /* the weights' pinned host memory: allocating it, or waiting for the thread that pins it */
+    double pin_kv_s;     /* the KV cache's pinned host memory */
+    double hbm_s;        /* cudaMalloc */
+    double read_s;       /* checkpoint reads into the pinned load buffers (dak_eng_ckpt_bf16 / _f32) */
+    double wait_s;       /* waiting for the GPU: a load buffer's copy, a fill before packing, the final synchronise */
+    double pack_s;       /* packing on the GPU (dak_pack_rowmajor, which synchronises the device) */
+    double host_pack_s;  /* the host rows packed on the CPU from the load buffers */
+    double d2h_s;        /* the host rows copied from the GPU */
+    double d2d_s;        /* the HBM rows copied from the packing buffer */
+    double pinner_s;     /* beside the calling thread: the pinning thread's own time in cudaHostRegister / Alloc */
+    double read_bytes;   /* checkpoint bytes read (as bf16 / fp32) */
+    double pinned_bytes; /* the weights' pinned bytes (KV excluded) */
+} dak_eng_load_times;
+void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t);
+
 /* Prepares a run of prompt + tokens steps (<= max_len) with this placement and mode: views, GEMM
  * launches, one CUDA graph per step (captured here).  prompt >= 1.  DAK_ENG_UM also allocates and fills the
  * managed rows (refused past a quarter of the free HBM, or um_cap, or on a GPU without concurrent managed

@@ -101,6 +101,8 @@ struct dak_engine {
        and the attention's ([L][SMs][DAK_ATTN_STAMPS]: a plan has at most a CTA an SM) */
     uint64_t *dts;
     uint32_t act_grid;
+    /* dak_engine_create's phases (lt, while it runs; lt_create, as it returned) */
+    dak_eng_load_times lt, lt_create;
 };
 
 static void load_release(dak_engine *e);
@@ -148,6 +150,8 @@ extern "C" void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *hos
 {
     *hbm = e->hbm_bytes, *host = e->host_bytes;
 }
+
+extern "C" void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t) { *t = e->lt_create; }
 
 extern "C" int dak_engine_available(void)
 {
@@ -198,7 +202,9 @@ extern "C" void dak_engine_destroy(dak_engine *e)
 
 static int dmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
 {
+    const double t0 = bench_now_s();
     cudaError_t c = cudaMalloc(p, bytes ? bytes : 16);
+    e->lt.hbm_s += bench_now_s() - t0;
     if (c != cudaSuccess)
         return cm_fail(err, "engine: cudaMalloc of %zu bytes (%.2f GB allocated so far): %s", bytes,
                        e->hbm_bytes / 1e9, cudaGetErrorString(c));
@@ -206,9 +212,12 @@ static int dmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
     return 0;
 }
 
-static int hmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
+/* pinned, mapped host memory; its time added to *acc (dak_eng_load_times) */
+static int hmalloc(dak_engine *e, void **p, size_t bytes, double *acc, cm_err *err)
 {
+    const double t0 = bench_now_s();
     cudaError_t c = cudaHostAlloc(p, bytes ? bytes : 16, cudaHostAllocMapped);
+    *acc += bench_now_s() - t0;
     if (c != cudaSuccess)
         return cm_fail(err, "engine: cudaHostAlloc of %zu pinned bytes (%.2f GB so far): %s", bytes,
                        e->host_bytes / 1e9, cudaGetErrorString(c));
@@ -229,7 +238,9 @@ static int load_take(dak_engine *e, void **buf, cm_err *err)
         ECU(cudaHostAlloc(&e->ld[i], LOAD_CHUNK, cudaHostAllocDefault));
         ECU(cudaEventCreateWithFlags(&e->ld_ev[i], cudaEventDisableTiming));
     } else {
+        const double t0 = bench_now_s();
         ECU(cudaEventSynchronize(e->ld_ev[i]));
+        e->lt.wait_s += bench_now_s() - t0;
     }
     *buf = e->ld[i];
     return 0;
@@ -273,7 +284,10 @@ static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst
     for (uint64_t r = 0; r < have; r += step) {
         const uint64_t k = have - r < step ? have - r : step;
         void *buf;
-        if (load_take(e, &buf, err) || dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)buf, err)) return -1;
+        if (load_take(e, &buf, err)) return -1;
+        const double t0 = bench_now_s();
+        if (dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)buf, err)) return -1;
+        e->lt.read_s += bench_now_s() - t0, e->lt.read_bytes += (double)(k * p.cols * 2);
         ECU(cudaMemcpyAsync(dst + r * p.cols, buf, (size_t)(k * p.cols * 2), cudaMemcpyHostToDevice, e->st));
         if (load_sent(e, err)) return -1;
     }
@@ -293,7 +307,10 @@ static int put_f32(dak_engine *e, uint32_t tensor, float *dst, cm_err *err)
         return 0;
     }
     void *buf;
-    if (load_take(e, &buf, err) || dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)buf, err)) return -1;
+    if (load_take(e, &buf, err)) return -1;
+    const double t0 = bench_now_s();
+    if (dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)buf, err)) return -1;
+    e->lt.read_s += bench_now_s() - t0, e->lt.read_bytes += (double)p.cols * 4;
     ECU(cudaMemcpyAsync(dst, buf, (size_t)p.cols * 4, cudaMemcpyHostToDevice, e->st));
     return load_sent(e, err);
 }
@@ -343,12 +360,17 @@ static int lin_store(dak_engine *e, lin_t *w, const uint16_t *scratch, uint16_t 
 {
     size_t row = (size_t)w->K * 2;
     if (dmalloc(e, (void **)&w->dev_rows, (size_t)(w->M - w->d_from) * row, err) ||
-        hmalloc(e, (void **)&w->host_rows, (size_t)w->h_rows * row, err) ||
-        dak_pack_rowmajor(scratch, packed, w->M, w->K, err))
+        hmalloc(e, (void **)&w->host_rows, (size_t)w->h_rows * row, &e->lt.pin_s, err))
         return -1;
+    e->lt.pinned_bytes += (double)w->h_rows * row;
+    double t0 = bench_now_s(), t1;
+    if (dak_pack_rowmajor(scratch, packed, w->M, w->K, err)) return -1;
+    t1 = bench_now_s(), e->lt.pack_s += t1 - t0;
     ECU(cudaMemcpy(w->host_rows, packed, (size_t)w->h_rows * row, cudaMemcpyDeviceToHost));
+    t0 = bench_now_s(), e->lt.d2h_s += t0 - t1;
     ECU(cudaMemcpy(w->dev_rows, packed + (size_t)w->d_from * w->K, (size_t)(w->M - w->d_from) * row,
                    cudaMemcpyDeviceToDevice));
+    e->lt.d2d_s += bench_now_s() - t0;
     return 0;
 }
 
@@ -357,6 +379,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
 {
     *out = NULL;
     err->msg[0] = '\0';
+    const double t_create = bench_now_s();
     if (dak_eng_model_gpu_check(m, err)) return -1;
     if (batch < 1 || batch > 4096) return cm_fail(err, "engine: batch %u: expected 1..4096", batch);
     if (max_len < 1 || max_len > 65536 || (m->cfg.arch == DAK_ARCH_OPT && max_len > m->cfg.max_pos))
@@ -458,10 +481,12 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                 if (put_f32(e, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), w->bias + row0, err)) goto fail;
                 row0 += Mp;
             }
+            const double t0 = bench_now_s();
             if (cudaStreamSynchronize(e->st) != cudaSuccess) {
                 cm_fail(err, "engine: fill failed");
                 goto fail;
             }
+            e->lt.wait_s += bench_now_s() - t0;
             if (lin_store(e, w, scratch, packed, err)) goto fail;
         }
         if (oo.verbose) bench_progress(&prog, l + 1);
@@ -497,7 +522,8 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                             cudaMemcpyDeviceToDevice, e->st) != cudaSuccess)
             goto fail;
         if (!e->opt) {
-            if (hmalloc(e, (void **)&e->emb_host, (size_t)e->emb_h_rows * H * 2, err)) goto fail;
+            if (hmalloc(e, (void **)&e->emb_host, (size_t)e->emb_h_rows * H * 2, &e->lt.pin_s, err)) goto fail;
+            e->lt.pinned_bytes += (double)e->emb_h_rows * H * 2;
             if (cudaMemcpyAsync(e->emb_host, packed, (size_t)e->emb_h_rows * H * 2, cudaMemcpyDeviceToHost, e->st) !=
                 cudaSuccess)
                 goto fail;
@@ -511,10 +537,12 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         w->M = e->Vp, w->K = H;
         w->h_rows = dp ? dp->lm_rows_host : w->M, w->d_from = dp ? w->h_rows : 0;
         if (fill_rows(e, L, 0, scratch, w->M, err)) goto fail;
+        const double t0 = bench_now_s();
         if (cudaStreamSynchronize(e->st) != cudaSuccess) {
             cm_fail(err, "engine: fill failed");
             goto fail;
         }
+        e->lt.wait_s += bench_now_s() - t0;
         if (lin_store(e, w, scratch, packed, err)) goto fail;
     }
     if (!e->opt) {
@@ -541,7 +569,8 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         for (uint32_t l = 0; l < L; l++) {
             e->kv_h[l] = dp ? dp->batch_host[l] : B, e->kv_d[l] = dp ? dp->batch_host[l] : 0;
             size_t hb = e->kv_h[l] * ent, db = (B - e->kv_d[l]) * ent;
-            if (hmalloc(e, (void **)&e->kh[l], hb, err) || hmalloc(e, (void **)&e->vh[l], hb, err) ||
+            if (hmalloc(e, (void **)&e->kh[l], hb, &e->lt.pin_kv_s, err) ||
+                hmalloc(e, (void **)&e->vh[l], hb, &e->lt.pin_kv_s, err) ||
                 dmalloc(e, (void **)&e->kd[l], db, err) || dmalloc(e, (void **)&e->vd[l], db, err))
                 goto fail;
         }
@@ -575,13 +604,19 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         if (oo.diag_times && (dmalloc(e, (void **)&e->dts, nts, err) || cudaMemset(e->dts, 0, nts) != cudaSuccess))
             goto fail;
     }
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-        cm_fail(err, "engine: initialisation failed: %s", cudaGetErrorString(cudaGetLastError()));
-        goto fail;
+    {
+        const double t0 = bench_now_s();
+        if (cudaDeviceSynchronize() != cudaSuccess) {
+            cm_fail(err, "engine: initialisation failed: %s", cudaGetErrorString(cudaGetLastError()));
+            goto fail;
+        }
+        e->lt.wait_s += bench_now_s() - t0;
     }
     cudaFree(scratch), cudaFree(packed);
     load_release(e);
     e->hbm_bytes -= scratch_n * 4;
+    e->lt.total_s = bench_now_s() - t_create;
+    e->lt_create = e->lt;
     *out = e;
     return 0;
 fail:
