@@ -36,7 +36,7 @@ static void usage(FILE *o)
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
             "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH]\n"
-            "                  [--load-times 0|1] [--backend auto|gpu|cpu] [--json FILE]\n\n"
+            "                  [--load-times 0|1] [--load-pin register|alloc] [--backend auto|gpu|cpu] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --backend WHERE  gpu: the engine over offload ratios (below); cpu: greedy decoding by the CPU reference\n"
@@ -72,6 +72,9 @@ static void usage(FILE *o)
             "  --json FILE      write the results as JSON ('-' for stdout)\n"
             "  --load-times 0|1 1: where each engine creation's time went (pinning, reads, copies, packing: a line\n"
             "                   on stderr, and load_times in --json); 0 (default): not printed\n"
+            "  --load-pin HOW   how the weights' pinned host rows are made, a layer at a time on a thread beside the\n"
+            "                   load: register (default: ordinary memory, written as the checkpoint is read, then\n"
+            "                   cudaHostRegister) or alloc (a cudaHostAlloc a layer, before it loads)\n"
             "  --weights PATH   the weights from a checkpoint in the Hugging Face layout: a .safetensors file, or a\n"
             "                   folder with model.safetensors.index.json (shards) or model.safetensors (BF16, F16 or\n"
             "                   F32; read as bf16); default: the --model folder's checkpoint if it has one, else\n"
@@ -292,7 +295,7 @@ static void run_json_head(json_w *w, const char *backend, const char *path, cons
 /* the options that only the GPU engine reads (refused with --backend cpu) */
 static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",      "--host-mem",     "--gpu-mem",
                                              "--deploy",      "--profile",       "--pdl",          "--breakdown",
-                                             "--load-times",
+                                             "--load-times",  "--load-pin",
                                              "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
                                              "--gemm-pre-none", "--norm-trigger", "--norm-narrow",
                                              "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn"};
@@ -492,7 +495,7 @@ static int decode(int argc, char **argv, decode_held *h)
     int prompt_given = 0;
     dak_eng_opts defaults;
     dak_eng_opts_default(&defaults);
-    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0;
+    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
     uint32_t pre_none = defaults.gemm_pre_none, gemm_window = 0, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
@@ -591,6 +594,14 @@ static int decode(int argc, char **argv, decode_held *h)
             fit = !strcmp(v, "fit");
             if (fit) nr = 1;
             else if (parse_ratios(v, ratios, &nr)) return 2;
+        } else if (arg_is(a, "--load-pin")) {
+            VAL();
+            if (!strcmp(v, "register")) load_pin = DAK_ENG_PIN_REGISTER;
+            else if (!strcmp(v, "alloc")) load_pin = DAK_ENG_PIN_ALLOC;
+            else {
+                fprintf(stderr, "%s: --load-pin: expected register or alloc, got '%s'\n", prog, v);
+                return 2;
+            }
         } else if (arg_is(a, "--load-times")) {
             VAL();
             if (arg_u32(prog, "--load-times", v, 0, 1, &load_times)) return 2;
@@ -778,7 +789,7 @@ static int decode(int argc, char **argv, decode_held *h)
     eo.ckpt = h->ck, eo.prompt_ids = h->prompt_ids, eo.prompt_n = prompt_n;
     eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
-    eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none;
+    eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none, eo.load_pin = load_pin;
     eo.gemm_hbm_window = gemm_window, eo.gemm_stages = gemm_stages, eo.gemm_dyn = gemm_dyn;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
@@ -928,6 +939,7 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "gemm_hbm_window", gemm_window);
         json_kv_u64(&w, "gemm_stages", gemm_stages);
         json_kv_u64(&w, "gemm_dyn", gemm_dyn);
+        json_kv_str(&w, "load_pin", load_pin == DAK_ENG_PIN_ALLOC ? "alloc" : "register");
         if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */
             seq0_json(&w, h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)c->vocab, h->tk, prompt_text);
         json_kv_str(&w, "profile", h->prof.source);
