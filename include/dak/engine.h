@@ -214,6 +214,13 @@ const dak_st *dak_eng_ckpt_file(const dak_eng_ckpt *ck);
 int dak_eng_ckpt_bf16(const dak_eng_ckpt *ck, uint32_t tensor, uint64_t row0, uint64_t rows, uint16_t *dst,
                       cm_err *err);
 int dak_eng_ckpt_f32(const dak_eng_ckpt *ck, uint32_t tensor, uint64_t row0, uint64_t rows, float *dst, cm_err *err);
+/* Rows [row0, row0 + rows) of a row-major matrix with K columns (src: those rows, K elements each; NULL: zeros)
+ * written where they belong in dst, the same matrix in the split GEMM's packed layout (dak/tiered.h: tile rows of 64
+ * as K / 64 blocks of 64 x 64, each row's 16-byte chunk j at j ^ (row % 8)); rows outside the range are not touched,
+ * so any range, aligned or not, packs on its own.  On up to `threads` threads (0 or 1: the caller's) when the rows
+ * hold 8 MiB or more.  The engine packs a checkpoint's host rows with it as it reads them.  K: a multiple of 64. */
+int dak_eng_pack_rows(uint16_t *dst, const uint16_t *src, uint64_t row0, uint64_t rows, uint32_t K, unsigned threads,
+                      cm_err *err);
 /* Writes model m's synthetic parameters (seed) as one safetensors file under the Hugging Face names (OPT:
  * "model.decoder."; BF16 or F32, which hold them exactly): a checkpoint the engine reads back to the same
  * values, for tests and for trying the path without a download.  verbose: a progress line on stderr. */
@@ -311,12 +318,20 @@ typedef struct {
                            diag_times) and the norms and activations theirs, for dak_engine_stamps (direct mode) */
     uint64_t um_cap;    /* DAK_ENG_UM: managed bytes allowed (0: a quarter of the HBM free at setup; never more
                            than that quarter, whatever is set here) */
+    uint32_t load_pin;  /* how the matrices' pinned host rows are made, on a thread beside the load (a range a layer):
+                           DAK_ENG_PIN_REGISTER (0, the default) or DAK_ENG_PIN_ALLOC (below) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
                                     so that any placement is a view (ratio sweeps); else a deployment of this
                                     placement: HBM holds only its HBM rows and entries, pinned memory only its host
                                     ones (what a model larger than the GPU needs), and dak_engine_setup accepts
                                     this placement only */
 } dak_eng_opts;
+
+/* dak_eng_opts.load_pin.  REGISTER: ordinary memory, whose pages the CPU touches first as it packs a checkpoint's
+ * rows (on the read threads), registered with cudaHostRegister once a layer's rows are written (synthetic weights,
+ * copied back from the GPU: before).  ALLOC: a cudaHostAlloc a layer, made before the layer loads. */
+#define DAK_ENG_PIN_REGISTER 0u
+#define DAK_ENG_PIN_ALLOC 1u
 
 /* What dak decode runs with: every field zero (the defaults written beside them above), then two measured on the H200
  * in the twenty-third session (NOTES-dak-engine.md): the out-projection's GEMM reads nothing before its wait
@@ -344,6 +359,26 @@ int dak_engine_create(dak_engine **e, const dak_eng_model *m, uint32_t batch, ui
 void dak_engine_destroy(dak_engine *e);
 /* Bytes the engine allocated (HBM, pinned host). */
 void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host);
+
+/* Where dak_engine_create's time went (seconds of wall time on the calling thread, each phase timed around its
+ * blocking calls; always recorded: a clock read a call, hundreds a layer).  The phases do not overlap on the calling
+ * thread, so total_s - their sum is the rest (kernel launches, events, the norms' vectors, graphs' contexts). */
+typedef struct {
+    double total_s;      /* dak_engine_create from its first check to its return */
+    double pin_s;        /* the weights' pinned host memory: allocating it, or waiting for the thread that pins it */
+    double pin_kv_s;     /* the KV cache's pinned host memory */
+    double hbm_s;        /* cudaMalloc */
+    double read_s;       /* checkpoint reads into the pinned load buffers (dak_eng_ckpt_bf16 / _f32) */
+    double wait_s;       /* waiting for the GPU: a load buffer's copy, a fill before packing, the final synchronise */
+    double pack_s;       /* packing on the GPU (dak_pack_rowmajor, which synchronises the device) */
+    double host_pack_s;  /* the host rows packed on the CPU from the load buffers */
+    double d2h_s;        /* the host rows copied from the GPU */
+    double d2d_s;        /* the HBM rows copied from the packing buffer */
+    double pinner_s;     /* beside the calling thread: the pinning thread's own time in cudaHostRegister / Alloc */
+    double read_bytes;   /* checkpoint bytes read (as bf16 / fp32) */
+    double pinned_bytes; /* the weights' pinned bytes (KV excluded) */
+} dak_eng_load_times;
+void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t);
 
 /* Prepares a run of prompt + tokens steps (<= max_len) with this placement and mode: views, GEMM
  * launches, one CUDA graph per step (captured here).  prompt >= 1.  DAK_ENG_UM also allocates and fills the

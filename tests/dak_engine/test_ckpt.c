@@ -3,7 +3,8 @@
  * (a synthetic checkpoint written and read back gives the CPU reference the same logits, bit for bit, as the
  * synthetic parameters; a checkpoint of the wrong model, a missing tensor or a wrong shape refused), and large
  * reads split across threads (the values written, whatever the thread count and range; a file cut under the
- * reader fails with the one-thread message). */
+ * reader fails with the one-thread message), and the packed layout written on the CPU (dak_eng_pack_rows: every
+ * element where the layout's inverse says, rows outside the range untouched, on 1 to 4 threads). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -615,6 +616,51 @@ static void binding_refusals(void)
     dak_st_close(st);
 }
 
+/* The packed layout read backwards, element by element: dst element q is block q / 4096 (tile row mt, column block
+ * kc), row rr of it, 16-byte position p, element w; it holds source row mt * 64 + rr, chunk kc * 8 + (p ^ (rr % 8)). */
+static uint64_t packed_source(uint64_t q, uint32_t K)
+{
+    const uint64_t b = q / 4096u, rr = q % 4096u / 64u, p = q % 64u / 8u, w = q % 8u;
+    const uint64_t mt = b / (K / 64u), kc = b % (K / 64u);
+    return (mt * 64u + rr) * K + (kc * 8u + (p ^ (rr % 8u))) * 8u + w;
+}
+
+/* rows [r0, r0 + n) of an M x K matrix (src: the whole matrix, element i holding i's hash; NULL: zeros) packed into
+ * a dst prefilled with 0xFFFF: each element of the range where the inverse says, the rest still 0xFFFF */
+static void pack_case(uint32_t M, uint32_t K, uint64_t r0, uint64_t n, unsigned threads, int zeros)
+{
+    const size_t e = (size_t)M * K;
+    uint16_t *src = malloc(e * 2), *dst = malloc(e * 2);
+    for (size_t i = 0; i < e; i++) src[i] = (uint16_t)((i * 2654435761u >> 7) ^ i) | 1u; /* never 0 or 0xFFFF */
+    for (size_t i = 0; i < e; i++) src[i] = src[i] == 0xFFFFu ? 0x1234u : src[i];
+    memset(dst, 0xFF, e * 2);
+    cm_err err = {{0}};
+    CHECK(dak_eng_pack_rows(dst, zeros ? NULL : src + r0 * K, r0, n, K, threads, &err) == 0, "pack: %s", err.msg);
+    size_t bad = 0, first = e;
+    for (size_t q = 0; q < e; q++) {
+        const uint64_t s = packed_source(q, K), row = s / K;
+        const uint16_t want = row >= r0 && row < r0 + n ? (zeros ? 0 : src[s]) : 0xFFFFu;
+        if (dst[q] != want && bad++ == 0) first = q;
+    }
+    CHECK(bad == 0, "pack %u x %u rows [%llu, %llu) on %u threads%s: %zu elements wrong, the first at %zu", M, K,
+          (unsigned long long)r0, (unsigned long long)(r0 + n), threads, zeros ? " (zeros)" : "", bad, first);
+    free(src), free(dst);
+}
+
+static void host_pack(void)
+{
+    pack_case(320, 256, 0, 320, 1, 0);   /* whole */
+    pack_case(320, 256, 5, 70, 1, 0);    /* a range across tile rows, unaligned at both ends */
+    pack_case(192, 64, 63, 2, 1, 0);     /* one block a tile row, a range across one boundary */
+    pack_case(1152, 4096, 37, 1100, 4, 0); /* 8.6 MiB: split over 4 threads */
+    pack_case(1152, 4096, 0, 1152, 3, 0);
+    pack_case(1152, 4096, 100, 1030, 4, 1); /* zeros, on threads */
+    pack_case(320, 256, 100, 30, 2, 1);
+    cm_err err = {{0}};
+    uint16_t d[64];
+    CHECK(dak_eng_pack_rows(d, NULL, 0, 1, 100, 1, &err) != 0 && strstr(err.msg, "K = 100"), "K 100: %s", err.msg);
+}
+
 int main(void)
 {
     if (test_tmpdir_make(dir, sizeof dir, "dak-ckpt")) return 1;
@@ -630,6 +676,7 @@ int main(void)
     ref_roundtrip(DAK_ARCH_LLAMA, DAK_ST_F32, 2);
     binding_refusals();
     parallel_reads();
+    host_pack();
     test_tmpdir_remove(dir);
     return check_done();
 }

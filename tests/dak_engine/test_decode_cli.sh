@@ -107,6 +107,11 @@ expect 2 "--gemm-stages" -- "$dak" decode --tiny opt --gemm-stages
 expect 2 "--gemm-dyn: expected an integer in \[0, 1\], got '2'" -- "$dak" decode --tiny opt --gemm-dyn 2
 expect 2 "--pdl" -- "$dak" decode --tiny opt --gemm-stages 0 --gemm-hbm-window 3 --gemm-dyn 1 --pdl 3
 expect 2 "--diag-times: expected --deploy 0" -- "$dak" decode --tiny opt --deploy 1 --diag-times "$tmp/t.json"
+expect 2 "--load-times: expected an integer in \[0, 1\], got '2'" -- "$dak" decode --tiny opt --load-times 2
+expect 2 "--load-times" -- "$dak" decode --tiny opt --load-times
+expect 2 "--load-times: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --load-times 1
+expect 2 "--load-pin: expected register or alloc, got 'mlock'" -- "$dak" decode --tiny opt --load-pin mlock
+expect 2 "--load-pin: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --load-pin alloc
 # --backend cpu: greedy decoding by the CPU reference; the checkpoint's path (read, converted) against the synthetic
 # fill, both on the CPU: the same tokens
 expect 2 "--backend: expected auto, gpu or cpu, got 'npu'" -- "$dak" decode --tiny opt --backend npu

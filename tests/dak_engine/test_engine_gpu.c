@@ -8,7 +8,9 @@
  * cap, a deployment without the KV cache in HBM) leave the engine usable.  ckpt_case: an engine reading a
  * checkpoint of its own synthetic parameters (dak_eng_ckpt_write_synthetic, BF16 and F32) gives the synthetic
  * engine's logits bit for bit (direct and unified memory at r = 0.3), and one fed a prompt of token ids
- * (dak_eng_opts.prompt_ids) matches the CPU reference fed the same ids.
+ * (dak_eng_opts.prompt_ids) matches the CPU reference fed the same ids; a deployment of the r = 0.3 placement read
+ * from the checkpoint (its host rows packed on the CPU as they are read, only that placement's) gives the full
+ * synthetic engine's logits (direct and prefetch), with the host rows pinned the other way (dak_eng_opts.load_pin).
  * Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
  *   max |gpu - ref| <= 2e-2 x max |ref|   (bf16 rounding of the GEMM inputs, fp32 sums in another order);
  * the greedy tokens equal the reference's argmax wherever its top-2 margin exceeds twice that bound. */
@@ -389,7 +391,8 @@ static int run_logits(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode,
     return 0;
 }
 
-static void ckpt_case(dak_arch arch, dak_st_dtype dt)
+/* load_pin: the full checkpoint engine's (dak_eng_opts.load_pin); its deployment takes the other */
+static void ckpt_case(dak_arch arch, dak_st_dtype dt, uint32_t load_pin)
 {
     const char *an = arch == DAK_ARCH_OPT ? "opt" : "llama";
     const uint32_t batch = 3;
@@ -413,7 +416,7 @@ static void ckpt_case(dak_arch arch, dak_st_dtype dt)
     dak_eng_opts oc = o;
     int ok = dak_eng_ckpt_write_synthetic(&m, W, dt, path, 0, &err) == 0 && dak_eng_ckpt_open(&ck, dir, &m, &err) == 0 &&
              dak_engine_create(&es, &m, batch, S, W, &o, &err) == 0;
-    oc.ckpt = ck;
+    oc.ckpt = ck, oc.load_pin = load_pin;
     ok = ok && dak_engine_create(&ec, &m, batch, S, SEED, &oc, &err) == 0;
     CHECK(ok, "%s checkpoint engines: %s", an, err.msg);
     uint32_t V = (uint32_t)m.cfg.vocab;
@@ -436,6 +439,38 @@ static void ckpt_case(dak_arch arch, dak_st_dtype dt)
         printf("%-5s checkpoint (%s) %-6s r 0.3: %zu logits, %zu differ from the synthetic engine's\n", an,
                dt == DAK_ST_BF16 ? "BF16" : "F32", dak_eng_mode_name(modes[k]), nl, diff);
     }
+    /* a deployment of the r = 0.3 placement read from the checkpoint, pinned the other way, against the full
+     * synthetic engine's logits (ls: direct, the loop's last run; then prefetch); lc keeps the checkpoint engine's
+     * direct logits for the reference below */
+    float *lx = malloc(nl * 4);
+    static const dak_eng_mode dmodes[2] = {DAK_ENG_DIRECT, DAK_ENG_PREFETCH};
+    for (int k = 0; ok && k < 2; k++) {
+        dak_eng_opts od = oc;
+        od.deploy = &pl, od.load_pin = load_pin == DAK_ENG_PIN_ALLOC ? DAK_ENG_PIN_REGISTER : DAK_ENG_PIN_ALLOC;
+        dak_engine *ed = NULL;
+        int r = (k == 1 && run_logits(es, &pl, dmodes[k], batch, V, ls, &err)) ||
+                dak_engine_create(&ed, &m, batch, S, SEED, &od, &err) ||
+                run_logits(ed, &pl, dmodes[k], batch, V, lx, &err);
+        CHECK(r == 0, "%s deployed checkpoint %s: %s", an, dak_eng_mode_name(dmodes[k]), err.msg);
+        size_t diff = 0;
+        double mx = 0, ea = 0;
+        for (size_t i = 0; !r && i < nl; i++) {
+            diff += memcmp(&ls[i], &lx[i], 4) != 0;
+            mx = fmax(mx, fabs(ls[i]));
+            const double d = fabs((double)ls[i] - lx[i]);
+            if (!(d <= ea)) ea = d;
+        }
+        /* the same placement through the same kernels: equal in practice; a row packed into the wrong place errs
+         * by the size of the logits themselves */
+        CHECK(!r && ea <= 1e-3 * mx, "%s deployed %s checkpoint (%s) r 0.3: max |diff| %g against max |logit| %g (%zu differ)",
+              an, dt == DAK_ST_BF16 ? "BF16" : "F32", dak_eng_mode_name(dmodes[k]), ea, mx, diff);
+        printf("%-5s deployed checkpoint (%s, pinned by %s) %-8s r 0.3: %zu logits, %zu differ from the synthetic "
+               "engine's (max |diff| %.2e)\n",
+               an, dt == DAK_ST_BF16 ? "BF16" : "F32", od.load_pin == DAK_ENG_PIN_ALLOC ? "alloc" : "register",
+               dak_eng_mode_name(dmodes[k]), nl, diff, ea);
+        dak_engine_destroy(ed);
+    }
+    free(lx);
     /* the checkpoint engine's direct run against the reference reading the same checkpoint, fed the same ids */
     dak_eng_ref *ref = NULL;
     if (ok) {
@@ -524,8 +559,8 @@ int main(void)
 {
     um_refusals();
     skip_case();
-    ckpt_case(DAK_ARCH_OPT, DAK_ST_BF16);
-    ckpt_case(DAK_ARCH_LLAMA, DAK_ST_F32);
+    ckpt_case(DAK_ARCH_OPT, DAK_ST_BF16, DAK_ENG_PIN_REGISTER);
+    ckpt_case(DAK_ARCH_LLAMA, DAK_ST_F32, DAK_ENG_PIN_ALLOC);
     run_case(DAK_ARCH_OPT, 1, 0, 0, 0);
     run_case(DAK_ARCH_OPT, 5, 0, 0, 0);
     run_case(DAK_ARCH_LLAMA, 1, 0, 0, 0);

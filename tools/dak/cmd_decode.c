@@ -36,7 +36,7 @@ static void usage(FILE *o)
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
             "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH]\n"
-            "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
+            "                  [--load-times 0|1] [--load-pin register|alloc] [--backend auto|gpu|cpu] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --backend WHERE  gpu: the engine over offload ratios (below); cpu: greedy decoding by the CPU reference\n"
@@ -70,6 +70,11 @@ static void usage(FILE *o)
             "                   step re-captured with a timing event after each operation, median of REPS\n"
             "                   replays (0, the default: off; at most 1000)\n"
             "  --json FILE      write the results as JSON ('-' for stdout)\n"
+            "  --load-times 0|1 1: where each engine creation's time went (pinning, reads, copies, packing: a line\n"
+            "                   on stderr, and load_times in --json); 0 (default): not printed\n"
+            "  --load-pin HOW   how the weights' pinned host rows are made, a layer at a time on a thread beside the\n"
+            "                   load: register (default: ordinary memory, written as the checkpoint is read, then\n"
+            "                   cudaHostRegister) or alloc (a cudaHostAlloc a layer, before it loads)\n"
             "  --weights PATH   the weights from a checkpoint in the Hugging Face layout: a .safetensors file, or a\n"
             "                   folder with model.safetensors.index.json (shards) or model.safetensors (BF16, F16 or\n"
             "                   F32; read as bf16); default: the --model folder's checkpoint if it has one, else\n"
@@ -290,6 +295,7 @@ static void run_json_head(json_w *w, const char *backend, const char *path, cons
 /* the options that only the GPU engine reads (refused with --backend cpu) */
 static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",      "--host-mem",     "--gpu-mem",
                                              "--deploy",      "--profile",       "--pdl",          "--breakdown",
+                                             "--load-times",  "--load-pin",
                                              "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
                                              "--gemm-pre-none", "--norm-trigger", "--norm-narrow",
                                              "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn"};
@@ -352,6 +358,7 @@ typedef struct {
     double op_host[16];
     dak_eng_breakdown bk[NMODES];
     double hbm, host;        /* --deploy: the engine's allocation for this ratio */
+    dak_eng_load_times lt;   /* --deploy: where its creation's time went */
     double um_bytes, um_moved; /* um: the managed allocation, and the rows a step moves */
 } row_t;
 
@@ -409,6 +416,38 @@ static int breakdown(dak_engine *e, uint32_t reps, const char *label, dak_eng_br
     return 0;
 }
 
+/* --load-times: where an engine creation's time went, a line on stderr */
+static void load_times_print(const char *what, const dak_eng_load_times *t)
+{
+    const double parts = t->pin_s + t->pin_kv_s + t->hbm_s + t->read_s + t->wait_s + t->pack_s + t->host_pack_s +
+                         t->d2h_s + t->d2d_s;
+    fprintf(stderr,
+            "load %s: %.3f s (%.3f GB pinned, %.3f GB read): pin %.3f, kv pin %.3f, hbm %.3f, read %.3f, wait %.3f, "
+            "gpu pack %.3f, host pack %.3f, d2h %.3f, d2d %.3f, rest %.3f s; pinning thread %.3f s\n",
+            what, t->total_s, t->pinned_bytes / 1e9, t->read_bytes / 1e9, t->pin_s, t->pin_kv_s, t->hbm_s, t->read_s,
+            t->wait_s, t->pack_s, t->host_pack_s, t->d2h_s, t->d2d_s, t->total_s - parts, t->pinner_s);
+}
+
+static void load_times_json(json_w *w, const dak_eng_load_times *t)
+{
+    json_key(w, "load_times");
+    json_obj_begin(w);
+    json_kv_f64(w, "total_s", t->total_s);
+    json_kv_f64(w, "pin_s", t->pin_s);
+    json_kv_f64(w, "pin_kv_s", t->pin_kv_s);
+    json_kv_f64(w, "hbm_s", t->hbm_s);
+    json_kv_f64(w, "read_s", t->read_s);
+    json_kv_f64(w, "wait_s", t->wait_s);
+    json_kv_f64(w, "gpu_pack_s", t->pack_s);
+    json_kv_f64(w, "host_pack_s", t->host_pack_s);
+    json_kv_f64(w, "d2h_s", t->d2h_s);
+    json_kv_f64(w, "d2d_s", t->d2d_s);
+    json_kv_f64(w, "pinner_s", t->pinner_s);
+    json_kv_f64(w, "read_bytes", t->read_bytes);
+    json_kv_f64(w, "pinned_bytes", t->pinned_bytes);
+    json_obj_end(w);
+}
+
 static void breakdown_json(json_w *w, const char *key, const dak_eng_breakdown *b)
 {
     json_key(w, key);
@@ -456,11 +495,11 @@ static int decode(int argc, char **argv, decode_held *h)
     int prompt_given = 0;
     dak_eng_opts defaults;
     dak_eng_opts_default(&defaults);
-    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0;
+    uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
     uint32_t pre_none = defaults.gemm_pre_none, gemm_window = 0, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
-    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0;
+    uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0, load_times = 0;
     int fit = 0;
     uint64_t seed = 1, host_cap = UINT64_C(96) << 30, gpu_cap = 0;
     double ratios[MAX_RATIOS] = {0, 10, 20, 40, 60, 80, 100};
@@ -555,6 +594,17 @@ static int decode(int argc, char **argv, decode_held *h)
             fit = !strcmp(v, "fit");
             if (fit) nr = 1;
             else if (parse_ratios(v, ratios, &nr)) return 2;
+        } else if (arg_is(a, "--load-pin")) {
+            VAL();
+            if (!strcmp(v, "register")) load_pin = DAK_ENG_PIN_REGISTER;
+            else if (!strcmp(v, "alloc")) load_pin = DAK_ENG_PIN_ALLOC;
+            else {
+                fprintf(stderr, "%s: --load-pin: expected register or alloc, got '%s'\n", prog, v);
+                return 2;
+            }
+        } else if (arg_is(a, "--load-times")) {
+            VAL();
+            if (arg_u32(prog, "--load-times", v, 0, 1, &load_times)) return 2;
         } else if (arg_is(a, "--deploy")) {
             VAL();
             if (arg_u32(prog, "--deploy", v, 0, 1, &deploy)) return 2;
@@ -713,6 +763,8 @@ static int decode(int argc, char **argv, decode_held *h)
     double total = dak_ops_total_bytes(h->ops, nops), tpot0 = NAN;
     dak_eng_breakdown bk0;
     memset(&bk0, 0, sizeof bk0);
+    dak_eng_load_times lt0;
+    memset(&lt0, 0, sizeof lt0);
     const dak_model_config *c = &m.cfg;
     /* bytes read per decode step: every weight (a gather: B rows) and the KV cache at the mean length */
     double wread = 0, kvread = 0;
@@ -737,7 +789,7 @@ static int decode(int argc, char **argv, decode_held *h)
     eo.ckpt = h->ck, eo.prompt_ids = h->prompt_ids, eo.prompt_n = prompt_n;
     eo.diag_skip = diag_skip, eo.diag_empty = diag_empty;
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
-    eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none;
+    eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none, eo.load_pin = load_pin;
     eo.gemm_hbm_window = gemm_window, eo.gemm_stages = gemm_stages, eo.gemm_dyn = gemm_dyn;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
@@ -756,6 +808,8 @@ static int decode(int argc, char **argv, decode_held *h)
             fprintf(stderr, "%s: %s\n", prog, err.msg);
             goto done;
         }
+        dak_engine_load_times(h->e, &lt0);
+        if (load_times) load_times_print("(full copies)", &lt0);
         uint64_t hb, hh;
         dak_engine_mem(h->e, &hb, &hh);
         printf("engine: %.2f GB HBM, %.2f GB pinned host (full copies of weights and KV cache, so that every "
@@ -801,6 +855,12 @@ static int decode(int argc, char **argv, decode_held *h)
                 fprintf(stderr, "%s: ratio %g %%: %s\n", prog, ratios[k], err.msg);
                 dak_eng_place_free(&pl);
                 goto done;
+            }
+            dak_engine_load_times(h->e, &rw->lt);
+            if (load_times) {
+                char what[64];
+                snprintf(what, sizeof what, "(deployment r = %g %%)", ratios[k]);
+                load_times_print(what, &rw->lt);
             }
             uint64_t hb, hh;
             dak_engine_mem(h->e, &hb, &hh);
@@ -879,6 +939,7 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "gemm_hbm_window", gemm_window);
         json_kv_u64(&w, "gemm_stages", gemm_stages);
         json_kv_u64(&w, "gemm_dyn", gemm_dyn);
+        json_kv_str(&w, "load_pin", load_pin == DAK_ENG_PIN_ALLOC ? "alloc" : "register");
         if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */
             seq0_json(&w, h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)c->vocab, h->tk, prompt_text);
         json_kv_str(&w, "profile", h->prof.source);
@@ -888,6 +949,7 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "deploy", deploy);
         if (gpu_cap) json_kv_u64(&w, "gpu_mem", gpu_cap);
         json_kv_f64(&w, "tpot_r0_s", tpot0);
+        if (load_times && !deploy) load_times_json(&w, &lt0);
         if (bk_reps) breakdown_json(&w, "breakdown_r0", &bk0);
         json_key(&w, "rows");
         json_arr_begin(&w);
@@ -898,6 +960,7 @@ static int decode(int argc, char **argv, decode_held *h)
             json_kv_f64(&w, "host_bytes", rw->host_bytes);
             json_kv_f64(&w, "predicted_step_s", rw->pred);
             if (deploy) json_kv_f64(&w, "engine_hbm_bytes", rw->hbm), json_kv_f64(&w, "engine_host_bytes", rw->host);
+            if (deploy && load_times) load_times_json(&w, &rw->lt);
             for (int md = 0; md < NMODES; md++) {
                 if (!rw->ran[md]) continue;
                 const char *mn = dak_eng_mode_name((dak_eng_mode)md);

@@ -4,9 +4,11 @@
  * unified-memory (page fault) baseline and the step breakdown. */
 #include <cuda_runtime.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 extern "C" {
 #include "common/bench.h"
@@ -29,6 +31,26 @@ extern "C" {
 
 /* A layer's stored matrices (dak_eng_stack_parts: q/k/v and gate/up stacked), by short names here */
 enum { W_QKV = DAK_ENG_W_QKV, W_O = DAK_ENG_W_O, W_IN = DAK_ENG_W_IN, W_OUT = DAK_ENG_W_OUT, NW = DAK_ENG_NW };
+
+/* A range of the matrices' pinned host rows: carved from one anonymous mapping and registered (cudaHostRegister), or
+ * allocated by cudaHostAlloc, by the pinning thread */
+typedef struct {
+    uint8_t *p;
+    size_t bytes;
+    int how; /* 0: not pinned (yet), 1: registered, 2: cudaHostAlloc'd */
+} pin_range;
+
+/* The thread that pins the host ranges, one after the other in index order: range i once `posted` > i; `done` ranges
+ * are pinned; the first failure stops it (rc, msg). */
+typedef struct {
+    pthread_t th;
+    int on, quit, rc, dev;
+    uint32_t posted, done, n;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    double busy_s;
+    char msg[200];
+} pinner;
 
 typedef struct {
     uint32_t M, K;
@@ -77,6 +99,12 @@ struct dak_engine {
     void *ld[2];
     cudaEvent_t ld_ev[2];
     uint32_t ld_next;
+    /* the matrices' host rows: one range a layer (hr[l]: its NW matrices' rows, each at a 4 KiB boundary) and one
+     * for lm_head (hr[L]), pinned by a thread of their own (pin_*) while the load goes on */
+    pin_range *hr;
+    uint8_t *hr_map;   /* DAK_ENG_PIN_REGISTER: the anonymous mapping the ranges are carved from, and its size */
+    size_t hr_map_bytes;
+    pinner pin;
     /* unified memory: the placement's host rows of every matrix (dak_eng_um_bytes' layout), and the bytes of rows */
     uint16_t *um;
     size_t um_bytes;
@@ -101,9 +129,12 @@ struct dak_engine {
        and the attention's ([L][SMs][DAK_ATTN_STAMPS]: a plan has at most a CTA an SM) */
     uint64_t *dts;
     uint32_t act_grid;
+    /* dak_engine_create's phases (lt, while it runs; lt_create, as it returned) */
+    dak_eng_load_times lt, lt_create;
 };
 
 static void load_release(dak_engine *e);
+static void pin_release(dak_engine *e);
 static lin_t *LIN(dak_engine *e, uint32_t l, uint32_t w) { return &e->lin[l * NW + w]; }
 
 /* elements of one sequence's K (or V) in a layer: [kv_heads][max_len][128] */
@@ -149,6 +180,8 @@ extern "C" void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *hos
     *hbm = e->hbm_bytes, *host = e->host_bytes;
 }
 
+extern "C" void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t) { *t = e->lt_create; }
+
 extern "C" int dak_engine_available(void)
 {
     int n = 0;
@@ -163,11 +196,12 @@ extern "C" void dak_engine_destroy(dak_engine *e)
     free_launches(e);
     if (e->lin) {
         for (uint32_t i = 0; i < e->L * NW; i++) {
-            cudaFree(e->lin[i].dev_rows), cudaFreeHost(e->lin[i].host_rows), cudaFree(e->lin[i].bias);
+            cudaFree(e->lin[i].dev_rows), cudaFree(e->lin[i].bias);
         }
         free(e->lin);
     }
-    cudaFree(e->lm.dev_rows), cudaFreeHost(e->lm.host_rows);
+    cudaFree(e->lm.dev_rows);
+    pin_release(e); /* the matrices' host rows */
     void *d[] = {e->n1g, e->n1b, e->n2g, e->n2b, e->nfg, e->nfb, e->emb_dev, e->pos_dev, e->cs, e->sn, e->x,
                  e->cqkv, e->co, e->c1, e->cd, e->logits, e->ca, e->cb, e->hb, e->qb, e->ab,
                  e->fb, e->prompt, e->tok, e->hist, e->sk[0], e->sk[1], e->sv[0], e->sv[1], e->slm, e->dts};
@@ -198,7 +232,9 @@ extern "C" void dak_engine_destroy(dak_engine *e)
 
 static int dmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
 {
+    const double t0 = bench_now_s();
     cudaError_t c = cudaMalloc(p, bytes ? bytes : 16);
+    e->lt.hbm_s += bench_now_s() - t0;
     if (c != cudaSuccess)
         return cm_fail(err, "engine: cudaMalloc of %zu bytes (%.2f GB allocated so far): %s", bytes,
                        e->hbm_bytes / 1e9, cudaGetErrorString(c));
@@ -206,14 +242,182 @@ static int dmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
     return 0;
 }
 
-static int hmalloc(dak_engine *e, void **p, size_t bytes, cm_err *err)
+/* pinned, mapped host memory; its time added to *acc (dak_eng_load_times) */
+static int hmalloc(dak_engine *e, void **p, size_t bytes, double *acc, cm_err *err)
 {
+    const double t0 = bench_now_s();
     cudaError_t c = cudaHostAlloc(p, bytes ? bytes : 16, cudaHostAllocMapped);
+    *acc += bench_now_s() - t0;
     if (c != cudaSuccess)
         return cm_fail(err, "engine: cudaHostAlloc of %zu pinned bytes (%.2f GB so far): %s", bytes,
                        e->host_bytes / 1e9, cudaGetErrorString(c));
     e->host_bytes += bytes;
     return 0;
+}
+
+/* ---- the matrices' pinned host rows ----------------------------------------------------------------
+ * Pinning runs at a few GB/s (cudaHostAlloc, which also clears the pages, or cudaHostRegister), so it runs on a thread
+ * of its own beside the load, a range (a layer's rows, then lm_head's) at a time.  DAK_ENG_PIN_REGISTER (the
+ * default): the ranges are carved from one anonymous mapping whose pages the CPU packing touches first (on the read
+ * threads), and each range is registered once its rows are written: with a checkpoint, behind the load; with
+ * synthetic weights (copied back from the GPU, which needs them pinned first), ahead of it.  DAK_ENG_PIN_ALLOC: each
+ * range is a cudaHostAlloc, made ahead of the load. */
+
+static void *pin_main(void *arg)
+{
+    dak_engine *e = (dak_engine *)arg;
+    pinner *q = &e->pin;
+    const cudaError_t c0 = cudaSetDevice(q->dev);
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->done == q->posted && !q->quit) pthread_cond_wait(&q->cv, &q->mu);
+        if (q->quit) break;
+        const uint32_t i = q->done;
+        pthread_mutex_unlock(&q->mu);
+        pin_range *r = &e->hr[i];
+        const int alloc = e->o.load_pin == DAK_ENG_PIN_ALLOC;
+        const double t0 = bench_now_s();
+        cudaError_t c = c0;
+        if (c == cudaSuccess && r->bytes && alloc) {
+            c = cudaHostAlloc((void **)&r->p, r->bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+            if (c == cudaSuccess) r->how = 2;
+            else r->p = NULL;
+        } else if (c == cudaSuccess && r->bytes) {
+            c = cudaHostRegister(r->p, r->bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+            if (c == cudaSuccess) r->how = 1;
+        }
+        const double dt = bench_now_s() - t0;
+        if (c != cudaSuccess) cudaGetLastError(); /* not sticky: cleared, so that nothing else reads it */
+        pthread_mutex_lock(&q->mu);
+        q->busy_s += dt;
+        if (c != cudaSuccess) {
+            q->rc = -1, q->quit = 1;
+            snprintf(q->msg, sizeof q->msg, "engine: %s of %zu bytes of host rows (range %u of %u): %s",
+                     alloc ? "cudaHostAlloc" : "cudaHostRegister", r->bytes, i, q->n, cudaGetErrorString(c));
+        } else {
+            q->done++;
+        }
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+static int pin_start(dak_engine *e, cm_err *err)
+{
+    pinner *q = &e->pin;
+    ECU(cudaGetDevice(&q->dev));
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    if (pthread_create(&q->th, NULL, pin_main, e)) {
+        pthread_mutex_destroy(&q->mu), pthread_cond_destroy(&q->cv);
+        return cm_fail(err, "engine: cannot start the thread that pins the host rows");
+    }
+    q->on = 1;
+    return 0;
+}
+
+/* ranges [0, upto) may be pinned */
+static void pin_post(dak_engine *e, uint32_t upto)
+{
+    pinner *q = &e->pin;
+    pthread_mutex_lock(&q->mu);
+    if (q->posted < upto) q->posted = upto;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* waits until range i is pinned (posted before) */
+static int pin_wait(dak_engine *e, uint32_t i, cm_err *err)
+{
+    pinner *q = &e->pin;
+    const double t0 = bench_now_s();
+    pthread_mutex_lock(&q->mu);
+    while (q->done <= i && !q->rc) pthread_cond_wait(&q->cv, &q->mu);
+    const int rc = q->rc;
+    pthread_mutex_unlock(&q->mu);
+    e->lt.pin_s += bench_now_s() - t0;
+    return rc ? cm_fail(err, "%s", q->msg) : 0;
+}
+
+/* stops the thread (after the range it is pinning) */
+static void pin_stop(dak_engine *e)
+{
+    pinner *q = &e->pin;
+    if (!q->on) return;
+    pthread_mutex_lock(&q->mu);
+    q->quit = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->th, NULL);
+    pthread_mutex_destroy(&q->mu), pthread_cond_destroy(&q->cv);
+    q->on = 0;
+    e->lt.pinner_s = q->busy_s;
+}
+
+static void pin_release(dak_engine *e)
+{
+    pin_stop(e);
+    for (uint32_t i = 0; e->hr && i < e->pin.n; i++) {
+        if (e->hr[i].how == 1) cudaHostUnregister(e->hr[i].p);
+        if (e->hr[i].how == 2) cudaFreeHost(e->hr[i].p);
+    }
+    free(e->hr), e->hr = NULL;
+    if (e->hr_map) munmap(e->hr_map, e->hr_map_bytes), e->hr_map = NULL;
+}
+
+/* range i's matrices (layer i's, or lm_head when i == L) */
+static uint32_t range_lins(dak_engine *e, uint32_t i, lin_t **w)
+{
+    if (i == e->L) {
+        w[0] = &e->lm;
+        return 1;
+    }
+    for (uint32_t j = 0; j < NW; j++) w[j] = LIN(e, i, j);
+    return NW;
+}
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Lays out and, for DAK_ENG_PIN_REGISTER, maps the L + 1 ranges (each matrix's rows at a 4 KiB boundary, each
+ * range at a 2 MiB one, so that no huge page is shared by two ranges); starts the pinning thread. */
+static int pin_layout(dak_engine *e, cm_err *err)
+{
+    const uint32_t n = e->L + 1;
+    e->hr = (pin_range *)cm_calloc(n, sizeof *e->hr);
+    e->pin.n = n;
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        lin_t *w[NW];
+        for (uint32_t j = 0, nw = range_lins(e, i, w); j < nw; j++)
+            e->hr[i].bytes += round_up((size_t)w[j]->h_rows * w[j]->K * 2, 4096);
+        total += round_up(e->hr[i].bytes, (size_t)2 << 20);
+    }
+    if (e->o.load_pin == DAK_ENG_PIN_REGISTER && total) {
+        const size_t huge = (size_t)2 << 20;
+        void *m = mmap(NULL, total + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return cm_fail(err, "engine: cannot map %.2f GB for the host rows", total / 1e9);
+        e->hr_map = (uint8_t *)m, e->hr_map_bytes = total + huge;
+        uint8_t *base = (uint8_t *)round_up((size_t)m, huge);
+#ifdef MADV_HUGEPAGE
+        madvise(base, total, MADV_HUGEPAGE); /* fewer faults where the kernel allows it; a hint only */
+#endif
+        for (uint32_t i = 0; i < n; i++) e->hr[i].p = base, base += round_up(e->hr[i].bytes, huge);
+    }
+    return pin_start(e, err);
+}
+
+/* range i's matrices' host_rows, once its memory exists */
+static void pin_carve(dak_engine *e, uint32_t i)
+{
+    lin_t *w[NW];
+    size_t off = 0;
+    for (uint32_t j = 0, nw = range_lins(e, i, w); j < nw; j++) {
+        const size_t b = (size_t)w[j]->h_rows * w[j]->K * 2;
+        w[j]->host_rows = b ? (uint16_t *)(e->hr[i].p + off) : NULL;
+        off += round_up(b, 4096);
+        e->host_bytes += b, e->lt.pinned_bytes += (double)b;
+    }
 }
 
 /* The checkpoint's bytes pass through a pinned buffer of this size on their way to the GPU. */
@@ -229,7 +433,9 @@ static int load_take(dak_engine *e, void **buf, cm_err *err)
         ECU(cudaHostAlloc(&e->ld[i], LOAD_CHUNK, cudaHostAllocDefault));
         ECU(cudaEventCreateWithFlags(&e->ld_ev[i], cudaEventDisableTiming));
     } else {
+        const double t0 = bench_now_s();
         ECU(cudaEventSynchronize(e->ld_ev[i]));
+        e->lt.wait_s += bench_now_s() - t0;
     }
     *buf = e->ld[i];
     return 0;
@@ -251,10 +457,31 @@ static void load_release(dak_engine *e)
     }
 }
 
+/* Where a checkpoint's rows also go as they are read: a matrix's host rows [0, rows), packed on the CPU (the tensor's
+ * row 0 is the matrix's row row0: stacked parts) */
+typedef struct {
+    uint16_t *dst;
+    uint64_t row0, rows;
+    uint32_t K;
+} host_pack;
+
+/* rows [r, r + k) of the tensor (src; NULL: zeros) into hp's host rows, where they fall in them */
+static int host_pack_rows(dak_engine *e, const host_pack *hp, uint64_t r, uint64_t k, const uint16_t *src, cm_err *err)
+{
+    const uint64_t at = hp->row0 + r;
+    if (at >= hp->rows) return 0;
+    const double t0 = bench_now_s();
+    const int rc = dak_eng_pack_rows(hp->dst, src, at, hp->rows - at < k ? hp->rows - at : k, hp->K, dak_st_threads(),
+                                     err);
+    e->lt.host_pack_s += bench_now_s() - t0;
+    return rc;
+}
+
 /* Rows [0, rows) of the engine's matrix `tensor` (dak_eng_param_of: cols each) into dst (HBM or managed
  * memory) as bf16, on e->st: from the checkpoint (e->o.ckpt), else the synthetic values; rows past the
- * tensor's own (lm_head's padding to a multiple of 64) are zero. */
-static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst, cm_err *err)
+ * tensor's own (lm_head's padding to a multiple of 64) are zero.  hp (checkpoints only; NULL: none): the same rows
+ * into a matrix's host rows too, packed on the CPU from the load buffers. */
+static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst, const host_pack *hp, cm_err *err)
 {
     dak_eng_param p;
     if (dak_eng_param_of(&e->m, tensor, &p) || !p.present || !p.weight)
@@ -273,11 +500,17 @@ static int put_bf16(dak_engine *e, uint32_t tensor, uint64_t rows, uint16_t *dst
     for (uint64_t r = 0; r < have; r += step) {
         const uint64_t k = have - r < step ? have - r : step;
         void *buf;
-        if (load_take(e, &buf, err) || dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)buf, err)) return -1;
+        if (load_take(e, &buf, err)) return -1;
+        const double t0 = bench_now_s();
+        if (dak_eng_ckpt_bf16(e->o.ckpt, tensor, r, k, (uint16_t *)buf, err)) return -1;
+        e->lt.read_s += bench_now_s() - t0, e->lt.read_bytes += (double)(k * p.cols * 2);
         ECU(cudaMemcpyAsync(dst + r * p.cols, buf, (size_t)(k * p.cols * 2), cudaMemcpyHostToDevice, e->st));
         if (load_sent(e, err)) return -1;
+        /* while the copy runs; the buffer is read into again only after the other one's next turn */
+        if (hp && host_pack_rows(e, hp, r, k, (const uint16_t *)buf, err)) return -1;
     }
     if (valid < n) ECU(cudaMemsetAsync(dst + valid, 0, (n - valid) * 2, e->st));
+    if (hp && have < rows && host_pack_rows(e, hp, have, rows - have, NULL, err)) return -1;
     return 0;
 }
 
@@ -293,7 +526,10 @@ static int put_f32(dak_engine *e, uint32_t tensor, float *dst, cm_err *err)
         return 0;
     }
     void *buf;
-    if (load_take(e, &buf, err) || dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)buf, err)) return -1;
+    if (load_take(e, &buf, err)) return -1;
+    const double t0 = bench_now_s();
+    if (dak_eng_ckpt_f32(e->o.ckpt, tensor, 0, 1, (float *)buf, err)) return -1;
+    e->lt.read_s += bench_now_s() - t0, e->lt.read_bytes += (double)p.cols * 4;
     ECU(cudaMemcpyAsync(dst, buf, (size_t)p.cols * 4, cudaMemcpyHostToDevice, e->st));
     return load_sent(e, err);
 }
@@ -322,33 +558,49 @@ static int check_place(const dak_eng_model *m, uint32_t B, const dak_eng_place *
 }
 
 /* Rows [0, rows) of stored matrix w of layer l (l == L: lm_head, OPT's the token embedding), row-major, into
- * dst, on e->st: each stacked part from its own tensor (put_bf16). */
-static int fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint32_t rows, cm_err *err)
+ * dst, on e->st: each stacked part from its own tensor (put_bf16); host (checkpoints only; NULL: none): the matrix's
+ * packed host rows (lin_t.host_rows, h_rows of them), written on the CPU as the rows are read. */
+static int fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint32_t rows, const lin_t *host,
+                     cm_err *err)
 {
-    if (l == e->L) return put_bf16(e, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM, rows, dst, err);
+    host_pack hp = {host ? host->host_rows : NULL, 0, host ? host->h_rows : 0, host ? host->K : 0};
+    const host_pack *hpp = host && host->h_rows && e->o.ckpt ? &hp : NULL;
+    if (l == e->L) return put_bf16(e, e->opt ? DAK_ENG_T_EMBED : DAK_ENG_T_LM, rows, dst, hpp, err);
     uint32_t part[3], np = dak_eng_stack_parts(&e->m, w, part), row0 = 0, K = LIN(e, l, w)->K;
     for (uint32_t p = 0; p < np && row0 < rows; p++) {
         uint32_t Mp, Kp;
         dak_eng_lin_shape(&e->m, part[p], &Mp, &Kp);
-        if (put_bf16(e, dak_eng_tensor(l, part[p]), rows - row0 < Mp ? rows - row0 : Mp, dst + (size_t)row0 * K, err))
+        hp.row0 = row0;
+        if (put_bf16(e, dak_eng_tensor(l, part[p]), rows - row0 < Mp ? rows - row0 : Mp, dst + (size_t)row0 * K, hpp,
+                     err))
             return -1;
         row0 += Mp;
     }
     return 0;
 }
 
-/* Fills matrix w's tiers from the row-major matrix in scratch: packs it into `packed` (M x K, HBM), copies its
- * rows [0, h_rows) to host memory and [d_from, M) to HBM (allocated here). */
-static int lin_store(dak_engine *e, lin_t *w, const uint16_t *scratch, uint16_t *packed, cm_err *err)
+/* Fills matrix w's HBM tier from the row-major matrix in scratch: rows [d_from, M) packed straight into their
+ * allocation (made here; d_from is a whole tile row, and packing keeps tile rows apart).  host_from_gpu (synthetic
+ * weights): rows [0, h_rows) packed into `packed` and copied to the (pinned) host rows; a checkpoint's host rows
+ * were packed on the CPU as they were read. */
+static int lin_store(dak_engine *e, lin_t *w, const uint16_t *scratch, uint16_t *packed, int host_from_gpu,
+                     cm_err *err)
 {
     size_t row = (size_t)w->K * 2;
-    if (dmalloc(e, (void **)&w->dev_rows, (size_t)(w->M - w->d_from) * row, err) ||
-        hmalloc(e, (void **)&w->host_rows, (size_t)w->h_rows * row, err) ||
-        dak_pack_rowmajor(scratch, packed, w->M, w->K, err))
+    if (dmalloc(e, (void **)&w->dev_rows, (size_t)(w->M - w->d_from) * row, err)) return -1;
+    double t0 = bench_now_s();
+    if (w->M > w->d_from &&
+        dak_pack_rowmajor(scratch + (size_t)w->d_from * w->K, w->dev_rows, w->M - w->d_from, w->K, err))
         return -1;
-    ECU(cudaMemcpy(w->host_rows, packed, (size_t)w->h_rows * row, cudaMemcpyDeviceToHost));
-    ECU(cudaMemcpy(w->dev_rows, packed + (size_t)w->d_from * w->K, (size_t)(w->M - w->d_from) * row,
-                   cudaMemcpyDeviceToDevice));
+    if (host_from_gpu && w->h_rows) {
+        if (dak_pack_rowmajor(scratch, packed, w->h_rows, w->K, err)) return -1;
+        const double t1 = bench_now_s();
+        e->lt.pack_s += t1 - t0, t0 = t1;
+        ECU(cudaMemcpy(w->host_rows, packed, (size_t)w->h_rows * row, cudaMemcpyDeviceToHost));
+        e->lt.d2h_s += bench_now_s() - t0;
+    } else {
+        e->lt.pack_s += bench_now_s() - t0;
+    }
     return 0;
 }
 
@@ -357,6 +609,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
 {
     *out = NULL;
     err->msg[0] = '\0';
+    const double t_create = bench_now_s();
     if (dak_eng_model_gpu_check(m, err)) return -1;
     if (batch < 1 || batch > 4096) return cm_fail(err, "engine: batch %u: expected 1..4096", batch);
     if (max_len < 1 || max_len > 65536 || (m->cfg.arch == DAK_ARCH_OPT && max_len > m->cfg.max_pos))
@@ -392,6 +645,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         if (oo.prompt_ids[t] < 0 || (uint64_t)oo.prompt_ids[t] >= m->cfg.vocab)
             return cm_fail(err, "engine: prompt token %d at position %u: expected 0..%llu (the vocabulary)",
                            oo.prompt_ids[t], t, (unsigned long long)m->cfg.vocab - 1);
+    if (oo.load_pin > DAK_ENG_PIN_ALLOC)
+        return cm_fail(err, "engine: load_pin %u: expected 0 (register the host rows) or 1 (cudaHostAlloc them)",
+                       oo.load_pin);
     if (oo.norm_trigger > 2)
         return cm_fail(err, "engine: norm_trigger %u: expected 0 (top), 1 (loads done) or 2 (stores issued)",
                        oo.norm_trigger);
@@ -408,6 +664,7 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     uint32_t B = batch, L = e->L, H = e->H, F = e->F;
     uint16_t *scratch = NULL, *packed = NULL;
     size_t scratch_n = 0;
+    int ahead = 0;
     bench_progress_t prog;
     if (cudaStreamCreateWithFlags(&e->st, cudaStreamNonBlocking) != cudaSuccess ||
         cudaStreamCreateWithFlags(&e->cp, cudaStreamNonBlocking) != cudaSuccess) {
@@ -443,14 +700,25 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
             w->h_rows = dp ? dak_eng_stack_rows_host(m, dp, l, j) : w->M; /* a deployment: its rows in each tier */
             w->d_from = dp ? w->h_rows : 0;
         }
+    e->lm.M = e->Vp, e->lm.K = H;
+    e->lm.h_rows = dp ? dp->lm_rows_host : e->lm.M, e->lm.d_from = dp ? e->lm.h_rows : 0;
+    /* the host rows' ranges pinned ahead of the load (cudaHostAlloc, or synthetic weights copied back from the GPU)
+     * or behind it (a checkpoint's rows packed on the CPU into memory not yet registered) */
+    ahead = oo.load_pin == DAK_ENG_PIN_ALLOC || !oo.ckpt;
+    if (pin_layout(e, err)) goto fail;
+    if (ahead) pin_post(e, L + 1);
+    if (oo.load_pin == DAK_ENG_PIN_REGISTER)
+        for (uint32_t i = 0; i <= L; i++) pin_carve(e, i);
     if (dmalloc(e, (void **)&scratch, scratch_n * 2, err) || dmalloc(e, (void **)&packed, scratch_n * 2, err)) goto fail;
     if (oo.verbose) bench_progress_start(&prog, oo.ckpt ? "engine: checkpoint weights (layers)" : "engine: synthetic weights (layers)", L);
     for (uint32_t l = 0; l < L; l++) {
+        if (ahead && pin_wait(e, l, err)) goto fail;
+        if (oo.load_pin == DAK_ENG_PIN_ALLOC) pin_carve(e, l);
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = &e->lin[l * NW + j];
             uint32_t part[3], np = dak_eng_stack_parts(&e->m, j, part);
             if (c->bias && dmalloc(e, (void **)&w->bias, (size_t)w->M * 4, err)) goto fail;
-            if (fill_rows(e, l, j, scratch, w->M, err)) goto fail;
+            if (fill_rows(e, l, j, scratch, w->M, w, err)) goto fail;
             size_t row0 = 0;
             for (uint32_t p = 0; p < np && c->bias; p++) { /* each stacked part's bias: its own tensor */
                 uint32_t Mp, Kp;
@@ -458,12 +726,15 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
                 if (put_f32(e, dak_eng_tensor(l, DAK_ENG_I_BIAS0 + part[p]), w->bias + row0, err)) goto fail;
                 row0 += Mp;
             }
+            const double t0 = bench_now_s();
             if (cudaStreamSynchronize(e->st) != cudaSuccess) {
                 cm_fail(err, "engine: fill failed");
                 goto fail;
             }
-            if (lin_store(e, w, scratch, packed, err)) goto fail;
+            e->lt.wait_s += bench_now_s() - t0;
+            if (lin_store(e, w, scratch, packed, !oo.ckpt, err)) goto fail;
         }
+        if (!ahead) pin_post(e, l + 1); /* its rows are written: registered while the next layer loads */
         if (oo.verbose) bench_progress(&prog, l + 1);
     }
     if (oo.verbose) bench_progress_end(&prog, L);
@@ -492,30 +763,34 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         e->emb_h_rows = e->opt ? 0 : dp ? dp->embed_rows_host : e->V;
         e->emb_d_from = e->opt || !dp ? 0 : dp->embed_rows_host;
         if (dmalloc(e, (void **)&e->emb_dev, (size_t)(e->V - e->emb_d_from) * H * 2, err)) goto fail;
-        if (put_bf16(e, DAK_ENG_T_EMBED, e->V, packed, err)) goto fail;
+        if (put_bf16(e, DAK_ENG_T_EMBED, e->V, packed, NULL, err)) goto fail;
         if (cudaMemcpyAsync(e->emb_dev, packed + (size_t)e->emb_d_from * H, (size_t)(e->V - e->emb_d_from) * H * 2,
                             cudaMemcpyDeviceToDevice, e->st) != cudaSuccess)
             goto fail;
         if (!e->opt) {
-            if (hmalloc(e, (void **)&e->emb_host, (size_t)e->emb_h_rows * H * 2, err)) goto fail;
+            if (hmalloc(e, (void **)&e->emb_host, (size_t)e->emb_h_rows * H * 2, &e->lt.pin_s, err)) goto fail;
+            e->lt.pinned_bytes += (double)e->emb_h_rows * H * 2;
             if (cudaMemcpyAsync(e->emb_host, packed, (size_t)e->emb_h_rows * H * 2, cudaMemcpyDeviceToHost, e->st) !=
                 cudaSuccess)
                 goto fail;
         } else {
             size_t np = (size_t)(max_len + DAK_ENG_OPT_POS_OFFSET) * H;
             if (dmalloc(e, (void **)&e->pos_dev, np * 2, err) ||
-                put_bf16(e, DAK_ENG_T_POS, max_len + DAK_ENG_OPT_POS_OFFSET, e->pos_dev, err))
+                put_bf16(e, DAK_ENG_T_POS, max_len + DAK_ENG_OPT_POS_OFFSET, e->pos_dev, NULL, err))
                 goto fail;
         }
         lin_t *w = &e->lm;
-        w->M = e->Vp, w->K = H;
-        w->h_rows = dp ? dp->lm_rows_host : w->M, w->d_from = dp ? w->h_rows : 0;
-        if (fill_rows(e, L, 0, scratch, w->M, err)) goto fail;
+        if (ahead && pin_wait(e, L, err)) goto fail;
+        if (oo.load_pin == DAK_ENG_PIN_ALLOC) pin_carve(e, L);
+        if (fill_rows(e, L, 0, scratch, w->M, w, err)) goto fail;
+        const double t0 = bench_now_s();
         if (cudaStreamSynchronize(e->st) != cudaSuccess) {
             cm_fail(err, "engine: fill failed");
             goto fail;
         }
-        if (lin_store(e, w, scratch, packed, err)) goto fail;
+        e->lt.wait_s += bench_now_s() - t0;
+        if (lin_store(e, w, scratch, packed, !oo.ckpt, err)) goto fail;
+        if (!ahead) pin_post(e, L + 1);
     }
     if (!e->opt) {
         /* rotary tables, the reference's values */
@@ -541,7 +816,8 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         for (uint32_t l = 0; l < L; l++) {
             e->kv_h[l] = dp ? dp->batch_host[l] : B, e->kv_d[l] = dp ? dp->batch_host[l] : 0;
             size_t hb = e->kv_h[l] * ent, db = (B - e->kv_d[l]) * ent;
-            if (hmalloc(e, (void **)&e->kh[l], hb, err) || hmalloc(e, (void **)&e->vh[l], hb, err) ||
+            if (hmalloc(e, (void **)&e->kh[l], hb, &e->lt.pin_kv_s, err) ||
+                hmalloc(e, (void **)&e->vh[l], hb, &e->lt.pin_kv_s, err) ||
                 dmalloc(e, (void **)&e->kd[l], db, err) || dmalloc(e, (void **)&e->vd[l], db, err))
                 goto fail;
         }
@@ -575,13 +851,21 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         if (oo.diag_times && (dmalloc(e, (void **)&e->dts, nts, err) || cudaMemset(e->dts, 0, nts) != cudaSuccess))
             goto fail;
     }
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-        cm_fail(err, "engine: initialisation failed: %s", cudaGetErrorString(cudaGetLastError()));
-        goto fail;
+    {
+        const double t0 = bench_now_s();
+        if (cudaDeviceSynchronize() != cudaSuccess) {
+            cm_fail(err, "engine: initialisation failed: %s", cudaGetErrorString(cudaGetLastError()));
+            goto fail;
+        }
+        e->lt.wait_s += bench_now_s() - t0;
     }
+    if (pin_wait(e, L, err)) goto fail; /* every range pinned */
+    pin_stop(e);
     cudaFree(scratch), cudaFree(packed);
     load_release(e);
     e->hbm_bytes -= scratch_n * 4;
+    e->lt.total_s = bench_now_s() - t_create;
+    e->lt_create = e->lt;
     *out = e;
     return 0;
 fail:
@@ -935,7 +1219,7 @@ static int um_setup(dak_engine *e, cm_err *err)
             w->um_rows = NULL;
             if (!rows) continue;
             w->um_rows = e->um + off / 2, w->rh_um = rows;
-            if (fill_rows(e, l, j, w->um_rows, rows, err)) return -1;
+            if (fill_rows(e, l, j, w->um_rows, rows, NULL, err)) return -1;
             off += ((size_t)rows * w->K * 2 + DAK_ENG_UM_ALIGN - 1) / DAK_ENG_UM_ALIGN * DAK_ENG_UM_ALIGN;
         }
     if (off != e->um_bytes)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/bench.h"
+#include "common/threads.h"
 #include "dak/engine.h"
 
 int dak_eng_param_of(const dak_eng_model *m, uint32_t tensor, dak_eng_param *p)
@@ -248,6 +249,56 @@ typedef struct {
     bench_progress_t *prog; /* or NULL */
     uint64_t done;          /* elements written */
 } synth_arg;
+
+/* ---- the packed layout on the CPU ------------------------------------------------------------------ */
+
+typedef struct {
+    uint16_t *dst;
+    const uint16_t *src;
+    uint64_t row0, rows;
+    uint32_t K;
+} pack_job;
+
+/* Row r's 16-byte chunks kc * 8 + jj go to block (r / 64, kc), row r % 64, position jj ^ (r % 8) (dak/tiered.h). */
+static void *pack_run(void *arg)
+{
+    const pack_job *j = (const pack_job *)arg;
+    const uint64_t cpr = j->K / 8u, blocks = j->K / 64u; /* 16-byte chunks a row, 64 x 64 blocks a tile row */
+    static const uint8_t zero[16];
+    for (uint64_t i = 0; i < j->rows; i++) {
+        const uint64_t r = j->row0 + i, rr = r % 64u, sw = rr % 8u;
+        const uint8_t *s = j->src ? (const uint8_t *)(j->src + i * j->K) : NULL;
+        uint8_t *tile = (uint8_t *)j->dst + (r / 64u) * 64u * cpr * 16u; /* the tile row's first block */
+        for (uint64_t kc = 0; kc < blocks; kc++) {
+            uint8_t *d = tile + (kc * 64u + rr) * 128u;
+            for (uint64_t jj = 0; jj < 8u; jj++) memcpy(d + (jj ^ sw) * 16u, s ? s + (kc * 8u + jj) * 16u : zero, 16);
+        }
+    }
+    return NULL;
+}
+
+int dak_eng_pack_rows(uint16_t *dst, const uint16_t *src, uint64_t row0, uint64_t rows, uint32_t K, unsigned threads,
+                      cm_err *err)
+{
+    if (K == 0 || K % 64u) return cm_fail(err, "pack: K = %u: expected a positive multiple of 64", K);
+    const uint64_t bytes = rows * K * 2u;
+    unsigned n = threads > 1 && bytes >= ((uint64_t)8 << 20) ? threads : 1u;
+    if (n > rows) n = (unsigned)rows;
+    if (n <= 1) {
+        pack_job j = {dst, src, row0, rows, K};
+        pack_run(&j);
+        return 0;
+    }
+    pack_job *jobs = (pack_job *)cm_malloc(n * sizeof *jobs);
+    const uint64_t share = rows / n, rest = rows % n;
+    for (unsigned t = 0; t < n; t++) {
+        const uint64_t at = t * share + (t < rest ? t : rest);
+        jobs[t] = (pack_job){dst, src ? src + at * K : NULL, row0 + at, share + (t < rest), K};
+    }
+    cm_run_threads(n, pack_run, jobs, sizeof *jobs);
+    free(jobs);
+    return 0;
+}
 
 static int synth_fill(void *arg, size_t i, void *buf, cm_err *err)
 {

@@ -1,5 +1,6 @@
 /* dak engine without CUDA: every device entry point reports "not built". */
 #include <stdlib.h>
+#include <string.h>
 
 #include "dak/engine.h"
 
@@ -18,6 +19,11 @@ void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *host)
 {
     (void)e;
     *hbm = *host = 0;
+}
+void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t)
+{
+    (void)e;
+    memset(t, 0, sizeof *t);
 }
 int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode, uint32_t prompt, uint32_t tokens,
                      cm_err *err)
