@@ -618,7 +618,6 @@ int main(void)
     run_case(DAK_ARCH_LLAMA, 5, 2, 0, V_FUSE);
     run_case(DAK_ARCH_OPT, 3, 2, 4096, V_FUSE);
     run_case(DAK_ARCH_LLAMA, 3, 1, 4096, 0);
-    run_case(DAK_ARCH_LLAMA, 3, 2, 4096, V_FUSE);
     /* the norm kernels: rows of 6144 (two float4s a thread, weights held), the narrow one; the GEMMs reading nothing
      * before their wait; the stamps (unfused, fused, and dak decode's defaults) */
     run_case(DAK_ARCH_LLAMA, 3, 2, 6144, V_PRE_NONE);
