@@ -428,7 +428,8 @@ typedef struct {
  * attention (the CTAs it stamped in that step), out-projection GEMM,
  * norm, FFN-in GEMM, activation, FFN-out GEMM, and the norm after them (the next layer's first, or the final one).
  * Needs an engine created with diag_times, a run in DAK_ENG_DIRECT mode and kinds not left out by diag_skip /
- * diag_empty.  *n: the operations written (DAK_ENG_STAMPED_OPS). */
+ * diag_empty.  *n: the operations written (DAK_ENG_STAMPED_OPS; with fuse_qkv the post-processing's has 0 CTAs: it runs
+ * inside the attention). */
 int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps ops[DAK_ENG_STAMPED_OPS], uint32_t *n, cm_err *err);
 void dak_eng_stamps_free(dak_eng_stamps *ops, uint32_t n);
 
