@@ -228,6 +228,54 @@ void dak_attn_ctx_ws(const dak_attn_ctx *ctx, size_t *ws_floats, size_t *ws_coun
 int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const uint16_t *q, uint32_t heads, uint32_t len,
                     float scale, uint16_t *out, const dak_attn_plan *p, void *stream, cm_err *err);
 
+/* ---- q / k / v post-processing inside the attention (the engine's fused path) ------------------- */
+
+/* The post-processing's arithmetic, one definition for the engine's separate kernel (k_qkv_post), the attention's
+ * fused path and the tests, so that all give the same bits: x = c + b (b the bias, when there is one), then the
+ * rotary pair (lo, hi) = (x[i], x[i + 64]) at cos co, sin si: lo' = lo co - hi si, hi' = hi co + lo si, every
+ * product and sum rounded on its own (no fused multiply-add), then bf16 (nearest even). */
+static inline CM_HD float dak_attn_rope_lo(float lo, float hi, float co, float si)
+{
+#ifdef __CUDA_ARCH__
+    return __fsub_rn(__fmul_rn(lo, co), __fmul_rn(hi, si));
+#else
+    volatile float a = lo * co, b = hi * si;
+    return a - b;
+#endif
+}
+static inline CM_HD float dak_attn_rope_hi(float lo, float hi, float co, float si)
+{
+#ifdef __CUDA_ARCH__
+    return __fadd_rn(__fmul_rn(hi, co), __fmul_rn(lo, si));
+#else
+    volatile float a = hi * co, b = lo * si;
+    return a + b;
+#endif
+}
+
+/* The QKV GEMM's fp32 output as the attention's input (dak_attn_decode_qkv).  Row b of c (b < the call's batch) is
+ * entry b of the call: q of every head (heads x 128 floats), then k of every kv head, then v (kv_heads x 128 each).
+ * The new position is len - 1: its k and v are computed by the CTA whose unit holds the last chunk of each (entry,
+ * kv head), which uses them for that row (patched into its ring slot after the slot's copy lands, whatever the
+ * cache held there) and writes them into the cache (kv), or into k_new / v_new when given. */
+typedef struct {
+    const float *c;          /* [batch][ld] (device) */
+    const float *bias;       /* [>= (heads + 2 kv_heads) x 128] added first, or NULL */
+    const float *cs, *sn;    /* rotary tables [>= len][64]: cos and sin of pair i at position p, or NULL (no rotary);
+                                applied to q and k */
+    uint32_t ld;             /* floats a row of c: a multiple of 4, >= (heads + 2 kv_heads) x 128 */
+    uint16_t *k_new, *v_new; /* NULL: the new k, v go into the cache the call reads; else [batch][kv_heads][max_len]
+                                [128] device-visible memory they go into instead (the prefetch baseline: its host
+                                tier, while the call reads the staged copy) */
+} dak_attn_qkv;
+
+/* dak_attn_decode with q, k, v post-processed in the kernel from qkv (the bias, the rotary, bf16 rounding): q is
+ * never stored, the new position's k and v are written as above.  out and the cache after the call are those of
+ * the engine's separate post-processing kernel followed by dak_attn_decode, bit for bit.  Fails as dak_attn_decode
+ * does, and on a missing c, an ld that is not a multiple of 4 or too short, only one of k_new / v_new. */
+int dak_attn_decode_qkv(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const dak_attn_qkv *qkv, uint32_t heads,
+                        uint32_t len, float scale, uint16_t *out, const dak_attn_plan *p, void *stream, cm_err *err);
+
 #ifdef __cplusplus
 }
 #endif

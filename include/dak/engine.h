@@ -320,6 +320,11 @@ typedef struct {
                            than that quarter, whatever is set here) */
     uint32_t load_pin;  /* how the matrices' pinned host rows are made, on a thread beside the load (a range a layer):
                            DAK_ENG_PIN_REGISTER (0, the default) or DAK_ENG_PIN_ALLOC (below) */
+    int fuse_qkv;       /* 1: q / k / v post-processed inside the attention (dak_attn_decode_qkv: its CTAs read q from
+                           the QKV GEMM's fp32 output, and the CTA holding the new position computes its k, v and stores
+                           them in the cache), one kernel fewer a layer, the same bits; 0: k_qkv_post, a kernel of its
+                           own between the GEMM and the attention (the steps before the twenty-fourth session); the
+                           stamps and the breakdown then have no qkv_post operation */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
                                     so that any placement is a view (ratio sweeps); else a deployment of this
                                     placement: HBM holds only its HBM rows and entries, pinned memory only its host
@@ -393,6 +398,9 @@ int dak_engine_step(dak_engine *e, uint32_t t, int sync, cm_err *err);
  * (tok[t][batch]: the argmax of step t). */
 int dak_engine_logits(dak_engine *e, float *logits, cm_err *err);
 int dak_engine_tokens(dak_engine *e, int32_t *tok, uint32_t steps, cm_err *err);
+/* Layer `layer`'s KV cache as the current placement holds it (host entries from pinned memory, the others from HBM;
+ * the prefetch baseline's staging is not the cache): k and v [batch][kv_heads][max_len][128] bf16 (tests). */
+int dak_engine_kv(dak_engine *e, uint32_t layer, uint16_t *k, uint16_t *v, cm_err *err);
 /* Runs every step: the prompt's steps, then the `tokens` decode steps timed (CUDA events, graphs
  * launched back to back).  *tpot_s = time of the decode steps / tokens. */
 int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err);
@@ -455,7 +463,8 @@ typedef struct {
  * attention (the CTAs it stamped in that step), out-projection GEMM,
  * norm, FFN-in GEMM, activation, FFN-out GEMM, and the norm after them (the next layer's first, or the final one).
  * Needs an engine created with diag_times, a run in DAK_ENG_DIRECT mode and kinds not left out by diag_skip /
- * diag_empty.  *n: the operations written (DAK_ENG_STAMPED_OPS). */
+ * diag_empty.  *n: the operations written (DAK_ENG_STAMPED_OPS; with fuse_qkv the post-processing's has 0 CTAs: it runs
+ * inside the attention). */
 int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps ops[DAK_ENG_STAMPED_OPS], uint32_t *n, cm_err *err);
 void dak_eng_stamps_free(dak_eng_stamps *ops, uint32_t n);
 

@@ -369,6 +369,197 @@ static void test_graph_reserve(void)
     free(k), free(v), free(q), free(out), free(ref);
 }
 
+/* dak_attn_decode_qkv: one dim of q, k or v post-processed on the CPU (the head's 128 columns start at col of row r) */
+static uint16_t post_cpu(const float *c, const float *bias, const float *cs, const float *sn, uint32_t pos, uint32_t col,
+                         uint32_t d, int rot)
+{
+    float x = c[col + d], y = rot ? c[col + (d ^ 64u)] : 0.f;
+    if (bias) {
+        x = x + bias[col + d];
+        if (rot) y = y + bias[col + (d ^ 64u)];
+    }
+    if (rot) {
+        const float co = cs[pos * 64u + (d & 63u)], si = sn[pos * 64u + (d & 63u)];
+        x = d < 64u ? dak_attn_rope_lo(x, y, co, si) : dak_attn_rope_hi(y, x, co, si);
+    }
+    return dak_f32_to_bf16(x);
+}
+
+/* The fused post-processing (dak_attn_decode_qkv) against q, k, v post-processed on the CPU with the same rounded
+ * operations and fed to dak_attn_decode: out the same bits, the cache's new row (position len - 1, poisoned with NaN
+ * before the call, so a row the kernel did not patch shows in out) equal to the CPU's k, v and every other position
+ * untouched; with k_new / v_new the new rows there and the cache untouched.  Bias and rotary on and off, groups 1, 2,
+ * 3, 4, 8, host ratios 0, 0.5, 1, splits, every team layout. */
+static void test_fused_qkv(dak_attn_ctx *ctx)
+{
+    const shape_t shapes[] = {{3, 32, 8, 1000, 1037}, {8, 8, 1, 200, 200}, {8, 32, 32, 64, 64}, {3, 12, 4, 130, 140},
+                              {1, 32, 32, 1, 1},      {64, 32, 8, 65, 65}, {8, 4, 2, 100, 128}, {5, 2, 2, 17, 40}};
+    /* {splits, groups, teams} */
+    const uint32_t cfg[][3] = {{0, 0, 0}, {3, 0, 0}, {2, 2, 1}, {0, 2, 2}, {5, 2, 4}, {0, 2, 8}, {2, 1, 1}, {0, 1, 4}};
+    const double ratios[] = {0.0, 0.5, 1.0};
+    const float scale = 1.0f / sqrtf((float)D);
+    cm_err e;
+    uint32_t cases = 0, bad_out = 0, bad_cache = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const shape_t *sh = &shapes[si];
+        const uint32_t B = sh->batch, H = sh->heads, KV = sh->kv, ML = sh->max_len, len = sh->len, pos = len - 1;
+        const uint32_t ld = (H + 2 * KV) * D + 4 * (uint32_t)si; /* some rows longer than q, k, v */
+        const size_t kvn = (size_t)B * KV * ML * D, qn = (size_t)B * H * D, cn = (size_t)B * ld;
+        float *c = malloc(cn * 4), *bias = malloc((size_t)ld * 4), *cs = malloc((size_t)ML * 64 * 4),
+              *sn = malloc((size_t)ML * 64 * 4);
+        for (size_t i = 0; i < cn; i++) c[i] = (float)((double)(mix(7000 + si * 131 + i) >> 11) / 9007199254740992.0 * 4 - 2);
+        for (uint32_t i = 0; i < ld; i++) bias[i] = (float)((double)(mix(9000 + i) >> 11) / 9007199254740992.0 - 0.5);
+        for (size_t i = 0; i < (size_t)ML * 64; i++) {
+            double a = (double)(mix(11000 + i) >> 11) / 9007199254740992.0 * 6.283185307179586;
+            cs[i] = (float)cos(a), sn[i] = (float)sin(a);
+        }
+        uint16_t *k0 = malloc(kvn * 2), *v0 = malloc(kvn * 2), *kx = malloc(kvn * 2), *vx = malloc(kvn * 2);
+        uint16_t *kg = malloc(kvn * 2), *vg = malloc(kvn * 2), *q = malloc(qn * 2), *ou = malloc(qn * 2), *of = malloc(qn * 2);
+        fill(k0, kvn, 300 + si, 1.0f);
+        fill(v0, kvn, 400 + si, 1.0f);
+        for (uint32_t b = 0; b < B; b++)
+            for (uint32_t h = 0; h < KV; h++)
+                for (uint32_t d = 0; d < D; d++) { /* NaN at the new position: the kernel must patch it */
+                    size_t o = (((size_t)b * KV + h) * ML + pos) * D + d;
+                    k0[o] = v0[o] = 0x7fc0u;
+                }
+        float *dc, *db, *dcs, *dsn;
+        uint16_t *qd, *od, *kn, *vn;
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&dc, cn * 4));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&db, (size_t)ld * 4));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&dcs, (size_t)ML * 64 * 4));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&dsn, (size_t)ML * 64 * 4));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&qd, qn * 2));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&od, qn * 2));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&kn, kvn * 2));
+        CM_CUDA_OR_EXIT(cudaMalloc((void **)&vn, kvn * 2));
+        CM_CUDA_OR_EXIT(cudaMemcpy(dc, c, cn * 4, cudaMemcpyHostToDevice));
+        CM_CUDA_OR_EXIT(cudaMemcpy(db, bias, (size_t)ld * 4, cudaMemcpyHostToDevice));
+        CM_CUDA_OR_EXIT(cudaMemcpy(dcs, cs, (size_t)ML * 64 * 4, cudaMemcpyHostToDevice));
+        CM_CUDA_OR_EXIT(cudaMemcpy(dsn, sn, (size_t)ML * 64 * 4, cudaMemcpyHostToDevice));
+        for (int variant = 0; variant < 4; variant++) { /* bit 0: bias, bit 1: rotary */
+            const int use_b = variant & 1, rot = (variant >> 1) & 1;
+            /* the CPU's post-processing: q, and the expected cache (k0 with the new row) */
+            memcpy(kx, k0, kvn * 2), memcpy(vx, v0, kvn * 2);
+            for (uint32_t b = 0; b < B; b++) {
+                const float *cr = c + (size_t)b * ld;
+                for (uint32_t h = 0; h < H; h++)
+                    for (uint32_t d = 0; d < D; d++)
+                        q[((size_t)b * H + h) * D + d] = post_cpu(cr, use_b ? bias : NULL, cs, sn, pos, h * D, d, rot);
+                for (uint32_t h = 0; h < KV; h++)
+                    for (uint32_t d = 0; d < D; d++) {
+                        size_t o = (((size_t)b * KV + h) * ML + pos) * D + d;
+                        kx[o] = post_cpu(cr, use_b ? bias : NULL, cs, sn, pos, (H + h) * D, d, rot);
+                        vx[o] = post_cpu(cr, use_b ? bias : NULL, cs, sn, pos, (H + KV + h) * D, d, 0);
+                    }
+            }
+            CM_CUDA_OR_EXIT(cudaMemcpy(qd, q, qn * 2, cudaMemcpyHostToDevice));
+            dak_attn_qkv z;
+            memset(&z, 0, sizeof z);
+            z.c = dc, z.bias = use_b ? db : NULL, z.cs = rot ? dcs : NULL, z.sn = rot ? dsn : NULL, z.ld = ld;
+            for (int ri = 0; ri < 3; ri++) {
+                uint32_t bh;
+                CHECK(dak_kv_batch_for_ratio(B, ratios[ri], &bh, &e) == 0, "%s", e.msg);
+                dak_kv_tiered kv;
+                if (dak_kv_create(&kv, B, KV, ML, bh, &e)) {
+                    CHECK(0, "fused: cache: %s", e.msg);
+                    continue;
+                }
+                for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+                    dak_attn_opts o;
+                    dak_attn_opts_default(&o);
+                    o.splits = cfg[ci][0], o.groups = cfg[ci][1], o.teams = cfg[ci][2];
+                    if (H / KV > 4 && o.teams > 1) continue; /* groups of 8: one team */
+                    if (o.teams > 4 * (o.groups ? o.groups : 2)) continue;
+                    dak_attn_plan p;
+                    char what[200];
+                    snprintf(what, sizeof what, "fused: batch %u heads %u/%u len %u host %u bias %d rotary %d splits %u "
+                             "groups %u teams %u", B, H, KV, len, bh, use_b, rot, o.splits, o.groups, o.teams);
+                    if (dak_attn_plan_make(B, bh, H, KV, len, dak_attn_ctx_sms(ctx), &o, &p, &e)) {
+                        CHECK(0, "%s: plan: %s", what, e.msg);
+                        continue;
+                    }
+                    if (dak_kv_upload(&kv, kx, vx, 0, &e) || dak_attn_decode(ctx, &kv, qd, H, len, scale, od, &p, NULL, &e)) {
+                        CHECK(0, "%s: unfused: %s", what, e.msg);
+                        continue;
+                    }
+                    sync_or_exit(what);
+                    CM_CUDA_OR_EXIT(cudaMemcpy(ou, od, qn * 2, cudaMemcpyDeviceToHost));
+                    for (int redirect = 0; redirect < 2; redirect++) { /* the new rows into k_new / v_new */
+                        z.k_new = redirect ? kn : NULL, z.v_new = redirect ? vn : NULL;
+                        CM_CUDA_OR_EXIT(cudaMemset(od, 0xff, qn * 2));
+                        CM_CUDA_OR_EXIT(cudaMemset(kn, 0, kvn * 2));
+                        CM_CUDA_OR_EXIT(cudaMemset(vn, 0, kvn * 2));
+                        if (dak_kv_upload(&kv, k0, v0, 0, &e) ||
+                            dak_attn_decode_qkv(ctx, &kv, &z, H, len, scale, od, &p, NULL, &e)) {
+                            CHECK(0, "%s: fused: %s", what, e.msg);
+                            continue;
+                        }
+                        sync_or_exit(what);
+                        cases++;
+                        CM_CUDA_OR_EXIT(cudaMemcpy(of, od, qn * 2, cudaMemcpyDeviceToHost));
+                        size_t hn = (size_t)bh * KV * ML * D;
+                        if (hn) memcpy(kg, kv.k_host, hn * 2), memcpy(vg, kv.v_host, hn * 2);
+                        if (kvn > hn) {
+                            CM_CUDA_OR_EXIT(cudaMemcpy(kg + hn, kv.k_dev, (kvn - hn) * 2, cudaMemcpyDeviceToHost));
+                            CM_CUDA_OR_EXIT(cudaMemcpy(vg + hn, kv.v_dev, (kvn - hn) * 2, cudaMemcpyDeviceToHost));
+                        }
+                        const uint16_t *wk = redirect ? k0 : kx, *wv = redirect ? v0 : vx;
+                        int oc = memcmp(of, ou, qn * 2) == 0;
+                        int cc = memcmp(kg, wk, kvn * 2) == 0 && memcmp(vg, wv, kvn * 2) == 0;
+                        if (redirect) { /* k_new: the new rows, zero elsewhere */
+                            CM_CUDA_OR_EXIT(cudaMemcpy(kg, kn, kvn * 2, cudaMemcpyDeviceToHost));
+                            CM_CUDA_OR_EXIT(cudaMemcpy(vg, vn, kvn * 2, cudaMemcpyDeviceToHost));
+                            for (size_t i = 0; i < kvn && cc; i++) {
+                                int at = (i / D) % ML == pos;
+                                cc = kg[i] == (at ? kx[i] : 0) && vg[i] == (at ? vx[i] : 0);
+                            }
+                        }
+                        bad_out += !oc, bad_cache += !cc;
+                        CHECK(oc, "%s%s: out differs from the unfused decode's", what, redirect ? " k_new" : "");
+                        CHECK(cc, "%s%s: the cache after the call differs from the CPU's post-processing", what,
+                              redirect ? " k_new" : "");
+                    }
+                }
+                dak_kv_destroy(&kv);
+            }
+        }
+        cudaFree(dc), cudaFree(db), cudaFree(dcs), cudaFree(dsn), cudaFree(qd), cudaFree(od), cudaFree(kn), cudaFree(vn);
+        free(c), free(bias), free(cs), free(sn), free(k0), free(v0), free(kx), free(vx), free(kg), free(vg), free(q);
+        free(ou), free(of);
+    }
+    printf("fused q/k/v: %u calls, %u outs and %u caches differ from the unfused path's\n", cases, bad_out, bad_cache);
+    /* refusals */
+    dak_kv_tiered kv;
+    dak_attn_plan p;
+    uint16_t *od;
+    float *dc;
+    CM_CUDA_OR_EXIT(cudaMalloc((void **)&od, 2 * 4 * D * 2));
+    CM_CUDA_OR_EXIT(cudaMalloc((void **)&dc, 2 * 8 * D * 4));
+    CHECK(dak_kv_create(&kv, 2, 2, 64, 0, &e) == 0 && dak_attn_plan_make(2, 0, 4, 2, 10, dak_attn_ctx_sms(ctx), NULL, &p, &e) == 0,
+          "%s", e.msg);
+    dak_attn_qkv z;
+    memset(&z, 0, sizeof z);
+    z.c = dc, z.ld = 8 * D - 4;
+    CHECK(dak_attn_decode_qkv(ctx, &kv, &z, 4, 10, 1.0f, od, &p, NULL, &e) == -1 && strstr(e.msg, "ld"), "short ld: %s",
+          e.msg);
+    z.ld = 8 * D + 2;
+    CHECK(dak_attn_decode_qkv(ctx, &kv, &z, 4, 10, 1.0f, od, &p, NULL, &e) == -1 && strstr(e.msg, "multiple of 4"),
+          "ld not a multiple of 4: %s", e.msg);
+    z.ld = 8 * D, z.k_new = (uint16_t *)od;
+    CHECK(dak_attn_decode_qkv(ctx, &kv, &z, 4, 10, 1.0f, od, &p, NULL, &e) == -1 && strstr(e.msg, "v_new"),
+          "k_new without v_new: %s", e.msg);
+    z.k_new = NULL, z.cs = dc;
+    CHECK(dak_attn_decode_qkv(ctx, &kv, &z, 4, 10, 1.0f, od, &p, NULL, &e) == -1 && strstr(e.msg, "rotary"),
+          "one rotary table: %s", e.msg);
+    z.cs = NULL, z.c = NULL;
+    CHECK(dak_attn_decode_qkv(ctx, &kv, &z, 4, 10, 1.0f, od, &p, NULL, &e) == -1 && strstr(e.msg, "QKV"), "no c: %s",
+          e.msg);
+    CHECK(dak_attn_decode_qkv(ctx, &kv, NULL, 4, 10, 1.0f, od, &p, NULL, &e) == -1, "no dak_attn_qkv");
+    dak_kv_destroy(&kv);
+    cudaFree(od), cudaFree(dc);
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -391,6 +582,7 @@ int main(int argc, char **argv)
         run_shape(ctx, &shapes[i], 1000u + (uint64_t)i * 7u, i != 10);
     }
     test_combine_identity(ctx);
+    test_fused_qkv(ctx);
     dak_attn_ctx_destroy(ctx);
     test_graph_reserve();
     return check_done();

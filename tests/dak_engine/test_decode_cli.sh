@@ -112,12 +112,16 @@ expect 2 "--load-times" -- "$dak" decode --tiny opt --load-times
 expect 2 "--load-times: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --load-times 1
 expect 2 "--load-pin: expected register or alloc, got 'mlock'" -- "$dak" decode --tiny opt --load-pin mlock
 expect 2 "--load-pin: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --load-pin alloc
+expect 2 "--fuse-qkv: expected an integer in \[0, 1\], got '2'" -- "$dak" decode --tiny opt --fuse-qkv 2
+expect 2 "--diag-skip / --diag-empty qkv_post: expected --fuse-qkv 0" -- "$dak" decode --tiny opt --fuse-qkv 1 --diag-skip act,qkv_post
+expect 2 "--diag-skip / --diag-empty qkv_post: expected --fuse-qkv 0" -- "$dak" decode --tiny llama --diag-empty qkv_post --fuse-qkv 1
 # --backend cpu: greedy decoding by the CPU reference; the checkpoint's path (read, converted) against the synthetic
 # fill, both on the CPU: the same tokens
 expect 2 "--backend: expected auto, gpu or cpu, got 'npu'" -- "$dak" decode --tiny opt --backend npu
 expect 2 "--ratios: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --ratios 0
 expect 2 "--pdl: an option of the GPU engine" -- "$dak" decode --tiny llama --backend cpu --pdl 1
 expect 2 "--gemm-stages: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --gemm-stages 4
+expect 2 "--fuse-qkv: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --fuse-qkv 1
 expect 0 "ms a token" -- "$dak" decode --tiny opt --backend cpu --prompt 4 --tokens 6 --json "$tmp/cpu.json"
 check "the CPU run's JSON names its backend and 7 generated tokens" \
     grep -q '"backend":"cpu".*"generated_seq0":\[[0-9]*\(,[0-9]*\)\{6\}\]' "$tmp/cpu.json"

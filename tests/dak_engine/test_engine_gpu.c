@@ -11,6 +11,9 @@
  * (dak_eng_opts.prompt_ids) matches the CPU reference fed the same ids; a deployment of the r = 0.3 placement read
  * from the checkpoint (its host rows packed on the CPU as they are read, only that placement's) gives the full
  * synthetic engine's logits (direct and prefetch), with the host rows pinned the other way (dak_eng_opts.load_pin).
+ * fuse_case: q / k / v post-processed inside the attention (dak_eng_opts.fuse_qkv) gives the separate kernel's logits
+ * and KV cache bit for bit (direct, prefetch, unified memory; OPT's bias, Llama's rotary, groups of 2 and 4); half the
+ * run_case variants run fused.
  * Every step's logits against the CPU reference (engine_ref.c, fed the same tokens):
  *   max |gpu - ref| <= 2e-2 x max |ref|   (bf16 rounding of the GEMM inputs, fp32 sums in another order);
  * the greedy tokens equal the reference's argmax wherever its top-2 margin exceeds twice that bound. */
@@ -44,7 +47,7 @@ static void top2(const float *v, uint32_t n, uint32_t *i1, float *margin)
 /* dak_engine_breakdown after a finished run: every operation of the step counted once under its kind,
  * the bytes of each kind from the shapes, the parts summing to the stamped step, the history kept. */
 static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batch, dak_eng_mode mode,
-                            const dak_eng_place *pl, const int32_t *hist)
+                            const dak_eng_place *pl, const int32_t *hist, int fused)
 {
     cm_err err;
     dak_eng_breakdown b;
@@ -57,6 +60,7 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
     want[DAK_ENG_OP_EMBED] = want[DAK_ENG_OP_LM_HEAD] = want[DAK_ENG_OP_ARGMAX] = 1;
     want[DAK_ENG_OP_NORM] = 2 * L + 1;
     want[DAK_ENG_OP_QKV] = want[DAK_ENG_OP_QKV_POST] = want[DAK_ENG_OP_ATTN] = want[DAK_ENG_OP_O] = L;
+    if (fused) want[DAK_ENG_OP_QKV_POST] = 0; /* dak_eng_opts.fuse_qkv: inside the attention */
     want[DAK_ENG_OP_FFN_IN] = want[DAK_ENG_OP_ACT] = want[DAK_ENG_OP_FFN_OUT] = L;
     want[DAK_ENG_OP_WAIT] = mode == DAK_ENG_PREFETCH ? L + 2 : 0; /* each layer's, lm_head's, the last copies' */
     double wb[DAK_ENG_NOPS] = {0}, sum = 0, um_moved = 0;
@@ -100,12 +104,12 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
  * threads of 8 float4s each and the stacked q / k / v of unequal parts */
 /* An engine holding only placement pl in each tier: its pinned bytes are exactly what dak_eng_need_bytes
  * says (the host rows and host KV entries), its HBM within the estimate, and it refuses another placement. */
-static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, const dak_eng_place *pl)
+static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, int fused, const dak_eng_place *pl)
 {
     cm_err err = {{0}};
     dak_eng_opts o;
     memset(&o, 0, sizeof o);
-    o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2, o.deploy = pl;
+    o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2, o.deploy = pl, o.fuse_qkv = fused;
     dak_engine *e;
     if (dak_engine_create(&e, m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create a deployment: %s", err.msg);
@@ -147,13 +151,15 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
 /* run_case's variants: the norm kernel before the twenty-second session (dak_eng_opts.norm_narrow), nothing read
  * before the GEMMs' wait (gemm_pdl_pre none), the stamps (diag_times: checked after the r = 0 run), dak decode's
  * options (dak_eng_opts_default: o_proj reading nothing before its wait, 4-slot rings) instead of all zero, the
- * GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window) */
-enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32 };
+ * GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window), q / k / v post-processed inside the
+ * attention (fuse_qkv) */
+enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32, V_FUSE = 64 };
 
 /* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v
  * post-processing and attention CTA's stamps in order, every GEMM with CTAs and an exit after its entry; the
- * attention's waits return after the post-processing's last store, the second norm's after o_proj's CTAs entered. */
-static void check_stamps(dak_engine *e, const char *an)
+ * attention's waits return after the post-processing's last store (fused: no post-processing CTAs, and after the
+ * q/k/v GEMM's last exit), the second norm's after o_proj's CTAs entered. */
+static void check_stamps(dak_engine *e, const char *an, int fused)
 {
     dak_eng_stamps ops[DAK_ENG_STAMPED_OPS];
     uint32_t n = 0;
@@ -164,11 +170,11 @@ static void check_stamps(dak_engine *e, const char *an)
     static const dak_eng_op want[DAK_ENG_STAMPED_OPS] = {
         DAK_ENG_OP_NORM,   DAK_ENG_OP_QKV, DAK_ENG_OP_QKV_POST, DAK_ENG_OP_ATTN,    DAK_ENG_OP_O,
         DAK_ENG_OP_NORM,   DAK_ENG_OP_FFN_IN, DAK_ENG_OP_ACT,   DAK_ENG_OP_FFN_OUT, DAK_ENG_OP_NORM};
-    enum { QKVP = 2, ATTN = 3, O = 4, NORM2 = 5 };
+    enum { QKV = 1, QKVP = 2, ATTN = 3, O = 4, NORM2 = 5 };
     uint32_t bad = 0;
     for (uint32_t i = 0; i < n; i++) {
-        CHECK(ops[i].kind == want[i] && ops[i].ctas > 0, "%s: stamped operation %u: kind %d, %u CTAs", an, i,
-              (int)ops[i].kind, ops[i].ctas);
+        CHECK(ops[i].kind == want[i] && (ops[i].ctas > 0) == !(fused && i == QKVP),
+              "%s: stamped operation %u: kind %d, %u CTAs", an, i, (int)ops[i].kind, ops[i].ctas);
         for (uint32_t c = 0; c < ops[i].ctas; c++) {
             const uint64_t *t = ops[i].t + (size_t)c * ops[i].words;
             if (ops[i].kind == DAK_ENG_OP_NORM)
@@ -189,20 +195,22 @@ static void check_stamps(dak_engine *e, const char *an)
     CHECK(ops[NORM2].t[1] >= o_entry, "%s: the norm's wait returned before o_proj's CTAs entered", an);
     for (uint32_t c = 0; c < ops[QKVP].ctas; c++)
         if (ops[QKVP].t[(size_t)c * ops[QKVP].words + 2] > stored) stored = ops[QKVP].t[(size_t)c * ops[QKVP].words + 2];
+    for (uint32_t c = 0; fused && c < ops[QKV].ctas; c++) /* the GEMM's exits (dak_gemm_times word 5) */
+        if (ops[QKV].t[(size_t)c * ops[QKV].words + 5] > stored) stored = ops[QKV].t[(size_t)c * ops[QKV].words + 5];
     for (uint32_t c = 0; c < ops[ATTN].ctas; c++)
         if (ops[ATTN].t[(size_t)c * ops[ATTN].words + 1] < wait) wait = ops[ATTN].t[(size_t)c * ops[ATTN].words + 1];
-    CHECK(wait >= stored, "%s: an attention CTA's wait returned %.2f us before q/k/v's last store", an,
-          (double)(stored - wait) / 1e3);
+    CHECK(wait >= stored, "%s: an attention CTA's wait returned %.2f us before q/k/v's last %s", an,
+          (double)(stored - wait) / 1e3, fused ? "GEMM CTA's exit" : "store");
     dak_eng_stamps_free(ops, n);
 }
 
 static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, unsigned var)
 {
-    char an[64];
-    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
+    char an[96];
+    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
              hidden == 4096 ? "-wide" : hidden ? "-6144" : "", var & V_NARROW ? "-narrow" : "",
              var & V_PRE_NONE ? "-prenone" : "", var & V_TIMES ? "-stamped" : "", var & V_DEFAULTS ? "-defaults" : "",
-             var & V_DYN ? "-dyn" : "", var & V_WINDOW ? "-window3" : "");
+             var & V_DYN ? "-dyn" : "", var & V_WINDOW ? "-window3" : "", var & V_FUSE ? "-fused" : "");
     dak_model_config c;
     dak_eng_tiny_config(arch, &c);
     if (hidden)
@@ -223,6 +231,8 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
     if (var & V_PRE_NONE) o.gemm_pdl_pre = DAK_GEMM_PDL_PRE_NONE;
     if (var & V_DYN) o.gemm_dyn = 1;
     if (var & V_WINDOW) o.gemm_hbm_window = 3;
+    if (var & V_FUSE) o.fuse_qkv = 1;
+    const int fused = o.fuse_qkv;
     if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create: %s", err.msg);
         return;
@@ -256,7 +266,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
         for (uint32_t i = 0; i < pl.layers; i++) hosted += pl.batch_host[i];
         CHECK(cases[k].r == 0 || hosted > 0, "r %g: nothing placed in host memory", cases[k].r);
         dak_engine *full = e;
-        if (cases[k].deploy && !(e = deployed(&m, batch, pdl, &pl))) {
+        if (cases[k].deploy && !(e = deployed(&m, batch, pdl, fused, &pl))) {
             e = full;
             dak_eng_place_free(&pl);
             continue;
@@ -307,8 +317,8 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
         }
         CHECK(tok_bad == 0, "%s batch %u r %g: %d of %d greedy tokens differ", an, batch, cases[k].r, tok_bad,
               tok_checked);
-        if (!fail && (var & V_TIMES) && cases[k].r == 0 && cases[k].mode == DAK_ENG_DIRECT) check_stamps(e, an);
-        if (!fail) check_breakdown(e, &m, batch, cases[k].mode, &pl, hist);
+        if (!fail && (var & V_TIMES) && cases[k].r == 0 && cases[k].mode == DAK_ENG_DIRECT) check_stamps(e, an, fused);
+        if (!fail) check_breakdown(e, &m, batch, cases[k].mode, &pl, hist, fused);
         CHECK(maxref > 0.5, "%s: logits too small (%g) for the check to mean anything", an, maxref);
         printf("%-5s batch %u r %.1f %-8s%s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
                "tokens checked %d\n",
@@ -516,6 +526,76 @@ static void ckpt_case(dak_arch arch, dak_st_dtype dt, uint32_t load_pin)
     rmdir(dir);
 }
 
+/* dak_eng_opts.fuse_qkv against the separate k_qkv_post: two engines, the same placement and mode, every step's
+ * logits and, after the run, every layer's KV cache (dak_engine_kv: both tiers) the same bits.  Direct at r = 0.3
+ * and 1 (host KV entries written through the mapped pointer), prefetch at 0.6 (the staged host entries: the new row
+ * into the host tier), unified memory at 0.3 (every entry in HBM). */
+static void fuse_case(dak_arch arch, uint32_t batch, uint32_t hidden)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(arch, &c);
+    if (hidden)
+        c.layers = 1, c.hidden = hidden, c.heads = hidden / 128, c.kv_heads = arch == DAK_ARCH_OPT ? c.heads : 8,
+        c.ffn = 1024;
+    const char *an = arch == DAK_ARCH_OPT ? "opt" : "llama";
+    dak_eng_model m;
+    cm_err err = {{0}};
+    dak_engine *eu = NULL, *ef = NULL;
+    dak_eng_opts o;
+    memset(&o, 0, sizeof o);
+    o.gemm_pdl = 1, o.kernel_pdl = 1;
+    dak_eng_opts of = o;
+    of.fuse_qkv = 1;
+    int ok = dak_eng_model_make(&c, 0, &m, &err) == 0 && dak_engine_create(&eu, &m, batch, S, SEED, &o, &err) == 0 &&
+             dak_engine_create(&ef, &m, batch, S, SEED, &of, &err) == 0;
+    CHECK(ok, "%s fuse engines: %s", an, err.msg);
+    const uint32_t V = (uint32_t)m.cfg.vocab, L = (uint32_t)m.cfg.layers;
+    const size_t nl = (size_t)S * batch * V, kvn = (size_t)batch * m.cfg.kv_heads * S * 128;
+    float *lu = malloc(nl * 4), *lf = malloc(nl * 4);
+    uint16_t *ku = malloc(kvn * 2), *vu = malloc(kvn * 2), *kf = malloc(kvn * 2), *vf = malloc(kvn * 2);
+    const struct {
+        double r;
+        dak_eng_mode mode;
+    } cases[] = {{0.3, DAK_ENG_DIRECT}, {1, DAK_ENG_DIRECT}, {0.6, DAK_ENG_PREFETCH}, {0.3, DAK_ENG_UM}};
+    for (size_t k = 0; ok && k < sizeof cases / sizeof cases[0]; k++) {
+        dak_eng_place pl;
+        if (place_at(&m, batch, cases[k].r, &pl, &err)) {
+            CHECK(0, "%s plan: %s", an, err.msg);
+            continue;
+        }
+        uint32_t kv_host = 0;
+        for (uint32_t l = 0; l < L; l++) kv_host += pl.batch_host[l];
+        int r = run_logits(eu, &pl, cases[k].mode, batch, V, lu, &err) ||
+                run_logits(ef, &pl, cases[k].mode, batch, V, lf, &err);
+        CHECK(r == 0, "%s fuse r %g %s: %s", an, cases[k].r, dak_eng_mode_name(cases[k].mode), err.msg);
+        size_t dl = 0, dkv = 0;
+        for (size_t i = 0; !r && i < nl; i++) dl += memcmp(&lu[i], &lf[i], 4) != 0;
+        for (uint32_t l = 0; !r && l < L; l++) {
+            if (dak_engine_kv(eu, l, ku, vu, &err) || dak_engine_kv(ef, l, kf, vf, &err)) {
+                CHECK(0, "%s kv: %s", an, err.msg);
+                r = 1;
+                break;
+            }
+            for (size_t i = 0; i < kvn; i++) dkv += ku[i] != kf[i] || vu[i] != vf[i];
+        }
+        CHECK(!r && dl == 0 && dkv == 0, "%s batch %u r %g %s: fused against k_qkv_post: %zu of %zu logits, %zu of %zu "
+              "cache elements differ", an, batch, cases[k].r, dak_eng_mode_name(cases[k].mode), dl, nl, dkv, kvn * L);
+        printf("%-5s%s batch %u r %.1f %-8s fused q/k/v (host KV entries %u): %zu logits, %zu differ; %zu K/V elements, "
+               "%zu differ\n", an, hidden ? "-wide" : "", batch, cases[k].r, dak_eng_mode_name(cases[k].mode), kv_host,
+               nl, dl, 2 * kvn * L, dkv);
+        dak_eng_place_free(&pl);
+    }
+    /* the fused engine has no qkv_post kernel to leave out */
+    dak_engine *ex = NULL;
+    of.diag_skip = 1u << DAK_ENG_OP_QKV_POST;
+    int rc = ok ? dak_engine_create(&ex, &m, batch, S, SEED, &of, &err) : -1;
+    CHECK(!ok || (rc != 0 && strstr(err.msg, "fuse_qkv")), "diag_skip qkv_post with fuse_qkv: %s",
+          rc ? err.msg : "accepted");
+    if (!rc) dak_engine_destroy(ex);
+    free(lu), free(lf), free(ku), free(vu), free(kf), free(vf);
+    dak_engine_destroy(eu), dak_engine_destroy(ef);
+}
+
 /* dak_eng_opts.diag_skip leaves kernels out: with the activation skipped the logits change, with nothing skipped
  * they are the normal engine's bit for bit */
 static void skip_case(void)
@@ -559,25 +639,29 @@ int main(void)
 {
     um_refusals();
     skip_case();
+    fuse_case(DAK_ARCH_OPT, 5, 0);
+    fuse_case(DAK_ARCH_LLAMA, 5, 0);
+    fuse_case(DAK_ARCH_LLAMA, 3, 4096); /* groups of 4 */
     ckpt_case(DAK_ARCH_OPT, DAK_ST_BF16, DAK_ENG_PIN_REGISTER);
     ckpt_case(DAK_ARCH_LLAMA, DAK_ST_F32, DAK_ENG_PIN_ALLOC);
+    /* V_FUSE: q / k / v post-processed in the attention (dak_eng_opts.fuse_qkv), half the cases */
     run_case(DAK_ARCH_OPT, 1, 0, 0, 0);
-    run_case(DAK_ARCH_OPT, 5, 0, 0, 0);
-    run_case(DAK_ARCH_LLAMA, 1, 0, 0, 0);
+    run_case(DAK_ARCH_OPT, 5, 0, 0, V_FUSE);
+    run_case(DAK_ARCH_LLAMA, 1, 0, 0, V_FUSE);
     run_case(DAK_ARCH_LLAMA, 5, 0, 0, 0);
     /* pdl 1: the GEMMs as programmatic dependent launches (dak_eng_opts.gemm_pdl); 2: the small kernels too */
     run_case(DAK_ARCH_OPT, 5, 1, 0, 0);
-    run_case(DAK_ARCH_LLAMA, 5, 2, 0, 0);
-    run_case(DAK_ARCH_OPT, 3, 2, 4096, 0);
+    run_case(DAK_ARCH_LLAMA, 5, 2, 0, V_FUSE);
+    run_case(DAK_ARCH_OPT, 3, 2, 4096, V_FUSE);
     run_case(DAK_ARCH_LLAMA, 3, 1, 4096, 0);
     /* the norm kernels: rows of 6144 (two float4s a thread, weights held), the narrow one; the GEMMs reading nothing
-     * before their wait; the stamps */
+     * before their wait; the stamps (unfused, fused, and dak decode's defaults) */
     run_case(DAK_ARCH_LLAMA, 3, 2, 6144, V_PRE_NONE);
     run_case(DAK_ARCH_OPT, 3, 2, 4096, V_NARROW | V_TIMES);
-    run_case(DAK_ARCH_OPT, 5, 1, 0, V_PRE_NONE | V_TIMES);
+    run_case(DAK_ARCH_OPT, 5, 1, 0, V_PRE_NONE | V_TIMES | V_FUSE);
     run_case(DAK_ARCH_LLAMA, 5, 2, 4096, V_DEFAULTS | V_TIMES);
     run_case(DAK_ARCH_OPT, 3, 2, 0, V_DEFAULTS);
-    run_case(DAK_ARCH_OPT, 5, 2, 4096, V_DYN);
+    run_case(DAK_ARCH_OPT, 5, 2, 4096, V_DYN | V_FUSE);
     run_case(DAK_ARCH_LLAMA, 3, 2, 0, V_WINDOW);
     return check_done();
 }

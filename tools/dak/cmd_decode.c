@@ -28,6 +28,8 @@ static const char *prog = "dak decode";
 
 static void usage(FILE *o)
 {
+    dak_eng_opts d;
+    dak_eng_opts_default(&d);
     fprintf(o,
             "usage: dak decode (--model CONFIG | --tiny opt|llama) [--batch B] [--prompt P] [--tokens D]\n"
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
@@ -35,8 +37,9 @@ static void usage(FILE *o)
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
             "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1]\n"
-            "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--prompt-text TEXT] [--tokenizer PATH]\n"
-            "                  [--load-times 0|1] [--load-pin register|alloc] [--backend auto|gpu|cpu] [--json FILE]\n\n"
+            "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--fuse-qkv 0|1] [--prompt-text TEXT]\n"
+            "                  [--tokenizer PATH] [--load-times 0|1] [--load-pin register|alloc]\n"
+            "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
             "  --model CONFIG   a Hugging Face config.json, or a folder holding one (configs/opt-6.7b, ...)\n"
             "  --tiny ARCH      the test model instead: 2 layers, hidden 256, 2 heads, ffn 512, vocab 1000\n"
             "  --backend WHERE  gpu: the engine over offload ratios (below); cpu: greedy decoding by the CPU reference\n"
@@ -90,6 +93,9 @@ static void usage(FILE *o)
             "                   done) or end (its stores issued)\n"
             "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
             "                   weights read after the statistics); 0 (default): the weights held in registers\n"
+            "  --fuse-qkv 0|1   1: q / k / v post-processed inside the attention (bias, rotary, the new position's k\n"
+            "                   and v into the cache), one kernel fewer a layer, the same results; 0: a kernel of its\n"
+            "                   own (qkv_post) between the q/k/v GEMM and the attention (default: %s)\n"
             "  --diag-skip LIST diagnostic: leave these kinds' kernels out of every step (comma-separated: embed,\n"
             "                   norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax), to\n"
             "                   measure a step without them; the logits and tokens are then wrong\n"
@@ -104,7 +110,8 @@ static void usage(FILE *o)
             "  --tokenizer PATH a Hugging Face tokenizer.json, a vocab.json with merges.txt beside it (GPT-2's older\n"
             "                   form, OPT's), or a folder holding one; default: the --model folder's, if any.  With\n"
             "                   a tokenizer, sequence 0's prompt and generated tokens are printed (and written to\n"
-            "                   --json) as text too\n");
+            "                   --json) as text too\n",
+            d.fuse_qkv ? "1" : "0");
 }
 
 static int parse_ratios(const char *v, double *r, int *n)
@@ -298,7 +305,7 @@ static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",     
                                              "--load-times",  "--load-pin",
                                              "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
                                              "--gemm-pre-none", "--norm-trigger", "--norm-narrow",
-                                             "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn"};
+                                             "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn", "--fuse-qkv"};
 
 /* Greedy decoding of batch sequences on the CPU: the prompt's steps, then `tokens` steps, timed; tok[S][batch] as
  * the GPU engine's history (dak_engine_tokens).  1 when the reference cannot be made (a model too large for it). */
@@ -497,6 +504,7 @@ static int decode(int argc, char **argv, decode_held *h)
     dak_eng_opts_default(&defaults);
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
     uint32_t pre_none = defaults.gemm_pre_none, gemm_window = 0, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
+    uint32_t fuse_qkv = (uint32_t)defaults.fuse_qkv;
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0, load_times = 0;
@@ -550,6 +558,9 @@ static int decode(int argc, char **argv, decode_held *h)
         } else if (arg_is(a, "--gemm-dyn")) {
             VAL();
             if (arg_u32(prog, "--gemm-dyn", v, 0, 1, &gemm_dyn)) return 2;
+        } else if (arg_is(a, "--fuse-qkv")) {
+            VAL();
+            if (arg_u32(prog, "--fuse-qkv", v, 0, 1, &fuse_qkv)) return 2;
         } else if (arg_is(a, "--norm-narrow")) {
             VAL();
             if (arg_u32(prog, "--norm-narrow", v, 0, 1, &norm_narrow)) return 2;
@@ -661,6 +672,12 @@ static int decode(int argc, char **argv, decode_held *h)
     if (do_mode[DAK_ENG_UM] && deploy) {
         fprintf(stderr, "%s: --baseline um: expected --deploy 0 (the unified-memory baseline keeps the whole KV cache in "
                         "HBM, which a deployment does not hold)\n",
+                prog);
+        return 2;
+    }
+    if (fuse_qkv && ((diag_skip | diag_empty) >> DAK_ENG_OP_QKV_POST & 1u)) {
+        fprintf(stderr, "%s: --diag-skip / --diag-empty qkv_post: expected --fuse-qkv 0 (fused, the step has no "
+                        "qkv_post kernel)\n",
                 prog);
         return 2;
     }
@@ -791,6 +808,7 @@ static int decode(int argc, char **argv, decode_held *h)
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
     eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none, eo.load_pin = load_pin;
     eo.gemm_hbm_window = gemm_window, eo.gemm_stages = gemm_stages, eo.gemm_dyn = gemm_dyn;
+    eo.fuse_qkv = (int)fuse_qkv;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
@@ -940,6 +958,7 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "gemm_stages", gemm_stages);
         json_kv_u64(&w, "gemm_dyn", gemm_dyn);
         json_kv_str(&w, "load_pin", load_pin == DAK_ENG_PIN_ALLOC ? "alloc" : "register");
+        json_kv_u64(&w, "fuse_qkv", fuse_qkv);
         if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */
             seq0_json(&w, h->tok0, batch, prompt, S, h->prompt_ids, seed, (uint32_t)c->vocab, h->tk, prompt_text);
         json_kv_str(&w, "profile", h->prof.source);

@@ -77,6 +77,10 @@ typedef struct {
     uint32_t nomath; /* diagnostic: consumers wait for and release each slot but skip the math (out is garbage) */
     uint64_t *ts;    /* diagnostic: dak_attn_plan.diag_ts (NULL: none) */
     float qscale; /* scale * log2(e) */
+    /* dak_attn_decode_qkv (qc not NULL): q, k, v from the QKV GEMM's output (dak_attn_qkv), q not read from `q` */
+    const float *qc, *qbias, *rcs, *rsn;
+    uint32_t qld;
+    uint16_t *kn, *vn; /* the new position's k, v: NULL: into the cache read */
 } attn_params;
 
 struct dak_attn_ctx {
@@ -202,6 +206,66 @@ static __device__ __forceinline__ void emit_quad(const attn_params *P, int split
     }
 }
 
+/* dak_attn_decode_qkv: dims [4 lane, 4 lane + 4) of the head whose 128 columns start at col in row en of the QKV
+ * GEMM's output, post-processed (bias, then the rotary when rot: the pair of dim d is d ^ 64) and rounded to bf16,
+ * packed as a uint2 of q or of a cache row (dak_attn_rope_lo / _hi: the engine's k_qkv_post computes the same) */
+static __device__ __forceinline__ uint2 qkv_quad(const attn_params *P, uint32_t en, uint32_t col, uint32_t lane, int rot)
+{
+    const float *c = P->qc + (size_t)en * P->qld + col;
+    const uint32_t d = 4u * lane, pd = d ^ 64u;
+    float x[4], y[4] = {0.f, 0.f, 0.f, 0.f};
+    {
+        const float4 a = *(const float4 *)(c + d);
+        x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
+    }
+    if (rot) {
+        const float4 a = *(const float4 *)(c + pd);
+        y[0] = a.x, y[1] = a.y, y[2] = a.z, y[3] = a.w;
+    }
+    if (P->qbias) {
+        const float4 b = *(const float4 *)(P->qbias + col + d);
+        x[0] = __fadd_rn(x[0], b.x), x[1] = __fadd_rn(x[1], b.y), x[2] = __fadd_rn(x[2], b.z), x[3] = __fadd_rn(x[3], b.w);
+        if (rot) {
+            const float4 e = *(const float4 *)(P->qbias + col + pd);
+            y[0] = __fadd_rn(y[0], e.x), y[1] = __fadd_rn(y[1], e.y), y[2] = __fadd_rn(y[2], e.z);
+            y[3] = __fadd_rn(y[3], e.w);
+        }
+    }
+    if (rot) {
+        const size_t r = (size_t)(P->len - 1u) * 64u + (d & 63u);
+        const float4 co = *(const float4 *)(P->rcs + r), si = *(const float4 *)(P->rsn + r);
+        const float cv[4] = {co.x, co.y, co.z, co.w}, sv[4] = {si.x, si.y, si.z, si.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            x[j] = d < 64u ? dak_attn_rope_lo(x[j], y[j], cv[j], sv[j]) : dak_attn_rope_hi(y[j], x[j], cv[j], sv[j]);
+    }
+    uint2 w;
+    w.x = (uint32_t)dak_f32_to_bf16(x[0]) | ((uint32_t)dak_f32_to_bf16(x[1]) << 16);
+    w.y = (uint32_t)dak_f32_to_bf16(x[2]) | ((uint32_t)dak_f32_to_bf16(x[3]) << 16);
+    return w;
+}
+
+/* dak_attn_decode_qkv: this lane's 4 dims of the new position's k and v of (entry en, kv head kvh), computed and
+ * stored into the cache (or into k_new / v_new) */
+static __device__ __forceinline__ void new_kv(const attn_params *P, int host, uint32_t en, uint32_t kvh, uint32_t lane,
+                                              uint2 *nk, uint2 *nv)
+{
+    *nk = qkv_quad(P, en, (P->heads + kvh) * D, lane, P->rcs != NULL);
+    *nv = qkv_quad(P, en, (P->heads + P->kv_heads + kvh) * D, lane, 0);
+    uint16_t *kd, *vd;
+    size_t off;
+    if (P->kn) {
+        kd = P->kn, vd = P->vn, off = ((size_t)en * P->kv_heads + kvh) * P->max_len * D;
+    } else {
+        const uint32_t first = host ? 0u : P->batch_host;
+        kd = (uint16_t *)(host ? P->kh : P->kg), vd = (uint16_t *)(host ? P->vh : P->vg);
+        off = ((size_t)(en - first) * P->kv_heads + kvh) * P->max_len * D;
+    }
+    off += (size_t)(P->len - 1u) * D + 4u * lane;
+    *(uint2 *)(kd + off) = *nk;
+    *(uint2 *)(vd + off) = *nv;
+}
+
 /* q of the group's heads of (entry en, kv head kvh), this lane's 4 dims, into registers (heads >= g: 0) */
 static __device__ __forceinline__ void q_load(const attn_params *P, uint32_t en, uint32_t kvh, uint32_t lane,
                                               uint2 *qn, const uint32_t G)
@@ -210,7 +274,8 @@ static __device__ __forceinline__ void q_load(const attn_params *P, uint32_t en,
     for (uint32_t h = 0; h < G; h++) {
         qn[h] = make_uint2(0u, 0u);
         if (h < P->group)
-            qn[h] = *(const uint2 *)(P->q + ((size_t)en * P->heads + kvh * P->group + h) * D + 4u * lane);
+            qn[h] = P->qc ? qkv_quad(P, en, (kvh * P->group + h) * D, lane, P->rcs != NULL)
+                          : *(const uint2 *)(P->q + ((size_t)en * P->heads + kvh * P->group + h) * D + 4u * lane);
     }
 }
 
@@ -273,6 +338,20 @@ static __device__ __forceinline__ void consume(const attn_params *P, int host, u
                 q_load(P, en2, kvh2, lane, qn, G);
             }
             const uint32_t nck = c1 - c0;
+            /* dak_attn_decode_qkv: the unit holding the last chunk holds the new position len - 1 (row nrow of that
+             * chunk); the warp that reads that row's 16-token block computes its k and v (a lane its 4 dims), stores
+             * them into the cache (the chunk's copy may read the row before or after the store: the slot is patched
+             * once it lands) and patches its ring slot below.  G <= 2: computed now, their loads overlapping the
+             * copies; G >= 4: once the slot has landed (four registers more across the loop spill there) */
+            int own_new = 0;
+            uint32_t nrow = 0;
+            uint2 nk = make_uint2(0u, 0u), nvv = make_uint2(0u, 0u);
+            if (P->qc && c1 == P->chunks) {
+                nrow = P->len - 1u - (P->chunks - 1u) * DAK_ATTN_CHUNK;
+                const uint32_t nb = nrow / TPW, itl = round_it(it0, nck - 1u, team, nr, n, lm);
+                own_new = TW >= 4u ? ((wt & 3u) == nb && (!alt || (itl & 1u) == half)) : nb % TW == wt;
+                if (own_new && G <= 2u) new_kv(P, host, en, kvh, lane, &nk, &nvv);
+            }
             for (uint32_t i = 0; i < nck; i++) {
                 const uint32_t it = round_it(it0, i, team, nr, n, lm);
                 if (alt && (it & 1u) != half) continue; /* the other half's slot */
@@ -282,6 +361,13 @@ static __device__ __forceinline__ void consume(const attn_params *P, int host, u
                  * f + 1 once fill f - 1 is consumed; from then the parity names fill f. */
                 while (tag[s] != f + 1u) __nanosleep(32);
                 ptx_mbar_wait(ptx_smem(&full[s]), f & 1u);
+                const int patch = own_new && i + 1u == nck;
+                if (patch) { /* the new row: this lane reads only its own 8 bytes of it (below) */
+                    if (G > 2u) new_kv(P, host, en, kvh, lane, &nk, &nvv);
+                    uint8_t *row = (uint8_t *)ring + (size_t)s * DAK_ATTN_SLOT_BYTES + (size_t)nrow * 256u + 8u * lane;
+                    *(uint2 *)row = nk;
+                    *(uint2 *)(row + CHUNK_BYTES) = nvv;
+                }
                 const uint32_t c = c0 + i;
                 const uint32_t left = P->len - c * DAK_ATTN_CHUNK;
                 const uint32_t valid = left < DAK_ATTN_CHUNK ? left : DAK_ATTN_CHUNK;
@@ -350,6 +436,7 @@ static __device__ __forceinline__ void consume(const attn_params *P, int host, u
                         }
                     }
                 }
+                if (patch) ptx_fence_proxy_async(); /* the patch before the slot's next bulk copy into it */
                 __syncwarp();
                 if (lane == 0) ptx_mbar_arrive(ptx_smem(&empty[s]));
             }
@@ -698,12 +785,22 @@ extern "C" int dak_attn_ctx_reserve(dak_attn_ctx *ctx, size_t ws_floats, size_t 
     return ws_grow(ctx, ws_floats, ws_counters, NULL, 1, who, err);
 }
 
-extern "C" int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const uint16_t *q, uint32_t heads,
-                               uint32_t len, float scale, uint16_t *out, const dak_attn_plan *p, void *stream,
-                               cm_err *err)
+/* dak_attn_decode (q) and dak_attn_decode_qkv (qkv; q NULL) */
+static int decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const uint16_t *q, const dak_attn_qkv *qkv,
+                  uint32_t heads, uint32_t len, float scale, uint16_t *out, const dak_attn_plan *p, void *stream,
+                  const char *who, cm_err *err)
 {
-    static const char *who = "dak_attn_decode";
-    if (!ctx || !kv || !p || !q || !out) return cm_fail(err, "%s: missing context, cache, plan, q or out", who);
+    if (!ctx || !kv || !p || (!q && !qkv) || !out) return cm_fail(err, "%s: missing context, cache, plan, q or out", who);
+    if (qkv) {
+        if (!qkv->c) return cm_fail(err, "%s: no QKV output (dak_attn_qkv.c)", who);
+        if (qkv->ld % 4u || (uint64_t)qkv->ld < ((uint64_t)heads + 2u * kv->kv_heads) * D)
+            return cm_fail(err, "%s: ld %u (expected a multiple of 4, at least (heads %u + 2 x kv_heads %u) x %u)", who,
+                           qkv->ld, heads, kv->kv_heads, D);
+        if (!qkv->k_new != !qkv->v_new)
+            return cm_fail(err, "%s: k_new %s but v_new %s (expected both or neither)", who, qkv->k_new ? "set" : "NULL",
+                           qkv->v_new ? "set" : "NULL");
+        if (!qkv->cs != !qkv->sn) return cm_fail(err, "%s: one rotary table without the other", who);
+    }
     if (p->batch != kv->batch || p->batch_host != kv->batch_host || p->kv_heads != kv->kv_heads)
         return cm_fail(err,
                        "%s: plan made for batch %u (host %u), kv_heads %u; the cache has batch %u (host %u), "
@@ -756,6 +853,10 @@ extern "C" int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const
     P.nomath = p->diag_nomath ? 1u : 0u;
     P.ts = p->diag_ts;
     P.qscale = scale * LOG2E;
+    if (qkv) {
+        P.qc = qkv->c, P.qbias = qkv->bias, P.rcs = qkv->cs, P.rsn = qkv->sn, P.qld = qkv->ld;
+        P.kn = qkv->k_new, P.vn = qkv->v_new;
+    }
     void (*k)(attn_params) = p->group <= 1 ? k_attn_g1 : p->group <= 2 ? k_attn_g2 : p->group <= 4 ? k_attn_g4
                                                                                                    : k_attn_g8;
     cudaLaunchAttribute at[1] = {cm_attr_pdl()};
@@ -777,4 +878,19 @@ extern "C" int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const
         ACU(cudaLaunchKernelExC(&cfg, (const void *)k_combine, args));
     }
     return 0;
+}
+
+extern "C" int dak_attn_decode(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const uint16_t *q, uint32_t heads,
+                               uint32_t len, float scale, uint16_t *out, const dak_attn_plan *p, void *stream,
+                               cm_err *err)
+{
+    return decode(ctx, kv, q, NULL, heads, len, scale, out, p, stream, "dak_attn_decode", err);
+}
+
+extern "C" int dak_attn_decode_qkv(dak_attn_ctx *ctx, const dak_kv_tiered *kv, const dak_attn_qkv *qkv,
+                                   uint32_t heads, uint32_t len, float scale, uint16_t *out, const dak_attn_plan *p,
+                                   void *stream, cm_err *err)
+{
+    if (!qkv) return cm_fail(err, "dak_attn_decode_qkv: no dak_attn_qkv");
+    return decode(ctx, kv, NULL, qkv, heads, len, scale, out, p, stream, "dak_attn_decode_qkv", err);
 }

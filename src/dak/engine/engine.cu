@@ -651,6 +651,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     if (oo.norm_trigger > 2)
         return cm_fail(err, "engine: norm_trigger %u: expected 0 (top), 1 (loads done) or 2 (stores issued)",
                        oo.norm_trigger);
+    if (oo.fuse_qkv && ((oo.diag_skip | oo.diag_empty) >> DAK_ENG_OP_QKV_POST & 1u))
+        return cm_fail(err, "engine: diag_skip / diag_empty of qkv_post with fuse_qkv: the fused step has no "
+                            "qkv_post kernel to leave out (expected fuse_qkv 0)");
     if (oo.prompt_ids && oo.prompt_n > max_len)
         return cm_fail(err, "engine: a prompt of %u tokens for %u positions", oo.prompt_n, max_len);
     dak_engine *e = (dak_engine *)cm_calloc(1, sizeof *e);
@@ -979,28 +982,46 @@ static int attn_plans(dak_engine *e, uint32_t l, uint32_t t, dak_attn_plan p[2],
     return dak_attn_plan_make(B - bh, 0, heads, kvh, len, sms, &o, &p[1], err);
 }
 
+/* one attention call of layer l over the sequences [e0, e0 + plan's batch) whose cache is kv, len t + 1: q from e->qb
+ * (k_qkv_post wrote it and the new k, v), or with dak_eng_opts.fuse_qkv straight from the QKV GEMM's output, the new
+ * k, v into kv or, where k_new is given, there (dak_attn_decode_qkv) */
+static int attn_call(dak_engine *e, uint32_t l, const dak_kv_tiered *kv, uint32_t e0, uint16_t *k_new, uint16_t *v_new,
+                     uint32_t len, const dak_attn_plan *p, cm_err *err)
+{
+    const uint32_t heads = (uint32_t)e->m.cfg.heads;
+    const float scale = 1.0f / sqrtf(128.0f);
+    uint16_t *out = e->ab + (size_t)e0 * e->Hq;
+    if (!e->o.fuse_qkv) return dak_attn_decode(e->a, kv, e->qb + (size_t)e0 * e->Hq, heads, len, scale, out, p, e->st, err);
+    const lin_t *w = LIN(e, l, W_QKV);
+    dak_attn_qkv z;
+    memset(&z, 0, sizeof z);
+    z.c = e->cqkv + (size_t)e0 * w->M, z.bias = w->bias, z.cs = e->cs, z.sn = e->sn, z.ld = w->M;
+    z.k_new = k_new, z.v_new = v_new;
+    return dak_attn_decode_qkv(e->a, kv, &z, heads, len, scale, out, p, e->st, err);
+}
+
 /* the attention of layer l at position t (len t + 1) */
 static int attn(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
 {
-    uint32_t heads = (uint32_t)e->m.cfg.heads, kvh = (uint32_t)e->m.cfg.kv_heads, len = t + 1, np;
+    uint32_t kvh = (uint32_t)e->m.cfg.kv_heads, len = t + 1, np;
     uint32_t bh = kv_bh(e, l);
-    float scale = 1.0f / sqrtf(128.0f);
     dak_attn_plan p[2];
     if (attn_plans(e, l, t, p, &np, err)) return -1;
     if (e->mode == DAK_ENG_DIRECT || bh == 0) {
         if (e->mode == DAK_ENG_DIRECT) p[0].diag_ts = attn_ts(e, l); /* dak_engine_stamps reads direct runs */
-        return dak_attn_decode(e->a, &e->kv[l], e->qb, heads, len, scale, e->ab, &p[0], e->st, err);
+        return attn_call(e, l, &e->kv[l], 0, NULL, NULL, len, &p[0], err);
     }
+    /* prefetch: the staged host entries (fused: the new k, v into the host tier, which the next step's copy reads;
+     * the staged copy's row is patched in the kernel's ring, so it needs no store), then the HBM entries */
     size_t ent = kv_entry(e);
     dak_kv_tiered v;
     if (dak_kv_view(&v, bh, kvh, e->max_len, 0, NULL, NULL, e->sk[l % 2], e->sv[l % 2], err) ||
-        dak_attn_decode(e->a, &v, e->qb, heads, len, scale, e->ab, &p[0], e->st, err))
+        attn_call(e, l, &v, 0, e->kv[l].k_host_dev, e->kv[l].v_host_dev, len, &p[0], err))
         return -1;
     if (np == 2) {
         size_t d0 = (bh - e->kv_d[l]) * ent; /* the first HBM entry held is kv_d[l] */
         if (dak_kv_view(&v, e->batch - bh, kvh, e->max_len, 0, NULL, NULL, e->kd[l] + d0, e->vd[l] + d0, err) ||
-            dak_attn_decode(e->a, &v, e->qb + (size_t)bh * e->Hq, heads, len, scale, e->ab + (size_t)bh * e->Hq, &p[1],
-                            e->st, err))
+            attn_call(e, l, &v, bh, NULL, NULL, len, &p[1], err))
             return -1;
     }
     return 0;
@@ -1068,6 +1089,24 @@ static int left_out(dak_engine *e, dak_eng_op k)
     return 1;
 }
 
+/* k_qkv_post of layer l at position t: bias, rotary, q to e->qb, the new k, v into the cache (and the staging) */
+static int qkv_post(dak_engine *e, uint32_t l, uint32_t t, cm_err *err)
+{
+    const dak_model_config *c = &e->m.cfg;
+    const lin_t *wqkv = LIN(e, l, W_QKV);
+    qkv_args a;
+    memset(&a, 0, sizeof a);
+    a.c = e->cqkv, a.bias = wqkv->bias, a.ld = wqkv->M;
+    a.cs = e->cs, a.sn = e->sn, a.q = e->qb;
+    a.k_host = e->kv[l].k_host_dev, a.v_host = e->kv[l].v_host_dev;
+    a.k_dev = e->kv[l].k_dev, a.v_dev = e->kv[l].v_dev;
+    if (e->mode == DAK_ENG_PREFETCH && e->pl.batch_host[l]) a.k_stage = e->sk[l % 2], a.v_stage = e->sv[l % 2];
+    a.heads = (uint32_t)c->heads, a.kvh = (uint32_t)c->kv_heads, a.max_len = e->max_len;
+    a.bh = kv_bh(e, l), a.pos = t, a.ts = qkvp_ts(e, l);
+    void *qargs[] = {&a};
+    return step_launch(e, (const void *)k_qkv_post, dim3(e->batch, a.heads + a.kvh), 64, qargs, err);
+}
+
 static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
 {
 /* dak_eng_opts.diag_skip / diag_empty: the kind's kernels left out of the step, or an empty kernel in their place */
@@ -1101,18 +1140,10 @@ static int enqueue_step(dak_engine *e, uint32_t t, cm_err *err)
             return -1;
         lin_t *wqkv = LIN(e, l, W_QKV);
         if ((!SKIP(QKV) && run_lin(e, wqkv, e->cqkv, err)) || mark(e, DAK_ENG_OP_QKV, lin_bytes(wqkv), err)) return -1;
-        qkv_args a;
-        memset(&a, 0, sizeof a);
-        a.c = e->cqkv, a.bias = wqkv->bias, a.ld = wqkv->M;
-        a.cs = e->cs, a.sn = e->sn, a.q = e->qb;
-        a.k_host = e->kv[l].k_host_dev, a.v_host = e->kv[l].v_host_dev;
-        a.k_dev = e->kv[l].k_dev, a.v_dev = e->kv[l].v_dev;
-        if (pf && e->pl.batch_host[l]) a.k_stage = e->sk[l % 2], a.v_stage = e->sv[l % 2];
-        a.heads = (uint32_t)c->heads, a.kvh = (uint32_t)c->kv_heads, a.max_len = e->max_len;
-        a.bh = kv_bh(e, l), a.pos = t, a.ts = qkvp_ts(e, l);
-        void *qargs[] = {&a};
-        if ((!SKIP(QKV_POST) && step_launch(e, (const void *)k_qkv_post, dim3(B, a.heads + a.kvh), 64, qargs, err)) ||
-            mark(e, DAK_ENG_OP_QKV_POST, 0, err) || (!SKIP(ATTN) && attn(e, l, t, err)) ||
+        /* fuse_qkv: no qkv_post, the attention reads e->cqkv (attn_call) */
+        if (!e->o.fuse_qkv && ((!SKIP(QKV_POST) && qkv_post(e, l, t, err)) || mark(e, DAK_ENG_OP_QKV_POST, 0, err)))
+            return -1;
+        if ((!SKIP(ATTN) && attn(e, l, t, err)) ||
             mark(e, DAK_ENG_OP_ATTN, 2.0 * B * c->kv_heads * (t + 1.0) * DAK_ENG_HEAD_DIM * 2, err) ||
             (!SKIP(O) && run_lin(e, LIN(e, l, W_O), e->co, err)) || mark(e, DAK_ENG_OP_O, lin_bytes(LIN(e, l, W_O)), err))
             return -1;
@@ -1406,6 +1437,21 @@ extern "C" int dak_engine_step(dak_engine *e, uint32_t t, int sync, cm_err *err)
     return 0;
 }
 
+extern "C" int dak_engine_kv(dak_engine *e, uint32_t layer, uint16_t *k, uint16_t *v, cm_err *err)
+{
+    if (!e->ge) return cm_fail(err, "engine: kv: no setup");
+    if (layer >= e->L) return cm_fail(err, "engine: kv: layer %u of %u", layer, e->L);
+    ECU(cudaStreamSynchronize(e->st));
+    const dak_kv_tiered *kv = &e->kv[layer];
+    const size_t ent = kv_entry(e), hn = kv->batch_host * ent, dn = (e->batch - kv->batch_host) * ent;
+    if (hn) memcpy(k, kv->k_host, hn * 2), memcpy(v, kv->v_host, hn * 2);
+    if (dn) {
+        ECU(cudaMemcpy(k + hn, kv->k_dev, dn * 2, cudaMemcpyDeviceToHost));
+        ECU(cudaMemcpy(v + hn, kv->v_dev, dn * 2, cudaMemcpyDeviceToHost));
+    }
+    return 0;
+}
+
 extern "C" int dak_engine_logits(dak_engine *e, float *logits, cm_err *err)
 {
     ECU(cudaStreamSynchronize(e->st));
@@ -1553,7 +1599,8 @@ extern "C" int dak_engine_stamps(dak_engine *e, uint32_t layer, dak_eng_stamps o
     uint32_t l = layer, B = e->batch, k = 0;
     int bad = stamps_copy(norm_ts(e, 2 * l), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||
               stamps_gemm(LIN(e, l, W_QKV), DAK_ENG_OP_QKV, &ops[k++], err) ||
-              stamps_copy(qkvp_ts(e, l), qkvp_ctas(e), DAK_ENG_QKVP_STAMPS, DAK_ENG_OP_QKV_POST, &ops[k++], err) ||
+              stamps_copy(qkvp_ts(e, l), e->o.fuse_qkv ? 0 : qkvp_ctas(e), DAK_ENG_QKVP_STAMPS, DAK_ENG_OP_QKV_POST,
+                          &ops[k++], err) ||
               stamps_attn(e, l, &ops[0], &ops[k++], err) ||
               stamps_gemm(LIN(e, l, W_O), DAK_ENG_OP_O, &ops[k++], err) ||
               stamps_copy(norm_ts(e, 2 * l + 1), B, DAK_ENG_NORM_STAMPS, DAK_ENG_OP_NORM, &ops[k++], err) ||

@@ -1,6 +1,7 @@
 /* The inference engine's small kernels (declared in engine_kernels.h; include/dak/engine.h has the step's
  * formulas and precision). */
 #include "common/ptx.cuh"
+#include "dak/attention.h"
 #include "dak/bf16.h"
 #include "dak/engine.h"
 #include "engine_kernels.h"
@@ -203,9 +204,9 @@ __global__ void k_qkv_post(qkv_args a)
     const float *c = a.c + (size_t)n * a.ld;
     float x0 = c[col + i], x1 = c[col + i + 64];
     if (a.bias) x0 += a.bias[col + i], x1 += a.bias[col + i + 64];
-    if (a.cs) {
+    if (a.cs) { /* the attention's fused path (dak_attn_decode_qkv) rounds the same operations */
         float co = a.cs[a.pos * 64 + i], si = a.sn[a.pos * 64 + i];
-        float y0 = x0 * co - x1 * si, y1 = x1 * co + x0 * si;
+        float y0 = dak_attn_rope_lo(x0, x1, co, si), y1 = dak_attn_rope_hi(x0, x1, co, si);
         x0 = y0, x1 = y1;
     }
     if (!kv) {

@@ -46,6 +46,11 @@ int dak_engine_tokens(dak_engine *e, int32_t *tok, uint32_t steps, cm_err *err)
     (void)e, (void)tok, (void)steps;
     return cm_fail(err, NB);
 }
+int dak_engine_kv(dak_engine *e, uint32_t layer, uint16_t *k, uint16_t *v, cm_err *err)
+{
+    (void)e, (void)layer, (void)k, (void)v;
+    return cm_fail(err, NB);
+}
 int dak_engine_run(dak_engine *e, double *tpot_s, cm_err *err)
 {
     (void)e, (void)tpot_s;
