@@ -323,8 +323,9 @@ typedef struct {
     int fuse_qkv;       /* 1: q / k / v post-processed inside the attention (dak_attn_decode_qkv: its CTAs read q from
                            the QKV GEMM's fp32 output, and the CTA holding the new position computes its k, v and stores
                            them in the cache), one kernel fewer a layer, the same bits; 0: k_qkv_post, a kernel of its
-                           own between the GEMM and the attention (the steps before the twenty-fourth session); the
-                           stamps and the breakdown then have no qkv_post operation */
+                           own between the GEMM and the attention (the steps before the twenty-fourth session); fused,
+                           the stamps and the breakdown have no qkv_post operation.  0 when zeroed, 1 in
+                           dak_eng_opts_default (what dak decode runs) */
     const dak_eng_place *deploy; /* NULL (default): a full copy of every weight and of the KV cache in each tier,
                                     so that any placement is a view (ratio sweeps); else a deployment of this
                                     placement: HBM holds only its HBM rows and entries, pinned memory only its host

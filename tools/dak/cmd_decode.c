@@ -95,7 +95,8 @@ static void usage(FILE *o)
             "                   weights read after the statistics); 0 (default): the weights held in registers\n"
             "  --fuse-qkv 0|1   1: q / k / v post-processed inside the attention (bias, rotary, the new position's k\n"
             "                   and v into the cache), one kernel fewer a layer, the same results; 0: a kernel of its\n"
-            "                   own (qkv_post) between the q/k/v GEMM and the attention (default: %s)\n"
+            "                   own (qkv_post) between the q/k/v GEMM and the attention (default: %s; 0 when\n"
+            "                   --diag-skip or --diag-empty names qkv_post)\n"
             "  --diag-skip LIST diagnostic: leave these kinds' kernels out of every step (comma-separated: embed,\n"
             "                   norm, qkv, qkv_post, attention, o_proj, ffn_in, act, ffn_out, lm_head, argmax), to\n"
             "                   measure a step without them; the logits and tokens are then wrong\n"
@@ -505,6 +506,7 @@ static int decode(int argc, char **argv, decode_held *h)
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
     uint32_t pre_none = defaults.gemm_pre_none, gemm_window = 0, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
     uint32_t fuse_qkv = (uint32_t)defaults.fuse_qkv;
+    int fuse_given = 0; /* --fuse-qkv on the command line */
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0, load_times = 0;
@@ -561,6 +563,7 @@ static int decode(int argc, char **argv, decode_held *h)
         } else if (arg_is(a, "--fuse-qkv")) {
             VAL();
             if (arg_u32(prog, "--fuse-qkv", v, 0, 1, &fuse_qkv)) return 2;
+            fuse_given = 1;
         } else if (arg_is(a, "--norm-narrow")) {
             VAL();
             if (arg_u32(prog, "--norm-narrow", v, 0, 1, &norm_narrow)) return 2;
@@ -675,6 +678,8 @@ static int decode(int argc, char **argv, decode_held *h)
                 prog);
         return 2;
     }
+    /* leaving qkv_post out asks for its kernel: the unfused step, unless --fuse-qkv 1 was asked for too */
+    if (!fuse_given && ((diag_skip | diag_empty) >> DAK_ENG_OP_QKV_POST & 1u)) fuse_qkv = 0;
     if (fuse_qkv && ((diag_skip | diag_empty) >> DAK_ENG_OP_QKV_POST & 1u)) {
         fprintf(stderr, "%s: --diag-skip / --diag-empty qkv_post: expected --fuse-qkv 0 (fused, the step has no "
                         "qkv_post kernel)\n",
