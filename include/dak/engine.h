@@ -379,7 +379,6 @@ typedef struct {
     double pack_s;       /* packing on the GPU (dak_pack_rowmajor, which synchronises the device) */
     double host_pack_s;  /* the host rows packed on the CPU from the load buffers */
     double d2h_s;        /* the host rows copied from the GPU */
-    double d2d_s;        /* the HBM rows copied from the packing buffer */
     double pinner_s;     /* beside the calling thread: the pinning thread's own time in cudaHostRegister / Alloc */
     double read_bytes;   /* checkpoint bytes read (as bf16 / fp32) */
     double pinned_bytes; /* the weights' pinned bytes (KV excluded) */

@@ -428,12 +428,12 @@ static int breakdown(dak_engine *e, uint32_t reps, const char *label, dak_eng_br
 static void load_times_print(const char *what, const dak_eng_load_times *t)
 {
     const double parts = t->pin_s + t->pin_kv_s + t->hbm_s + t->read_s + t->wait_s + t->pack_s + t->host_pack_s +
-                         t->d2h_s + t->d2d_s;
+                         t->d2h_s;
     fprintf(stderr,
             "load %s: %.3f s (%.3f GB pinned, %.3f GB read): pin %.3f, kv pin %.3f, hbm %.3f, read %.3f, wait %.3f, "
-            "gpu pack %.3f, host pack %.3f, d2h %.3f, d2d %.3f, rest %.3f s; pinning thread %.3f s\n",
+            "gpu pack %.3f, host pack %.3f, d2h %.3f, rest %.3f s; pinning thread %.3f s\n",
             what, t->total_s, t->pinned_bytes / 1e9, t->read_bytes / 1e9, t->pin_s, t->pin_kv_s, t->hbm_s, t->read_s,
-            t->wait_s, t->pack_s, t->host_pack_s, t->d2h_s, t->d2d_s, t->total_s - parts, t->pinner_s);
+            t->wait_s, t->pack_s, t->host_pack_s, t->d2h_s, t->total_s - parts, t->pinner_s);
 }
 
 static void load_times_json(json_w *w, const dak_eng_load_times *t)
@@ -449,7 +449,6 @@ static void load_times_json(json_w *w, const dak_eng_load_times *t)
     json_kv_f64(w, "gpu_pack_s", t->pack_s);
     json_kv_f64(w, "host_pack_s", t->host_pack_s);
     json_kv_f64(w, "d2h_s", t->d2h_s);
-    json_kv_f64(w, "d2d_s", t->d2d_s);
     json_kv_f64(w, "pinner_s", t->pinner_s);
     json_kv_f64(w, "read_bytes", t->read_bytes);
     json_kv_f64(w, "pinned_bytes", t->pinned_bytes);

@@ -42,9 +42,9 @@ void dak_eng_ref_rope(const float *x, uint32_t pos, uint32_t head_dim, float *y)
     for (uint32_t i = 0; i < h; i++) {
         float c, s;
         dak_eng_rope_cs(pos, i, head_dim, &c, &s);
-        float a = x[i], b = x[i + h];
-        y[i] = a * c - b * s;
-        y[i + h] = b * c + a * s;
+        const float a = x[i], b = x[i + h]; /* (the GPU's arithmetic: dak/attention.h) */
+        y[i] = dak_attn_rope_lo(a, b, c, s);
+        y[i + h] = dak_attn_rope_hi(a, b, c, s);
     }
 }
 

@@ -84,10 +84,7 @@ double dsb_stream_rate_update(const dsb_stream_rate_policy *p, dsb_stream_rate_s
         return s->cap;
     }
     if (!s->own || !(p->up > 0)) return s->cap;
-    if (s->kept) { /* paced at top and clean: it stays; the backoff is over */
-        s->wait = p->hold;
-        return s->cap;
-    }
+    if (s->kept) return s->cap; /* paced at top and clean: it stays */
     const double f = s->failed, step = p->up * f, plateau = f - step;
     if (ran >= f) s->wait = p->hold; /* F, or more, passed clean: the backoff is over */
     /* at the plateau also when the steps' sum missed it by a rounding (not a step of 1e-16) */
@@ -101,16 +98,15 @@ double dsb_stream_rate_update(const dsb_stream_rate_policy *p, dsb_stream_rate_s
     }
     s->held = 0;
     s->increases++;
-    const int at_limit = s->limit > 0 && s->cap >= s->limit;
     /* with the user's cap the sender was paced by it already, and `top` is its rate under it:
      * back at the user's cap, as without pace */
     if (p->pace && !(s->limit > 0) && s->top > 0 && s->cap >= s->top) {
         s->cap = s->top; /* paced at the rate seen free, not free */
         s->kept = 1;
-        s->wait = p->hold;
+        s->wait = p->hold; /* the backoff is over */
         return s->cap;
     }
-    if ((s->top > 0 && s->cap >= s->top) || at_limit) {
+    if ((s->top > 0 && s->cap >= s->top) || (s->limit > 0 && s->cap >= s->limit)) {
         s->own = 0; /* back at the rate seen free: no cap (or the user's) */
         s->cap = s->limit;
         s->removals++;
