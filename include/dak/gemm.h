@@ -125,7 +125,8 @@ typedef struct {
     int diag_nob;       /* diagnostic: the tiled kernel's producer issues no B copies, A's alone (the slots' B is stale, C is
                            garbage); single launches only: not with pdl or dyn */
     int diag_prod2;     /* diagnostic: two producer threads (the idle fix-up warp's lane 0 beside the producer's) issue
-                           alternate ring slots; single launches only: not with pdl or dyn */
+                           alternate ring slots; not with dyn; with pdl on the HBM tier of the 64-column kernels only
+                           (the second one counts the first's copies before griddepcontrol.wait; no stash) */
     int diag_noload;    /* diagnostic: the tiled kernel's producer issues no copies and marks each slot full at
                            once, so that the consumers' math and epilogue run alone on stale shared memory (C is
                            garbage; the host byte count is of the copies it would have issued); not with pdl,

@@ -245,9 +245,9 @@ static void test_plan_errors(void)
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel 0"));
     o.panel = 0;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && !p.panel.on);
-    /* single launches only, refused with pdl or dyn: diag_nob (A's copies alone; with pdl the stash's barrier would
-     * wait for its B) at N = 8, diag_prod2 (two producer threads; the copies before griddepcontrol.wait have one) at
-     * N = 24 */
+    /* diag_nob (A's copies alone; with pdl the stash's barrier would wait for its B) at N = 8: single launches only,
+     * refused with pdl or dyn; diag_prod2 (two producer threads) at N = 24: refused with dyn, taken with pdl (and then
+     * no stash at N = 8: the second producer counts the first's copies before the wait, not the stash's) */
     for (int d = 0; d < 2; d++) {
         const char *name = d ? "diag_prod2" : "diag_nob";
         const uint32_t N = d ? 24u : 8u;
@@ -258,7 +258,11 @@ static void test_plan_errors(void)
             o.diag_nob = 1;
         CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) == 0);
         o.pdl = 1;
-        CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, name));
+        if (d)
+            CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) == 0 &&
+                  dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm_stash == 0);
+        else
+            CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, name));
         o.pdl = 0, o.dyn = 1;
         CHECK(dak_gemm_plan_make(7168, N, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, name));
     }

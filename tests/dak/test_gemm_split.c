@@ -727,7 +727,9 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
 
 /* Two producer threads (opts.diag_prod2: the fix-up warp's lane 0 issues every other ring slot; a diagnostic of
  * the seventeenth session): C against the reference at kstep 1 (many small slots, an odd ring on 64-row tiles) and the
- * default kstep, N 1 and 24, r 0 and 10 % (a windowed host tier beside it); refused with pdl. */
+ * default kstep, N 1 and 24, r 0 and 10 % (a windowed host tier beside it), as single launches and with pdl (the
+ * second producer counting the first's copies before the wait; the host tier keeps one producer there); refused with
+ * dyn.  The chain test runs them as PDL chains too. */
 static int test_prod2(dak_gemm_ctx *ctx, int full)
 {
     static const uint32_t shp[2][2] = {{1024, 2048}, {7168, 7168}};
@@ -737,14 +739,15 @@ static int test_prod2(dak_gemm_ctx *ctx, int full)
         if (pshape_init(&s, shp[si][0], shp[si][1], 24, 0x9d2 + si)) return -1;
         for (int ni = 0; ni < 2; ni++) {
             if (pshape_ref(&s, ns[ni])) return -1;
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < 8; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.diag_prod2 = 1;
                 o.kstep = v & 1 ? 0u : 1u;
+                o.pdl = (v & 4) != 0;
                 const double r = v & 2 ? 0.1 : 0.0;
                 char label[48];
-                snprintf(label, sizeof label, "prod2 kstep %s", o.kstep ? "1" : "auto");
+                snprintf(label, sizeof label, "prod2%s kstep %s", o.pdl ? " pdl" : "", o.kstep ? "1" : "auto");
                 uint32_t rows;
                 double e;
                 dak_gemm_launch *l = case_checked(ctx, &s, ns[ni], r, &o, 2, label, &rows, &e);
@@ -759,11 +762,14 @@ static int test_prod2(dak_gemm_ctx *ctx, int full)
     }
     dak_gemm_opts o;
     dak_gemm_opts_default(&o);
-    o.diag_prod2 = 1, o.pdl = 1;
+    o.diag_prod2 = 1, o.dyn = 1;
     expect_refused(ctx, &o, "diag_prod2");
     fprintf(stderr, "prod2 tests done (%d passed, %d failed so far)\n", passed, failed);
     return 0;
 }
+
+/* 1: the chains run with two producer threads on 16 KiB slots (opts.diag_prod2, kstep 1) */
+static int chain_prod2;
 
 /* PDL sequences with a true data dependence: a chain of PDL launches on a square A where each launch's B is the launch
  * before's bf16 C (X_{i+1} = A X_i), run twice; each X_{i+1} against the fp32 reference A X_i of the X_i the GPU left,
@@ -788,6 +794,7 @@ static void chain_run(dak_gemm_ctx *ctx, pshape *const *sh, const double *r, int
     dak_gemm_opts o;
     dak_gemm_opts_default(&o);
     o.pdl = 1, o.out_bf16 = 1;
+    if (chain_prod2) o.diag_prod2 = 1, o.kstep = 1; /* two producers on 16 KiB slots */
     int ok = 1;
     for (int i = 0; i < L && ok; i++) {
         dak_tiered A;
@@ -865,6 +872,14 @@ static int test_chain(dak_gemm_ctx *ctx, int full)
         for (int ni = 0; ni < 3; ni++) {
             chain_case(ctx, &s, ns[ni], 0.0, "r0");
             chain_case(ctx, &s, ns[ni], 0.1, "r10");
+        }
+        if (si == 0) { /* two producers under PDL with a true dependence (the second one's B copies after the wait) */
+            chain_prod2 = 1;
+            for (int ni = 0; ni < 3; ni++) {
+                chain_case(ctx, &s, ns[ni], 0.0, "prod2 r0");
+                chain_case(ctx, &s, ns[ni], 0.1, "prod2 r10");
+            }
+            chain_prod2 = 0;
         }
         pshape_free(&s);
     }

@@ -401,7 +401,11 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
     if (warp == NCW || (p.prod2 && warp == NCW + 1u)) {
         /* ---- producer: one lane issues every copy (diag_prod2: the fix-up warp's lane 0 every other slot) ---- */
         const uint32_t pid = warp - NCW;
-        if (lane == 0) {
+        /* two producers: always in single launches; with pdl on the HBM tier of the 64-column kernels only (a host
+         * CTA's ticket, gate and window hand-over have one producer; in the wide kernels the pdl form cost spills), the
+         * second one counting the first's copies before the wait */
+        const bool two = p.prod2 && (!p.pdl || (WJ == 0u && tier == 1u));
+        if (lane == 0 && (pid == 0 || two)) {
             if (ts) ts[10] = ptx_globaltimer(); /* the producer starts: barriers initialised */
             const CUtensorMap *ta = tier ? &ta_g : &ta_h;
             /* B: boxes of bn rows for the wide HBM column tiles, else of bn_box (<= 64) */
@@ -435,7 +439,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             uint32_t pre = 0, xs = 0; /* copies out before the wait; this CTA's stash (its first chunks) */
             const bool hostq = p.pdl && tier == 0u && p.hostq;
             /* host_gate's ticket (every hostq CTA takes one), its latency under the segment arithmetic */
-            const uint32_t ticket = hostq ? atomicAdd(p.hostq, 1u) : 0u;
+            const uint32_t ticket = hostq && pid == 0 ? atomicAdd(p.hostq, 1u) : 0u;
             if (dyn) {
                 /* Dynamic units (run 10; twelfth session): under a static split the CTAs' streaming
                  * ends up to 5-8 us (7168^2, 11008x4096) / 23 us (28672x7168) apart: the SMs get
@@ -509,6 +513,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                     const uint16_t *src = abase + ((size_t)g.mt * mh * p.kblocks + (size_t)g.kb * kstep) * 4096u +
                                           (size_t)rank * (pbytes / 2u);
                     for (uint32_t kc = g.kb; kc < g.ke && pre < npre; kc++, pre++, src += astep) {
+                        if (WJ == 0u && pid) continue; /* the second producer counts them (B after the wait) */
                         const uint32_t fb = bar_full + 8u * pre;
                         ptx_mbar_arrive_expect_tx(fb, nbox * ahalf + (pre < xs || p.nob ? 0u : bbytes));
                         issue_a(&p, ta, sA + pre * astage, src, fb, kc, g.mt * mh, nbox, mh, rank, &ash, pol_a);
@@ -533,7 +538,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 if (ts && it == 0) ts[11] = ptx_globaltimer(); /* the first segment computed */
                 for (uint32_t kc = g.kb; kc < g.ke; kc++, it++, src += astep) {
                     const uint32_t fb = bar_full + 8u * s;
-                    if (p.prod2 && (it & 1u) != pid) { /* the other producer's slot */
+                    if (two && (it & 1u) != pid) { /* the other producer's slot */
                         if (windowed && it >= pre && it >= W && ++sw == S) sw = 0, phw ^= 1u;
                         if (++s == S) s = 0, ph ^= 1u;
                         continue;

@@ -332,8 +332,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: diag_noload runs the math alone in single launches; set pdl 0 and dyn 0");
     if (o->diag_nob && (o->pdl || o->dyn)) /* (with pdl the stash's barrier would wait for B rows never sent) */
         return cm_fail(err, "gemm: diag_nob runs A's copies alone in single launches; set pdl 0 and dyn 0");
-    if (o->diag_prod2 && (o->pdl || o->dyn)) /* (the copies before griddepcontrol.wait have one producer) */
-        return cm_fail(err, "gemm: diag_prod2 runs two producers in single launches; set pdl 0 and dyn 0");
+    if (o->diag_prod2 && o->dyn) /* (the dynamic units' claims have one producer) */
+        return cm_fail(err, "gemm: diag_prod2 runs two producers on the static split; set dyn 0");
     if (o->panel == 1 && o->pdl)
         return cm_fail(err, "gemm: the panel path (panel 1) does not support pdl; set pdl 0 or panel 0");
     if (o->panel == 1 && o->a_tma2d)
@@ -447,7 +447,9 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     /* the PDL stash (opts.stash): N <= 8 (the hand-over area is DAK_STASH_BYTES), 64-row HBM tiles (the narrow
      * consumer), no cluster, no dyn; its B rows 1 KiB-aligned in the area, which grows by 512 B */
     const int pre_none = o->pdl_pre == DAK_GEMM_PDL_PRE_NONE;
-    const int stash_on = o->pdl && o->stash && !pre_none && N <= 8 && mh == 1 && c == 1 && !o->dyn && mt_g;
+    /* (not with diag_prod2: the second producer counts the first's copies before the wait, not the stash's) */
+    const int stash_on = o->pdl && o->stash && !pre_none && N <= 8 && mh == 1 && c == 1 && !o->dyn && !o->diag_prod2 &&
+                         mt_g;
     const uint32_t stash_area = DAK_STASH_OFF - 512u + DAK_STASH_BYTES; /* the area starts 512 B past the ring */
     if (stash_on && fixed < DAK_GEMM_SMEM_BASE + stash_area) fixed = DAK_GEMM_SMEM_BASE + stash_area;
 
