@@ -367,6 +367,22 @@ int dak_gemm_times(dak_gemm_launch *l, uint64_t *t, size_t n, uint32_t *ctas, cm
  * shared memory (the launch floor of the split kernel's configuration). */
 int dak_diag_empty(dak_gemm_ctx *ctx, uint32_t grid, uint32_t smem, void *stream, cm_err *err);
 
+/* Diagnostic: the streaming floor.  A kernel of `ctas` CTAs that only streams `bytes` of HBM at `a` into shared
+ * memory (one contiguous range a CTA, 32 KiB bulk copies, 192 KiB in flight, the data discarded); with pdl launched as
+ * a programmatic dependent that issues its first ring before griddepcontrol.wait.  What any kernel that must read A
+ * costs a launch, and in a chain of launches (the split GEMM's r = 0 bound is A's bytes / B_g).  The other options add
+ * a GEMM's own costs one at a time, to find which of them a chain of GEMMs pays. */
+#define DAK_STREAM_B_BYTES 4096u /* one ring slot's B rows at N <= 8 (8 columns x 256 of K, bf16) */
+typedef struct {
+    uint32_t ctas;    /* CTAs, one contiguous range each (1..SMs) */
+    int pdl;          /* a programmatic dependent: the first ring before griddepcontrol.wait */
+    int b_copy;       /* after the wait, DAK_STREAM_B_BYTES of b by one bulk copy, landed before any more A */
+    uint32_t pre_ns;  /* a prologue: spin this long after the barriers' set-up, before the first copy */
+    uint32_t post_ns; /* a tail: spin this long after the last copy landed, before the exit */
+} dak_stream_floor_opts;
+int dak_diag_stream(dak_gemm_ctx *ctx, const void *a, size_t bytes, const void *b, const dak_stream_floor_opts *o,
+                    void *stream, cm_err *err);
+
 /* One-shot convenience: prepare, run, synchronise, free. */
 int dak_gemm_split(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
                    const dak_gemm_opts *o, cm_err *err);

@@ -1,8 +1,8 @@
 /* dak bench gemm --sections fixed,wgmma: what one launch costs at r = 0.  wgmma: the wide tiles
  * through mma.sync against wgmma and cuBLAS, one launch each.  fixed: the split kernel's variants,
- * cuBLAS and an empty kernel timed as one launch, back to back and as a graph, and the per-CTA
- * %globaltimer stamps of one launch (where its time goes, and whether it follows smrate's SMs);
- * at r = 0, or at each ratio of --ratios when given (cuBLAS stays all-HBM). */
+ * cuBLAS, an empty kernel and the streaming floor (A's bytes and nothing else, without and with PDL) timed as
+ * one launch, back to back and as a graph, and the per-CTA %globaltimer stamps of one launch (where its time goes,
+ * and whether it follows smrate's SMs); at r = 0, or at each ratio of --ratios when given (cuBLAS stays all-HBM). */
 #include <math.h>
 #include <string.h>
 
@@ -17,19 +17,22 @@
 #define FX_L 8
 
 typedef struct {
-    int kind; /* 0 split, 1 cublas, 2 empty kernel */
+    int kind; /* 0 split, 1 cublas, 2 empty kernel, 3 the streaming floor (dak_diag_stream) */
     dak_gemm_ctx *ctx;
     dak_gemm_launch *l[FX_NCP];
     uint16_t *const *ar;
     const uint16_t *B;
     float *C;
     uint32_t M, N, K, grid, smem;
+    size_t abytes;              /* the streaming floor: A's bytes */
+    dak_stream_floor_opts floor; /* the streaming floor's options (dak_diag_stream) */
 } fx_op;
 
 static int fx_enqueue(fx_op *o, int i, cudaStream_t st, cm_err *err)
 {
     if (o->kind == 0) return dak_gemm_run(o->l[i % FX_NCP], st, err);
     if (o->kind == 1) return dak_base_cublas(o->ctx, o->ar[i % FX_NCP], o->B, o->C, o->M, o->N, o->K, st, err);
+    if (o->kind == 3) return dak_diag_stream(o->ctx, o->ar[i % FX_NCP], o->abytes, o->B, &o->floor, st, err);
     return dak_diag_empty(o->ctx, o->grid, o->smem, st, err);
 }
 
@@ -273,12 +276,37 @@ static const fx_variant fx_variants[] = {
 };
 enum { FX_NV = sizeof fx_variants / sizeof fx_variants[0] };
 
+/* The streaming floor's columns (dak_diag_stream: A's bytes streamed and nothing else, what no GEMM that reads A can
+ * beat a launch): on every SM without and with PDL; then under PDL one of a GEMM's own costs at a time: the plain
+ * split's CTA count, one B slot's rows fetched after the wait before more A, the split's prologue before the first copy
+ * (FX_PRE_NS) and its tail after the last slot (FX_POST_NS, the fixed section's stamps at N = 1 on 7168^2); and all four
+ * together ("s-gemm": a GEMM without its math, hand-overs or spread). */
+#define FX_PRE_NS 1600u
+#define FX_POST_NS 1400u
+typedef struct {
+    const char *column, *us_key, *gbs_key;
+    int pdl, plan_ctas, b_copy;
+    uint32_t pre_ns, post_ns;
+} fx_floor;
+static const fx_floor fx_floors[] = {
+    {"stream", "stream_floor_us", "stream_floor_GBs", 0, 0, 0, 0, 0},
+    {"strm-pdl", "stream_floor_pdl_us", "stream_floor_pdl_GBs", 1, 0, 0, 0, 0},
+    {"s-ctas", "stream_floor_pdl_plan_ctas_us", "stream_floor_pdl_plan_ctas_GBs", 1, 1, 0, 0, 0},
+    {"s-B", "stream_floor_pdl_b_copy_us", "stream_floor_pdl_b_copy_GBs", 1, 0, 1, 0, 0},
+    {"s-pre", "stream_floor_pdl_prologue_us", "stream_floor_pdl_prologue_GBs", 1, 0, 0, FX_PRE_NS, 0},
+    {"s-post", "stream_floor_pdl_tail_us", "stream_floor_pdl_tail_GBs", 1, 0, 0, 0, FX_POST_NS},
+    {"s-gemm", "stream_floor_pdl_all_us", "stream_floor_pdl_all_GBs", 1, 1, 1, FX_PRE_NS, FX_POST_NS},
+};
+enum { FX_NF = sizeof fx_floors / sizeof fx_floors[0] };
+
 /* The fixed-cost table's header: its columns are fixed_cost's row. */
 static void fixed_cost_header(void)
 {
     printf("%4s %6s", "N", "mode");
     for (int v = 0; v < FX_NV; v++) printf(" %8s", fx_variants[v].column);
-    printf(" %8s %8s %8s\n", "cublas", "empty", "empty0");
+    printf(" %8s %8s %8s", "cublas", "empty", "empty0");
+    for (int f = 0; f < FX_NF; f++) printf(" %8s", fx_floors[f].column);
+    printf("\n");
 }
 
 /* One N of the fixed-cost table: each variant as one launch, FX_L back to back and a graph. */
@@ -306,6 +334,18 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
     fx_op em = {.kind = 2, .ctx = ctx, .grid = grid, .smem = pl ? pl->smem_bytes : 0};
     fx_op em0 = em;
     em0.smem = 0;
+    fx_op sf[FX_NF];
+    for (int f = 0; f < FX_NF; f++)
+        sf[f] = (fx_op){.kind = 3,
+                        .ctx = ctx,
+                        .ar = cp->ar,
+                        .B = s->B,
+                        .abytes = abytes,
+                        .floor = {.ctas = fx_floors[f].plan_ctas ? grid : bench->sms,
+                                  .pdl = fx_floors[f].pdl,
+                                  .b_copy = fx_floors[f].b_copy,
+                                  .pre_ns = fx_floors[f].pre_ns,
+                                  .post_ns = fx_floors[f].post_ns}};
     for (int mode = 0; mode < 3; mode++) {
         double t[FX_NV];
         for (int v = 0; v < FX_NV; v++) {
@@ -315,9 +355,13 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         const double t_cb = fx_time(&cb, mode, c->reps, cp->fs);
         const double t_em = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
         const double t_em0 = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
+        double t_sf[FX_NF];
+        for (int f = 0; f < FX_NF; f++) t_sf[f] = fx_time(&sf[f], mode, c->reps, cp->fs);
         printf("%4u %6s", N, mname[mode]);
         for (int v = 0; v < FX_NV; v++) printf(" %8.2f", t[v]);
-        printf(" %8.2f %8.2f %8.2f\n", t_cb, t_em, t_em0);
+        printf(" %8.2f %8.2f %8.2f", t_cb, t_em, t_em0);
+        for (int f = 0; f < FX_NF; f++) printf(" %8.2f", t_sf[f]);
+        printf("\n");
         fflush(stdout);
         json_obj_begin(w);
         json_kv_u64(w, "N", N);
@@ -331,9 +375,11 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         json_kv_f64(w, "cublas_us", t_cb);
         json_kv_f64(w, "empty_smem_us", t_em);
         json_kv_f64(w, "empty_0_us", t_em0);
+        for (int f = 0; f < FX_NF; f++) json_kv_f64(w, fx_floors[f].us_key, t_sf[f]);
         for (int v = 0; v < FX_NV; v++)
             if (fx_variants[v].gbs_key) json_kv_f64(w, fx_variants[v].gbs_key, gbs(abytes, t[v] / 1e3));
         json_kv_f64(w, "cublas_GBs", gbs(abytes, t_cb / 1e3));
+        for (int f = 0; f < FX_NF; f++) json_kv_f64(w, fx_floors[f].gbs_key, gbs(abytes, t_sf[f] / 1e3));
         json_obj_end(w);
     }
     for (int v = 0; v < FX_NV; v++)

@@ -8,7 +8,7 @@ D=${D:?carry folder}; O=${OUT:-/tmp/floor}; mkdir -p "$O"; S=$O/summary.txt; : >
 [ -d "$D/floor" ] || { mkdir -p "$D/floor" && tar -C "$D/floor" -xJf "$D/floor.tar.xz"; }
 for r in 1 2; do
   timeout 200 "$D/floor/dak" bench gemm --sections fixed --ratios 0 --reps 7 --shapes 7168x7168,11008x4096,28672x7168 \
-    --n 1,24,64 --json "$O/floor-r$r.json" >"$O/floor-r$r.txt" 2>&1
+    --n 1,24,64 --json "$O/floor3-r$r.json" >"$O/floor3-r$r.txt" 2>&1
   echo "floor r$r rc=$? ${SECONDS}s" >>"$S"
 done
 cat "$S"

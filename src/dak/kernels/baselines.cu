@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/launch.h"
 #include "common/ptx.cuh"
 #include "dak/gemm.h"
 #include "internal.h"
@@ -480,4 +481,92 @@ extern "C" int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t byte
     free(t);
     cudaFree(rd);
     return rc;
+}
+
+/* ---- the streaming floor (diagnostic, issue #7's r = 0 target) ---------------------------
+ * What a kernel that does nothing but stream A into shared memory costs a launch: every CTA reads one contiguous
+ * range with 32 KiB bulk copies, 6 in flight (192 KiB, the probe's fastest pattern: 4.7 TB/s on 132 SMs), the data
+ * discarded.  With pdl it is launched as a programmatic dependent, as the split GEMM under PDL is: it triggers its
+ * dependents at entry, issues its first ring before griddepcontrol.wait and the rest after, so that in a chain it
+ * pays the dependency and nothing of a GEMM's own (no math, no fix-up, no epilogue).  The options add a GEMM's costs
+ * one at a time (dak_stream_floor_opts): its B rows after the wait, a prologue before the first copy, a tail after the
+ * last one landed. */
+#define FLOOR_CHUNK 32768u
+#define FLOOR_SLOTS 6u
+
+static __device__ __forceinline__ void floor_spin(uint32_t ns)
+{
+    const unsigned long long t0 = ptx_globaltimer();
+    while (ptx_globaltimer() - t0 < ns) {
+    }
+}
+
+__global__ void __launch_bounds__(32, 1)
+    k_stream_floor(const uint8_t *src, unsigned long long bytes, const uint8_t *b, dak_stream_floor_opts o)
+{
+    extern __shared__ __align__(1024) uint8_t buf[]; /* FLOOR_SLOTS x FLOOR_CHUNK, then the B rows */
+    __shared__ __align__(8) uint64_t bars[FLOOR_SLOTS + 1u];
+    if (threadIdx.x != 0) return;
+    if (o.pdl) ptx_griddep_launch_dependents();
+    for (uint32_t s = 0; s <= FLOOR_SLOTS; s++) ptx_mbar_init(ptx_smem(&bars[s]), 1);
+    ptx_fence_mbar_init();
+    if (o.pre_ns) floor_spin(o.pre_ns);
+    const unsigned long long total = bytes / FLOOR_CHUNK;
+    const unsigned long long first = total * blockIdx.x / gridDim.x, end = total * (blockIdx.x + 1ull) / gridDim.x;
+    uint8_t *bdst = buf + FLOOR_SLOTS * FLOOR_CHUNK;
+    unsigned long long it = 0;
+    bool waited = false;
+    for (unsigned long long ch = first;; ch++, it++) {
+        if (!waited && (it == FLOOR_SLOTS || ch >= end)) { /* the first ring went out before the wait */
+            if (o.pdl) ptx_griddep_wait();
+            if (o.b_copy) { /* no more A until the B rows landed: a GEMM's slot frees once its B is in and used */
+                ptx_mbar_arrive_expect_tx(ptx_smem(&bars[FLOOR_SLOTS]), DAK_STREAM_B_BYTES);
+                ptx_bulk_g2s(ptx_smem(bdst), b, DAK_STREAM_B_BYTES, ptx_smem(&bars[FLOOR_SLOTS]));
+                ptx_mbar_wait(ptx_smem(&bars[FLOOR_SLOTS]), 0);
+            }
+            waited = true;
+        }
+        if (ch >= end) break;
+        const uint32_t s = (uint32_t)(it % FLOOR_SLOTS);
+        if (it >= FLOOR_SLOTS) ptx_mbar_wait(ptx_smem(&bars[s]), (uint32_t)(((it - FLOOR_SLOTS) / FLOOR_SLOTS) & 1u));
+        ptx_mbar_arrive_expect_tx(ptx_smem(&bars[s]), FLOOR_CHUNK);
+        ptx_bulk_g2s(ptx_smem(buf + s * FLOOR_CHUNK), src + ch * FLOOR_CHUNK, FLOOR_CHUNK, ptx_smem(&bars[s]));
+    }
+    for (unsigned long long j = it > FLOOR_SLOTS ? it - FLOOR_SLOTS : 0; j < it; j++)
+        ptx_mbar_wait(ptx_smem(&bars[j % FLOOR_SLOTS]), (uint32_t)((j / FLOOR_SLOTS) & 1u));
+    if (o.post_ns) floor_spin(o.post_ns);
+}
+
+extern "C" int dak_diag_stream(dak_gemm_ctx *ctx, const void *a, size_t bytes, const void *b,
+                               const dak_stream_floor_opts *o, void *stream, cm_err *err)
+{
+    if (o->ctas == 0 || o->ctas > ctx->sms)
+        return cm_fail(err, "stream floor: %u CTAs outside 1..%u", o->ctas, ctx->sms);
+    if (bytes < (size_t)FLOOR_CHUNK * o->ctas)
+        return cm_fail(err, "stream floor: %zu bytes, expected at least %u x %u (a chunk a CTA)", bytes, FLOOR_CHUNK,
+                       o->ctas);
+    if (o->b_copy && !b) return cm_fail(err, "stream floor: b_copy without B rows");
+    if (o->pre_ns > 1000000u || o->post_ns > 1000000u)
+        return cm_fail(err, "stream floor: delays %u / %u ns, expected at most 1 ms", o->pre_ns, o->post_ns);
+    const size_t smem = (size_t)FLOOR_SLOTS * FLOOR_CHUNK + DAK_STREAM_B_BYTES;
+    static int attr_set;
+    if (!attr_set) {
+        DAK_CU(cudaFuncSetAttribute(k_stream_floor, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem), err);
+        attr_set = 1;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(o->ctas, 1, 1);
+    cfg.blockDim = dim3(32, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = (cudaStream_t)stream;
+    cudaLaunchAttribute at[1];
+    if (o->pdl) at[0] = cm_attr_pdl();
+    cfg.attrs = at;
+    cfg.numAttrs = o->pdl ? 1u : 0u;
+    const uint8_t *src = (const uint8_t *)a, *bp = (const uint8_t *)b;
+    const unsigned long long nbytes = bytes;
+    dak_stream_floor_opts ko = *o;
+    void *args[4] = {&src, (void *)&nbytes, &bp, &ko};
+    DAK_CU(cudaLaunchKernelExC(&cfg, (const void *)k_stream_floor, args), err);
+    return 0;
 }
