@@ -31,6 +31,8 @@
 
 #include <stdint.h>
 
+#include "dak/tile_layout.h"
+
 #ifdef __CUDACC__
 #define DAK_HD static __host__ __device__ __forceinline__
 #else
@@ -91,10 +93,11 @@ DAK_HD uint32_t dak_wg_a_off(uint32_t bk, uint32_t k16) { return bk * DAK_A_BLOC
 /* Byte offset in a slot's B of k16 step k16 of block bk (B rows of block bk from row bk * rk). */
 DAK_HD uint32_t dak_wg_b_off(uint32_t bk, uint32_t rk, uint32_t k16) { return bk * rk * 128u + k16 * 32u; }
 
-/* The TMA 128-byte swizzle: byte offset of element k (0..63) of 128-byte row r. */
+/* The TMA 128-byte swizzle: byte offset of element k (0..63) of 128-byte row r (the chunk position is the packed
+ * layout's, dak/tile_layout.h). */
 DAK_HD uint32_t dak_swz128_byte(uint32_t r, uint32_t k)
 {
-    return r * 128u + ((((k >> 3) ^ (r & 7u)) & 7u) << 4) + (k & 7u) * 2u;
+    return r * 128u + (dak_tile_chunk_pos(r, k >> 3) << 4) + (k & 7u) * 2u;
 }
 
 /* Model of how wgmma addresses element (m, k) (k < 16) of a K-major operand with 128-byte swizzle

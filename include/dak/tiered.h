@@ -9,7 +9,8 @@
  * row-major order, but as K/64 consecutive 8 KiB blocks (64 rows x 64 columns),
  * each row of 128 bytes with its 16-byte chunk j stored at j ^ (row % 8): the
  * shared-memory image the tensor-core loads want, so one contiguous bulk copy
- * moves a block.  Row-major tiered matrices are accepted by the 2-D TMA path. */
+ * moves a block.  Its index arithmetic: dak/tile_layout.h.  Row-major tiered
+ * matrices are accepted by the 2-D TMA path. */
 #ifndef DAK_TIERED_H
 #define DAK_TIERED_H
 

@@ -4,7 +4,9 @@
  * synthetic parameters; a checkpoint of the wrong model, a missing tensor or a wrong shape refused), and large
  * reads split across threads (the values written, whatever the thread count and range; a file cut under the
  * reader fails with the one-thread message), and the packed layout written on the CPU (dak_eng_pack_rows: every
- * element where the layout's inverse says, rows outside the range untouched, on 1 to 4 threads). */
+ * element where the layout's inverse says, rows outside the range untouched, on 1 to 4 threads), and the layout's one
+ * formula (dak/tile_layout.h: hand-computed offsets, and every element of four shapes through it and through
+ * dak_eng_pack_rows against the layout re-derived here element by element, where three wrong swizzles fail). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "../tmpdir.h"
 #include "dak/engine.h"
 #include "dak/safetensors.h"
+#include "dak/tile_layout.h"
 
 static char dir[64];
 
@@ -661,6 +664,94 @@ static void host_pack(void)
     CHECK(dak_eng_pack_rows(d, NULL, 0, 1, 100, 1, &err) != 0 && strstr(err.msg, "K = 100"), "K 100: %s", err.msg);
 }
 
+/* ---- the layout's one formula (dak/tile_layout.h) against the layout worked out here -------------------------- */
+
+/* Where element (row, col) of a row-major M x K matrix goes, read straight off dak/tiered.h's words, one element at a
+ * time: tile row mt = row / 64 starts at element mt * 64 * K; inside it, block col / 64 (8 KiB = 4096 elements) in
+ * column order; inside the block, row row % 64 of 64 elements; its 16-byte chunk j = (col % 64) / 8 stored at
+ * position swz(j, row % 64) (8 elements a position); then element col % 8 of the chunk.  swz: the right swizzle
+ * (j ^ (rr % 8)) or a wrong one, to show that the checks below would catch it. */
+typedef uint64_t (*swz_fn)(uint64_t j, uint64_t rr);
+static uint64_t swz_right(uint64_t j, uint64_t rr) { return j ^ (rr % 8u); }
+static uint64_t swz_none(uint64_t j, uint64_t rr) { return (void)rr, j; }
+static uint64_t swz_mod4(uint64_t j, uint64_t rr) { return j ^ (rr % 4u); }      /* a swizzle over 4 rows */
+static uint64_t swz_group(uint64_t j, uint64_t rr) { return j ^ (rr / 8u % 8u); } /* by 8-row group, not row */
+
+static uint64_t naive_off(uint64_t row, uint64_t col, uint32_t K, swz_fn swz)
+{
+    const uint64_t mt = row / 64u, rr = row % 64u, kc = col / 64u, j = col % 64u / 8u;
+    return mt * 64u * K + kc * 4096u + rr * 64u + swz(j, rr) * 8u + col % 8u;
+}
+
+/* elements of an M x K matrix where the naive layout (with swz) and dak_tile_elem_off disagree, and where
+ * dak_eng_pack_rows' output of the whole matrix does not hold at naive_off what the source holds */
+static size_t layout_sweep(uint32_t M, uint32_t K, swz_fn swz, size_t *pack_bad)
+{
+    const size_t e = (size_t)M * K;
+    uint16_t *src = malloc(e * 2), *dst = malloc(e * 2);
+    for (size_t i = 0; i < e; i++) src[i] = (uint16_t)(i * 40503u ^ i >> 16); /* the first 65536 distinct */
+    memset(dst, 0xFF, e * 2);
+    cm_err err = {{0}};
+    CHECK(dak_eng_pack_rows(dst, src, 0, M, K, 1, &err) == 0, "pack %u x %u: %s", M, K, err.msg);
+    size_t bad = 0;
+    *pack_bad = 0;
+    for (uint64_t r = 0; r < M; r++)
+        for (uint64_t c = 0; c < K; c++) {
+            const uint64_t o = naive_off(r, c, K, swz);
+            bad += dak_tile_elem_off(r, c, K) != o;
+            *pack_bad += o >= e || dst[o] != src[r * K + c];
+        }
+    free(src), free(dst);
+    return bad;
+}
+
+static void layout_formula(void)
+{
+    /* By hand (K = 128: two 64 x 64 blocks a tile row; 4096 elements = 512 chunks a block, 8 chunks a block row):
+     * (0, 0): block 0, row 0, chunk 0 at 0 ^ 0 = 0                                -> element 0.
+     * (1, 0): block 0, row 1 (chunks 8..15), chunk 0 at 0 ^ 1 = 1: chunk 9         -> element 72.
+     * (1, 8): chunk 1 of row 1 at 1 ^ 1 = 0: chunk 8                               -> element 64.
+     * (3, 70): block 1 (column 70 = 64 + 6), chunk 0 of it, element 6; row 3 at chunk 512 + 24, position 0 ^ 3 = 3:
+     *          chunk 539                                                           -> 539 * 8 + 6 = 4318.
+     * (65, 127): tile row 1, block 1: block 2 * 1 + 1 = 3 (chunk 1536); row 65 % 64 = 1 (+ 8); column 127: chunk 7
+     *          of the block row at 7 ^ 1 = 6, element 7: chunk 1550                -> 1550 * 8 + 7 = 12407.
+     * K = 64, (191, 63): the last element of a 192 x 64 matrix; block 2 (chunk 1024), row 63 (+ 504), chunk 7 at
+     *          7 ^ 63 % 8 = 0: chunk 1528, element 7                       -> 12231 (in the block's [8192, 12288)). */
+    CHECK_EQ_I64(dak_tile_elem_off(0, 0, 128), 0, "(0, 0) K 128");
+    CHECK_EQ_I64(dak_tile_elem_off(1, 0, 128), 72, "(1, 0) K 128");
+    CHECK_EQ_I64(dak_tile_elem_off(1, 8, 128), 64, "(1, 8) K 128");
+    CHECK_EQ_I64(dak_tile_elem_off(3, 70, 128), 4318, "(3, 70) K 128");
+    CHECK_EQ_I64(dak_tile_elem_off(65, 127, 128), 12407, "(65, 127) K 128");
+    CHECK_EQ_I64(dak_tile_elem_off(191, 63, 64), 12231, "(191, 63) K 64");
+    CHECK_EQ_I64(dak_tile_chunk_off(65, 15, 128), 1550, "chunk 15 of row 65, K 128");
+    CHECK_EQ_I64(dak_tile_brow_off(65, 1, 128), 1544, "block row of row 65 in block 1, K 128");
+    CHECK_EQ_I64(dak_tile_chunk_pos(13, 2), 7, "chunk 2 of row 13: 2 ^ 5");
+    /* the hand-computed offsets through the naive layout too, and a wrong swizzle missing one of them */
+    CHECK(naive_off(65, 127, 128, swz_right) == 12407 && naive_off(3, 70, 128, swz_right) == 4318, "naive layout");
+    CHECK(naive_off(65, 127, 128, swz_none) != 12407, "no swizzle is caught by the hand values");
+    /* every element, through the formula and through the CPU packer; the same sweep with a wrong swizzle fails */
+    static const uint32_t shapes[][2] = {{64, 64}, {192, 128}, {128, 512}, {320, 256}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const uint32_t M = shapes[s][0], K = shapes[s][1];
+        size_t pb;
+        const size_t fb = layout_sweep(M, K, swz_right, &pb);
+        CHECK(fb == 0 && pb == 0, "%u x %u: %zu elements where the formula, %zu where the packer, differ from it", M,
+              K, fb, pb);
+        static const swz_fn wrong[] = {swz_none, swz_mod4, swz_group};
+        for (size_t w = 0; w < sizeof wrong / sizeof wrong[0]; w++) {
+            const size_t wf = layout_sweep(M, K, wrong[w], &pb);
+            CHECK(wf > 0 && pb > 0, "%u x %u: wrong swizzle %zu went unnoticed (%zu formula, %zu packer mismatches)", M,
+                  K, w, wf, pb);
+        }
+    }
+    /* and the formula against the inverse above (packed_source) on every 7th row of a large shape: it undoes it */
+    size_t inv_bad = 0;
+    for (uint64_t r = 0; r < 1152; r += 7)
+        for (uint64_t c = 0; c < 4096; c++)
+            inv_bad += packed_source(dak_tile_elem_off(r, c, 4096), 4096) != r * 4096 + c;
+    CHECK(inv_bad == 0, "formula vs the layout's inverse: %zu elements", inv_bad);
+}
+
 int main(void)
 {
     if (test_tmpdir_make(dir, sizeof dir, "dak-ckpt")) return 1;
@@ -677,6 +768,7 @@ int main(void)
     binding_refusals();
     parallel_reads();
     host_pack();
+    layout_formula();
     test_tmpdir_remove(dir);
     return check_done();
 }

@@ -7,6 +7,7 @@
 #include "common/bench.h"
 #include "common/threads.h"
 #include "dak/engine.h"
+#include "dak/tile_layout.h"
 
 int dak_eng_param_of(const dak_eng_model *m, uint32_t tensor, dak_eng_param *p)
 {
@@ -259,19 +260,22 @@ typedef struct {
     uint32_t K;
 } pack_job;
 
-/* Row r's 16-byte chunks kc * 8 + jj go to block (r / 64, kc), row r % 64, position jj ^ (r % 8) (dak/tiered.h). */
+/* Row r's 16-byte chunks where dak/tile_layout.h puts them: block row by block row (8 chunks, 128 bytes), each
+ * chunk at its swizzled position in it. */
 static void *pack_run(void *arg)
 {
     const pack_job *j = (const pack_job *)arg;
-    const uint64_t cpr = j->K / 8u, blocks = j->K / 64u; /* 16-byte chunks a row, 64 x 64 blocks a tile row */
+    const uint32_t K = j->K; /* in locals: the stores below may alias *j as far as the compiler knows */
+    const uint16_t *src = j->src;
+    uint8_t *dst = (uint8_t *)j->dst;
     static const uint8_t zero[16];
     for (uint64_t i = 0; i < j->rows; i++) {
-        const uint64_t r = j->row0 + i, rr = r % 64u, sw = rr % 8u;
-        const uint8_t *s = j->src ? (const uint8_t *)(j->src + i * j->K) : NULL;
-        uint8_t *tile = (uint8_t *)j->dst + (r / 64u) * 64u * cpr * 16u; /* the tile row's first block */
-        for (uint64_t kc = 0; kc < blocks; kc++) {
-            uint8_t *d = tile + (kc * 64u + rr) * 128u;
-            for (uint64_t jj = 0; jj < 8u; jj++) memcpy(d + (jj ^ sw) * 16u, s ? s + (kc * 8u + jj) * 16u : zero, 16);
+        const uint64_t r = j->row0 + i;
+        const uint8_t *s = src ? (const uint8_t *)(src + i * K) : NULL;
+        for (uint64_t kc = 0; kc < K / 64u; kc++) {
+            uint8_t *d = dst + dak_tile_brow_off(r, kc, K) * 16u;
+            for (uint32_t jj = 0; jj < 8u; jj++)
+                memcpy(d + dak_tile_chunk_pos(r, jj) * 16u, s ? s + (kc * 8u + jj) * 16u : zero, 16);
         }
     }
     return NULL;

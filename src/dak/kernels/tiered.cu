@@ -2,20 +2,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dak/tile_layout.h"
 #include "dak/tiered.h"
 #include "internal.h"
 
-/* One thread per 16-byte chunk of the source: row r, chunk j of K.  Destination:
- * block (mt, kc) of 64 x 64 elements, row r % 64, chunk (j % 8) ^ (r % 8). */
+/* One thread per 16-byte chunk of the source: row r, chunk j of K, moved to where dak/tile_layout.h puts it. */
 __global__ void k_pack(const uint4 *src, uint4 *dst, uint32_t M, uint32_t K)
 {
     const uint32_t cpr = K / 8u; /* 16-byte chunks per row */
     const size_t n = (size_t)M * cpr;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         uint32_t r = (uint32_t)(i / cpr), j = (uint32_t)(i % cpr);
-        uint32_t mt = r >> 6, rr = r & 63u, kc = j >> 3, jj = j & 7u;
-        size_t o = (((size_t)mt * (K / 64u) + kc) * 64u + rr) * 8u + (jj ^ (rr & 7u));
-        dst[o] = src[i];
+        dst[dak_tile_chunk_off(r, j, K)] = src[i];
     }
 }
 
