@@ -107,27 +107,17 @@ size_t fuzz_make_seed(uint64_t r, uint8_t *buf, size_t cap)
         return DSB_STREAM_FRAME;
     }
     case 1: {
-        dsb_wire_pass_end e;
-        dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);
-        e.request_id = dsb_stream_run_id(p.seed, p.instance);
-        e.n = n;
-        e.pass = (uint32_t)(r >> 40) & 1u;
-        e.queue_count = (uint16_t)(1u + (r >> 20) % 8u);
-        e.queue = (uint16_t)((r >> 24) % e.queue_count);
-        e.frames = (r >> 28) % (dsb_stream_frames(n) + 1u);
-        memcpy(buf, &e, sizeof e);
-        return sizeof e;
+        uint16_t queue_count = (uint16_t)(1u + (r >> 20) % 8u);
+        return dsb_wire_build_pass_end(buf, cap, NULL, NULL, dsb_stream_run_id(p.seed, p.instance),
+                                       n, (uint32_t)(r >> 40) & 1u, 0,
+                                       (uint16_t)((r >> 24) % queue_count), queue_count,
+                                       (r >> 28) % (dsb_stream_frames(n) + 1u));
     }
-    default: {
-        dsb_wire_stream_ack a;
-        dsb_wire_init(&a, DSB_MSG_STREAM_ACK, NULL, NULL);
-        a.request_id = dsb_stream_run_id(p.seed, p.instance);
-        a.n = n;
-        a.pass = (uint32_t)(r >> 40) & 1u;
-        a.action = (uint16_t)(1u + (r >> 20) % 3u);
-        a.frames = (r >> 28) % (dsb_stream_frames(n) + 1u);
-        memcpy(buf, &a, sizeof a);
-        return sizeof a;
-    }
+    default:
+        return dsb_wire_build_stream_ack(buf, cap, NULL, NULL,
+                                         dsb_stream_run_id(p.seed, p.instance), n,
+                                         (uint32_t)(r >> 40) & 1u,
+                                         (uint16_t)(1u + (r >> 20) % 3u), 0,
+                                         (r >> 28) % (dsb_stream_frames(n) + 1u));
     }
 }

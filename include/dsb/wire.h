@@ -660,6 +660,56 @@ DSB_HD static inline dsb_wire_reason dsb_wire_stream_ack_check(const uint8_t *fr
     return DSB_WR_NONE;
 }
 
+/* Builders of the two streamed control messages, the one way every sender
+ * (stream_net, the tests, the fuzz seeds) writes them.  Each writes a whole
+ * 64-byte frame (no payload) into out[0 .. cap): common part as
+ * dsb_wire_init (MACs may be NULL: zero), request id = the run id
+ * (dsb_stream_run_id), n, status / flags / model id / generation / format
+ * and the reserved bytes zero, then the named fields at the offsets of the
+ * structs above.  They return DSB_WIRE_HDR_BYTES, or 0 (nothing written)
+ * when cap is too small.  They do not judge the values: the checks above
+ * do, so a test can build a frame they must refuse. */
+DSB_HD static inline size_t dsb_wire_build_pass_end(uint8_t *out, size_t cap,
+                                                    const uint8_t dst[6], const uint8_t src[6],
+                                                    uint32_t run_id, uint32_t n, uint32_t pass,
+                                                    uint32_t attempt, uint16_t queue,
+                                                    uint16_t queue_count, uint64_t frames)
+{
+    if (cap < DSB_WIRE_HDR_BYTES) return 0;
+    dsb_wire_pass_end e;
+    dsb_wire_init(&e, DSB_MSG_PASS_END, dst, src);
+    e.request_id = run_id;
+    e.n = n;
+    e.pass = pass;
+    e.attempt = attempt;
+    e.queue = queue;
+    e.queue_count = queue_count;
+    e.frames = frames;
+    memcpy(out, &e, sizeof e);
+    return DSB_WIRE_HDR_BYTES;
+}
+
+/* action: a dsb_stream_action; attempt: the receiver's count of earlier
+ * attempts of the pass; frames: distinct good frames consumed in it. */
+DSB_HD static inline size_t dsb_wire_build_stream_ack(uint8_t *out, size_t cap,
+                                                      const uint8_t dst[6], const uint8_t src[6],
+                                                      uint32_t run_id, uint32_t n, uint32_t pass,
+                                                      uint16_t action, uint32_t attempt,
+                                                      uint64_t frames)
+{
+    if (cap < DSB_WIRE_HDR_BYTES) return 0;
+    dsb_wire_stream_ack a;
+    dsb_wire_init(&a, DSB_MSG_STREAM_ACK, dst, src);
+    a.request_id = run_id;
+    a.n = n;
+    a.pass = pass;
+    a.action = action;
+    a.attempt = attempt;
+    a.frames = frames;
+    memcpy(out, &a, sizeof a);
+    return DSB_WIRE_HDR_BYTES;
+}
+
 /* Host functions (src/dsb/wire.c); declared for .cu host code too. */
 const char *dsb_wire_status_name(unsigned status);
 const char *dsb_wire_reason_name(unsigned reason);

@@ -149,16 +149,11 @@ static void test_frames(void)
               !strcmp(dsb_wire_type_name(DSB_MSG_PASS_END), "PASS_END"),
           "type names");
 
-    /* PASS_END */
+    /* PASS_END (the builder's bytes are checked against the layout in
+     * test_control_bytes) */
     uint8_t pe[64];
-    dsb_wire_pass_end e;
-    dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);
-    e.n = p.n;
-    e.pass = 3;
-    e.queue = 1;
-    e.queue_count = 4;
-    e.frames = 20000;
-    memcpy(pe, &e, 64);
+    CHECK(dsb_wire_build_pass_end(pe, sizeof pe, NULL, NULL, 0, p.n, 3, 0, 1, 4, 20000) == 64,
+          "PASS_END built");
     dsb_wire_pass_end ev;
     CHECK(dsb_wire_pass_end_check(pe, 64, p.n, &ev) == DSB_WR_NONE && ev.frames == 20000,
           "good PASS_END");
@@ -179,16 +174,19 @@ static void test_frames(void)
     BAD_END(DSB_WR_BAD_FRAME_COUNT, 64, pb[55] = 1);
     BAD_END(DSB_WR_RESERVED_NONZERO, 64, pb[60] = 1);
     BAD_END(DSB_WR_WRONG_N, 64, pb[25] ^= 1);
+    BAD_END(DSB_WR_BAD_ETHERTYPE, 64, pb[13] = 0);
+    BAD_END(DSB_WR_BAD_VERSION, 64, pb[15] = 2);
+    BAD_END(DSB_WR_BAD_STATUS, 64, pb[16] = 1);
+    BAD_END(DSB_WR_BAD_FLAGS, 64, pb[35] = 1);
+    BAD_END(DSB_WR_RESERVED_NONZERO, 64, pb[18] = 1); /* model id */
+    BAD_END(DSB_WR_RESERVED_NONZERO, 64, pb[31] = 1); /* generation */
+    BAD_END(DSB_WR_RESERVED_NONZERO, 64, pb[34] = 1); /* format */
 
     /* STREAM_ACK */
-    dsb_wire_stream_ack k;
-    dsb_wire_init(&k, DSB_MSG_STREAM_ACK, NULL, NULL);
-    k.n = p.n;
-    k.pass = 2;
-    k.action = DSB_STREAM_RESEND;
-    k.frames = 79999;
     uint8_t ka[64];
-    memcpy(ka, &k, 64);
+    CHECK(dsb_wire_build_stream_ack(ka, sizeof ka, NULL, NULL, 0, p.n, 2, DSB_STREAM_RESEND, 0,
+                                    79999) == 64,
+          "STREAM_ACK built");
     dsb_wire_stream_ack kv;
     CHECK(dsb_wire_stream_ack_check(ka, 64, p.n, &kv) == DSB_WR_NONE &&
               kv.action == DSB_STREAM_RESEND && kv.frames == 79999,
@@ -206,6 +204,15 @@ static void test_frames(void)
     BAD_ACK(DSB_WR_BAD_FRAME_COUNT, 64, pb[53] = 1);
     BAD_ACK(DSB_WR_BAD_TYPE, 64, pb[14] = DSB_MSG_PASS_END);
     BAD_ACK(DSB_WR_OVERSIZE, 65, (void)0);
+    BAD_ACK(DSB_WR_TRUNCATED, 63, (void)0);
+    BAD_ACK(DSB_WR_LENGTH_MISMATCH, 64, pb[32] = 1);
+    BAD_ACK(DSB_WR_WRONG_N, 64, pb[26] ^= 1);
+    BAD_ACK(DSB_WR_BAD_STATUS, 64, pb[17] = 1);
+    BAD_ACK(DSB_WR_BAD_FLAGS, 64, pb[35] = 1);
+    BAD_ACK(DSB_WR_RESERVED_NONZERO, 64, pb[19] = 1); /* model id */
+    BAD_ACK(DSB_WR_RESERVED_NONZERO, 64, pb[28] = 1); /* generation */
+    BAD_ACK(DSB_WR_RESERVED_NONZERO, 64, pb[34] = 1); /* format */
+    BAD_ACK(DSB_WR_RESERVED_NONZERO, 64, pb[63] = 1);
     CHECK(!strcmp(dsb_wire_type_name(DSB_MSG_STREAM_ACK), "STREAM_ACK"), "STREAM_ACK name");
 
     /* the run id: a frame of another seed or instance is refused by the consumer */
@@ -222,6 +229,154 @@ static void test_frames(void)
     CHECK(dsb_stream_consume(st, 3, bad, DSB_STREAM_FRAME) == DSB_WR_WRONG_RUN,
           "another seed's frame refused");
     dsb_stream_state_free(st);
+}
+
+/* ---- the control builders against the documented layout ----------------------- */
+
+/* Writes v little-endian into b[off .. off + size). */
+static void put_le(uint8_t *b, unsigned off, uint64_t v, unsigned size)
+{
+    for (unsigned i = 0; i < size; i++) b[off + i] = (uint8_t)(v >> (8u * i));
+}
+
+/* The common part of a PASS_END (type 6) or STREAM_ACK (type 7) as
+ * docs/protocol.md lays it out, byte by byte: no struct, no dsb_wire_init. */
+static void hand_common(uint8_t f[64], const uint8_t *dst, const uint8_t *src, uint8_t type,
+                        uint32_t run_id, uint32_t n)
+{
+    memset(f, 0, 64);
+    if (dst) memcpy(f, dst, 6);
+    if (src) memcpy(f + 6, src, 6);
+    f[12] = 0x88; /* EtherType 0x88B5, big-endian */
+    f[13] = 0xB5;
+    f[14] = type;
+    f[15] = 1; /* version */
+    put_le(f, 20, run_id, 4);
+    put_le(f, 24, n, 4);
+    /* status 16, model id 18, generation 28, payload length 32, format 34, flags 35: 0 */
+}
+
+typedef struct {
+    int macs;
+    uint32_t run_id, n, pass, attempt;
+    uint16_t queue, queue_count, action;
+    uint64_t frames;
+} control_case;
+
+static void test_control_bytes(void)
+{
+    static const uint8_t dst[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+    static const uint8_t src[6] = {0x0A, 0x9B, 0x8C, 0x7D, 0x6E, 0x5F};
+    /* distinct bytes in every field, so a misplaced or swapped byte shows */
+    static const control_case cases[] = {
+        {0, 0, 2, 0, 0, 0, 1, DSB_STREAM_NEXT, 0},
+        {1, 0x89ABCDEFu, 40000, 7, 3, 1, 4, DSB_STREAM_RESEND, 20000},
+        {1, 0x01234567u, 0x00A1B2C3u, 0xF1E2D3C4u, 0x0B0C0D0Eu, 0x1234, 0x5678,
+         DSB_STREAM_DONE, 0x0102030405060708ull},
+        {0, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFFFF,
+         0xFFFFFFFFFFFFFFFFull},
+    };
+    int end_ok = 1, ack_ok = 1;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const control_case *k = &cases[c];
+        const uint8_t *d = k->macs ? dst : NULL, *s = k->macs ? src : NULL;
+        uint8_t want[64], got[64];
+        memset(got, 0xA5, sizeof got); /* every byte must be written */
+        hand_common(want, d, s, 6, k->run_id, k->n);
+        put_le(want, 36, k->pass, 4);
+        put_le(want, 40, k->attempt, 4);
+        put_le(want, 44, k->queue, 2);
+        put_le(want, 46, k->queue_count, 2);
+        put_le(want, 48, k->frames, 8);
+        size_t len = dsb_wire_build_pass_end(got, sizeof got, d, s, k->run_id, k->n, k->pass,
+                                             k->attempt, k->queue, k->queue_count, k->frames);
+        if (len != 64 || memcmp(got, want, 64)) {
+            end_ok = 0;
+            fprintf(stderr, "PASS_END case %zu differs from the hand-assembled frame\n", c);
+        }
+
+        memset(got, 0x5A, sizeof got);
+        hand_common(want, d, s, 7, k->run_id, k->n);
+        put_le(want, 36, k->pass, 4);
+        put_le(want, 40, k->action, 2); /* 42: reserved u16 */
+        put_le(want, 44, k->attempt, 4);
+        put_le(want, 48, k->frames, 8);
+        len = dsb_wire_build_stream_ack(got, sizeof got, d, s, k->run_id, k->n, k->pass,
+                                        k->action, k->attempt, k->frames);
+        if (len != 64 || memcmp(got, want, 64)) {
+            ack_ok = 0;
+            fprintf(stderr, "STREAM_ACK case %zu differs from the hand-assembled frame\n", c);
+        }
+    }
+    CHECK(end_ok, "PASS_END builder = the documented bytes, 4 cases");
+    CHECK(ack_ok, "STREAM_ACK builder = the documented bytes, 4 cases");
+
+    /* too small a buffer: 0, nothing written */
+    uint8_t small[64];
+    memset(small, 0xEE, sizeof small);
+    int untouched = dsb_wire_build_pass_end(small, 63, NULL, NULL, 1, 2, 0, 0, 0, 1, 0) == 0 &&
+                    dsb_wire_build_stream_ack(small, 0, NULL, NULL, 1, 2, 0, 1, 0, 0) == 0;
+    for (size_t i = 0; i < sizeof small; i++) untouched &= small[i] == 0xEE;
+    CHECK(untouched, "cap < 64: 0 returned, nothing written");
+
+    /* the builders do not judge; the checks refuse what they must */
+    const uint32_t n = 100; /* one block: 100 frames a pass */
+    uint8_t f[64], w[65];
+    dsb_wire_pass_end ev;
+    dsb_wire_stream_ack av;
+#define END_IS(reason, q, qc, frames_)                                                         \
+    do {                                                                                       \
+        dsb_wire_build_pass_end(f, sizeof f, NULL, NULL, 9, n, 1, 0, (q), (qc), (frames_));   \
+        dsb_wire_reason r_ = dsb_wire_pass_end_check(f, 64, n, &ev);                           \
+        CHECK(r_ == (reason), "built PASS_END q %u/%u frames %u: want %s, got %s", (q), (qc), \
+              (unsigned)(frames_), dsb_wire_reason_name(reason), dsb_wire_reason_name(r_));    \
+    } while (0)
+    END_IS(DSB_WR_NONE, 0u, 1u, 100u);
+    END_IS(DSB_WR_NONE, 63u, 64u, 0u);
+    END_IS(DSB_WR_BAD_QUEUE, 4u, 4u, 10u);
+    END_IS(DSB_WR_BAD_QUEUE, 0u, 0u, 10u);
+    END_IS(DSB_WR_BAD_FRAME_COUNT, 0u, 1u, 101u);
+#define ACK_IS(reason, action_, frames_)                                                       \
+    do {                                                                                       \
+        dsb_wire_build_stream_ack(f, sizeof f, NULL, NULL, 9, n, 1, (action_), 0, (frames_)); \
+        dsb_wire_reason r_ = dsb_wire_stream_ack_check(f, 64, n, &av);                         \
+        CHECK(r_ == (reason), "built STREAM_ACK action %u frames %u: want %s, got %s",        \
+              (unsigned)(action_), (unsigned)(frames_), dsb_wire_reason_name(reason),          \
+              dsb_wire_reason_name(r_));                                                       \
+    } while (0)
+    ACK_IS(DSB_WR_NONE, DSB_STREAM_DONE, 100u);
+    ACK_IS(DSB_WR_BAD_ACTION, 0u, 0u);
+    ACK_IS(DSB_WR_BAD_ACTION, 4u, 0u);
+    ACK_IS(DSB_WR_BAD_FRAME_COUNT, DSB_STREAM_NEXT, 101u);
+#undef END_IS
+#undef ACK_IS
+    /* wrong sizes and wrong n, on good frames; every prefix refused */
+    dsb_wire_build_pass_end(w, sizeof w, NULL, NULL, 9, n, 1, 0, 0, 1, 1);
+    w[64] = 0;
+    CHECK(dsb_wire_pass_end_check(w, 65, n, &ev) == DSB_WR_OVERSIZE &&
+              dsb_wire_pass_end_check(w, 63, n, &ev) == DSB_WR_TRUNCATED &&
+              dsb_wire_pass_end_check(w, 64, n + 1, &ev) == DSB_WR_WRONG_N,
+          "PASS_END: 65 and 63 bytes, another n refused");
+    int prefix_ok = 1;
+    for (size_t l = 0; l < 64; l++) prefix_ok &= dsb_wire_pass_end_check(w, l, n, &ev) != 0;
+    dsb_wire_build_stream_ack(w, sizeof w, NULL, NULL, 9, n, 1, DSB_STREAM_NEXT, 0, 1);
+    CHECK(dsb_wire_stream_ack_check(w, 65, n, &av) == DSB_WR_OVERSIZE &&
+              dsb_wire_stream_ack_check(w, 63, n, &av) == DSB_WR_TRUNCATED &&
+              dsb_wire_stream_ack_check(w, 64, n + 1, &av) == DSB_WR_WRONG_N,
+          "STREAM_ACK: 65 and 63 bytes, another n refused");
+    for (size_t l = 0; l < 64; l++) prefix_ok &= dsb_wire_stream_ack_check(w, l, n, &av) != 0;
+    CHECK(prefix_ok, "every prefix of a good PASS_END / STREAM_ACK refused");
+    /* neither decoder takes the other's frame, nor does the request codec */
+    dsb_wire_msg m;
+    CHECK(dsb_wire_pass_end_check(w, 64, n, &ev) == DSB_WR_BAD_TYPE &&
+              dsb_wire_decode(w, 64, 1, &m) == DSB_WR_BAD_TYPE &&
+              dsb_wire_decode(w, 64, 0, &m) == DSB_WR_BAD_TYPE,
+          "a STREAM_ACK is no PASS_END, request or reply");
+    dsb_wire_build_pass_end(w, sizeof w, NULL, NULL, 9, n, 1, 0, 0, 1, 1);
+    CHECK(dsb_wire_stream_ack_check(w, 64, n, &av) == DSB_WR_BAD_TYPE &&
+              dsb_wire_decode(w, 64, 1, &m) == DSB_WR_BAD_TYPE &&
+              dsb_wire_decode(w, 64, 0, &m) == DSB_WR_BAD_TYPE,
+          "a PASS_END is no STREAM_ACK, request or reply");
 }
 
 /* ---- the solver ------------------------------------------------------------------ */
@@ -587,6 +742,7 @@ int main(void)
     test_geometry();
     test_bits();
     test_frames();
+    test_control_bytes();
     test_params();
     test_consume_rejects();
     test_pass0_energy(DSB_STREAM_RANDOM, 700, 3);

@@ -556,19 +556,10 @@ static void test_protocol_script(int ring, uint32_t mode, uint32_t threads)
     uint32_t *eta = dsb_stream_eta_bitmap(&r.p);
     uint8_t frame[DSB_STREAM_FRAME];
     dsb_wire_stream_ack a;
-    dsb_wire_pass_end e;
     uint8_t pe[DSB_WIRE_HDR_BYTES];
 #define PASS_END(pass_, attempt_, frames_)                                                     \
-    do {                                                                                       \
-        dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);                                      \
-        e.request_id = dsb_stream_params_run_id(&r.p);                                         \
-        e.n = 3;                                                                               \
-        e.pass = (pass_);                                                                      \
-        e.attempt = (attempt_);                                                                \
-        e.queue_count = 1;                                                                     \
-        e.frames = (frames_);                                                                  \
-        memcpy(pe, &e, sizeof e);                                                              \
-    } while (0)
+    dsb_wire_build_pass_end(pe, sizeof pe, NULL, NULL, dsb_stream_params_run_id(&r.p), 3,     \
+                            (pass_), (attempt_), 0, 1, (frames_))
     if (ring) { /* frame 2 first: beyond the ring's window, refused */
         dsb_stream_build_frame(frame, &r.p, eta, 0, 2, 0, 0, 2);
         ask(fd, &to, frame, sizeof frame, NULL);

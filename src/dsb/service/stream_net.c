@@ -182,16 +182,10 @@ static void send_last_ack(recv_t *r, const dsb_frame *to)
 
 static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t action)
 {
-    dsb_wire_stream_ack a;
-    dsb_wire_init(&a, DSB_MSG_STREAM_ACK, NULL, NULL);
-    a.request_id = r->run_id;
-    a.n = r->p->n;
-    a.pass = pass;
-    a.action = action;
-    a.attempt = r->attempt;
-    a.frames = atomic_load(&r->unique);
-    memcpy(r->last_ack, &a, sizeof a);
-    set_macs(r->last_ack, r->t, to->data + 6); /* back to the sender's MAC (zero over UDP) */
+    /* back to the sender's MAC (zero over UDP) */
+    dsb_wire_build_stream_ack(r->last_ack, sizeof r->last_ack, to->data + 6, r->t->mac,
+                              r->run_id, r->p->n, pass, action, r->attempt,
+                              atomic_load(&r->unique));
     r->have_ack = 1;
     send_last_ack(r, to);
 }
@@ -800,18 +794,10 @@ static void *send_thread(void *arg)
 
 static void send_pass_end(queue_t *a)
 {
-    dsb_wire_pass_end e;
-    dsb_wire_init(&e, DSB_MSG_PASS_END, NULL, NULL);
-    e.request_id = dsb_stream_params_run_id(a->p);
-    e.n = a->p->n;
-    e.pass = a->pass;
-    e.attempt = a->attempt;
-    e.queue = (uint16_t)a->q;
-    e.queue_count = (uint16_t)a->Q;
-    e.frames = a->sent;
     uint8_t buf[DSB_WIRE_HDR_BYTES];
-    memcpy(buf, &e, sizeof e);
-    set_macs(buf, a->t, NULL);
+    dsb_wire_build_pass_end(buf, sizeof buf, a->t->peer_mac, a->t->mac,
+                            dsb_stream_params_run_id(a->p), a->p->n, a->pass, a->attempt,
+                            (uint16_t)a->q, (uint16_t)a->Q, a->sent);
     send_header(a->t, buf, &a->t->default_peer);
 }
 
