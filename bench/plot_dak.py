@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Plots of `dak bench gemm` JSON: plot_dak.py JSON OUTDIR
    OUTDIR/dak-gemm-sweep.png  EB vs offload ratio per shape and N, with the bound and baselines
-   OUTDIR/dak-gemm-extra.png  congestion sweep, read amplification, wave alignment"""
+   OUTDIR/dak-gemm-extra.png  congestion sweep, read amplification, wave alignment
+   OUTDIR/dak-gemm-floor.png  (fixed section) the streaming floor and a GEMM's costs added to it, against the
+                              split under PDL and cuBLAS, us a launch in a graph of 8, per shape and N"""
 import json
 import sys
 
@@ -9,6 +11,46 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+
+FLOOR_BARS = [("stream_floor_pdl_us", "floor, PDL", "tab:green"), ("stream_floor_pdl_plan_ctas_us", "+ plan's CTAs", "tab:olive"),
+              ("stream_floor_pdl_b_copy_us", "+ B after the wait", "tab:cyan"),
+              ("stream_floor_pdl_prologue_us", "+ 1.6 us prologue", "tab:orange"),
+              ("stream_floor_pdl_tail_us", "+ 1.4 us tail", "tab:brown"), ("stream_floor_pdl_all_us", "all four", "tab:red"),
+              ("split_pdl_us", "split, PDL", "tab:blue"), ("cublas_us", "cuBLAS", "tab:gray")]
+
+
+def plot_floor(d, out):
+    """The fixed section's graph rows: one group of bars per shape and N, the bound as a line over each group."""
+    groups = []
+    for k, v in d.items():
+        if not k.startswith("fixed_") or not isinstance(v, list):
+            continue
+        M, K = (int(x) for x in k[6:].split("x"))
+        for r in v:
+            if r.get("mode") == "graph" and r.get("stream_floor_pdl_us") is not None:
+                groups.append((f"{k[6:]}\nN={r['N']}", 2.0 * M * K / (d["probes"]["B_g_GBs"] * 1e3), r))
+    if not groups:
+        return
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(groups)), 4))
+    w = 0.8 / len(FLOOR_BARS)
+    for b, (key, lab, col) in enumerate(FLOOR_BARS):
+        xs = [g + (b - len(FLOOR_BARS) / 2 + 0.5) * w for g in range(len(groups))]
+        ys = [float("nan") if r.get(key) is None else r[key] for _, _, r in groups]
+        ax.bar(xs, [y / bound for y, (_, bound, _) in zip(ys, groups)], w, color=col, label=lab)
+    ax.axhline(1.0, color="k", ls="--", lw=1, label="the bound (A / B_g)")
+    ax.axhline(1 / 0.95, color="k", ls=":", lw=1, label="95 % of the bound")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g[0] for g in groups], fontsize=7)
+    top = max(r.get(key) / bound for _, bound, r in groups for key, _, _ in FLOOR_BARS if r.get(key) is not None)
+    ax.set_ylim(0.8, 1.05 * top)
+    ax.set_ylabel("time a launch / the bound's time")
+    ax.set_title("r = 0, graphs of 8: the streaming floor and a GEMM's costs on it")
+    ax.legend(fontsize=6, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(f"{out}/dak-gemm-floor.png", dpi=90)
+    print("wrote", f"{out}/dak-gemm-floor.png")
 
 
 def main():
@@ -56,6 +98,8 @@ def main():
         fig.tight_layout(rect=(0, 0.04, 1, 1))
         fig.savefig(f"{out}/dak-gemm-sweep.png", dpi=90)
         print("wrote", f"{out}/dak-gemm-sweep.png")
+
+    plot_floor(d, out)
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     cg = d.get("congestion") or []
