@@ -377,6 +377,7 @@ typedef struct {
     uint32_t ctas;    /* CTAs, one contiguous range each (1..SMs) */
     int pdl;          /* a programmatic dependent: the first ring before griddepcontrol.wait */
     int b_copy;       /* after the wait, DAK_STREAM_B_BYTES of b by one bulk copy, landed before any more A */
+    size_t b_bytes;   /* the bytes at b (b_copy needs DAK_STREAM_B_BYTES) */
     uint32_t pre_ns;  /* a prologue: spin this long after the barriers' set-up, before the first copy */
     uint32_t post_ns; /* a tail: spin this long after the last copy landed, before the exit */
 } dak_stream_floor_opts;

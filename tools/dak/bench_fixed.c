@@ -344,6 +344,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
                         .floor = {.ctas = fx_floors[f].plan_ctas ? grid : bench->sms,
                                   .pdl = fx_floors[f].pdl,
                                   .b_copy = fx_floors[f].b_copy,
+                                  .b_bytes = (size_t)K * N * 2u, /* B holds at least this run's N columns */
                                   .pre_ns = fx_floors[f].pre_ns,
                                   .post_ns = fx_floors[f].post_ns}};
     for (int mode = 0; mode < 3; mode++) {
@@ -356,7 +357,9 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         const double t_em = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
         const double t_em0 = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
         double t_sf[FX_NF];
-        for (int f = 0; f < FX_NF; f++) t_sf[f] = fx_time(&sf[f], mode, c->reps, cp->fs);
+        for (int f = 0; f < FX_NF; f++) /* (B of a tiny shape is smaller than the one slot's rows s-B fetches) */
+            t_sf[f] = sf[f].floor.b_copy && sf[f].floor.b_bytes < DAK_STREAM_B_BYTES ? NAN
+                                                                                  : fx_time(&sf[f], mode, c->reps, cp->fs);
         printf("%4u %6s", N, mname[mode]);
         for (int v = 0; v < FX_NV; v++) printf(" %8.2f", t[v]);
         printf(" %8.2f %8.2f %8.2f", t_cb, t_em, t_em0);

@@ -545,7 +545,8 @@ extern "C" int dak_diag_stream(dak_gemm_ctx *ctx, const void *a, size_t bytes, c
     if (bytes < (size_t)FLOOR_CHUNK * o->ctas)
         return cm_fail(err, "stream floor: %zu bytes, expected at least %u x %u (a chunk a CTA)", bytes, FLOOR_CHUNK,
                        o->ctas);
-    if (o->b_copy && !b) return cm_fail(err, "stream floor: b_copy without B rows");
+    if (o->b_copy && (!b || o->b_bytes < DAK_STREAM_B_BYTES))
+        return cm_fail(err, "stream floor: b_copy reads %u bytes of B, %zu given", DAK_STREAM_B_BYTES, b ? o->b_bytes : 0);
     if (o->pre_ns > 1000000u || o->post_ns > 1000000u)
         return cm_fail(err, "stream floor: delays %u / %u ns, expected at most 1 ms", o->pre_ns, o->post_ns);
     const size_t smem = (size_t)FLOOR_SLOTS * FLOOR_CHUNK + DAK_STREAM_B_BYTES;
