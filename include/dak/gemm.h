@@ -373,6 +373,7 @@ int dak_diag_empty(dak_gemm_ctx *ctx, uint32_t grid, uint32_t smem, void *stream
  * costs a launch, and in a chain of launches (the split GEMM's r = 0 bound is A's bytes / B_g).  The other options add
  * a GEMM's own costs one at a time, to find which of them a chain of GEMMs pays. */
 #define DAK_STREAM_B_BYTES 4096u /* one ring slot's B rows at N <= 8 (8 columns x 256 of K, bf16) */
+#define DAK_STREAM_CHUNK 32768u  /* bytes of A a copy; at least one a CTA */
 typedef struct {
     uint32_t ctas;    /* CTAs, one contiguous range each (1..SMs) */
     int pdl;          /* a programmatic dependent: the first ring before griddepcontrol.wait */

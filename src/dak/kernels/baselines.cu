@@ -491,7 +491,7 @@ extern "C" int dak_probe_hbm_sms(dak_gemm_ctx *ctx, const void *hbm, size_t byte
  * pays the dependency and nothing of a GEMM's own (no math, no fix-up, no epilogue).  The options add a GEMM's costs
  * one at a time (dak_stream_floor_opts): its B rows after the wait, a prologue before the first copy, a tail after the
  * last one landed. */
-#define FLOOR_CHUNK 32768u
+#define FLOOR_CHUNK DAK_STREAM_CHUNK
 #define FLOOR_SLOTS 6u
 
 static __device__ __forceinline__ void floor_spin(uint32_t ns)
