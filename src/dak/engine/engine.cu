@@ -1251,7 +1251,7 @@ static int um_setup(dak_engine *e, cm_err *err)
             if (!rows) continue;
             w->um_rows = e->um + off / 2, w->rh_um = rows;
             if (fill_rows(e, l, j, w->um_rows, rows, NULL, err)) return -1;
-            off += ((size_t)rows * w->K * 2 + DAK_ENG_UM_ALIGN - 1) / DAK_ENG_UM_ALIGN * DAK_ENG_UM_ALIGN;
+            off += round_up((size_t)rows * w->K * 2, DAK_ENG_UM_ALIGN);
         }
     if (off != e->um_bytes)
         return cm_fail(err, "engine: managed rows laid out in %zu bytes, dak_eng_um_bytes says %zu", off, e->um_bytes);
