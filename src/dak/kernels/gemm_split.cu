@@ -396,6 +396,18 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             }
         ptx_fence_mbar_init();
     }
+    /* The producer's first segment, worked out while thread 0 sets the barriers up (it needs none of them): ~2000
+     * cycles on the H200 (clock64, twenty-fifth session), which were on the path from entry to the first copy after
+     * the block barrier; a CTA's prologue costs a PDL chain about half its length (the streaming floor's s-pre).  The
+     * 64-column kernels only: in the wide ones (WJ > 0) the segment held across the barrier cost spills. */
+    const bool producer_lane = WJ == 0u && (warp == NCW || (p.prod2 && warp == NCW + 1u)) && lane == 0u && !dyn;
+    seg_iter si0;
+    seg_t g0;
+    bool more0 = false;
+    if (producer_lane) {
+        seg_begin(&p, tier, cid, ncl, &si0);
+        more0 = seg_next(&p, tier, cid, ncl, &si0, &g0);
+    }
     dak_group_sync(c);
 
     if (warp == NCW || (p.prod2 && warp == NCW + 1u)) {
@@ -495,9 +507,14 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 dtags[s] = DYN_END;
                 ptx_mbar_arrive(bar_full + 8u * s);
             } else {
+            bool more;
             if (p.pdl) {
-                seg_begin(&p, tier, cid, ncl, &si);
-                bool more = seg_next(&p, tier, cid, ncl, &si, &g);
+                if (WJ == 0u) {
+                    si = si0, g = g0, more = more0;
+                } else {
+                    seg_begin(&p, tier, cid, ncl, &si);
+                    more = seg_next(&p, tier, cid, ncl, &si, &g);
+                }
                 if (hostq) host_gate(&p, ticket);
                 /* the ring, or the window's worth once the gate passed (W = min(window, ring)); the HBM
                  * tier's whole ring even with a window (opts.hbm_window: HBM is not a queue to hand over) */
@@ -528,8 +545,13 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                     for (uint32_t j = W; j < pre; j++)
                         if (++sw == S) sw = 0, phw ^= 1u;
             }
-            seg_begin(&p, tier, cid, ncl, &si);
-            while (seg_next(&p, tier, cid, ncl, &si, &g)) {
+            if (WJ == 0u) {
+                si = si0, g = g0, more = more0;
+            } else {
+                seg_begin(&p, tier, cid, ncl, &si);
+                more = seg_next(&p, tier, cid, ncl, &si, &g);
+            }
+            for (; more; more = seg_next(&p, tier, cid, ncl, &si, &g)) {
                 uint32_t nt = g.ng * c + rank;
                 uint32_t ntb = nt < p.ntiles[tier] ? nt : p.ntiles[tier] - 1u; /* idle member: load valid B */
                 const uint32_t nbox = tile_boxes(&p, tier, g.mt);
