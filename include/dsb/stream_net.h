@@ -121,7 +121,19 @@ typedef struct {
     double gbps;         /* payload rate */
     double cap_gbps;     /* the cap it ran at (0: none) */
     int resend;          /* the receiver asked for it again */
+    uint32_t end_resends; /* times its PASS_ENDs went out again before the answer came */
+    double answer_s;     /* its PASS_ENDs' first sending to the answer */
 } dsb_stream_send_attempt;
+
+/* The generator's wait for an answer (STREAM_ACK) before it sends its
+ * PASS_ENDs again: after `resent` sendings again so far, with `answer_s` the
+ * time the latest answer took (0: none yet).  The first wait is twice that,
+ * within [DSB_STREAM_ACK_WAIT_MIN_S, DSB_STREAM_ACK_WAIT_MAX_S]; each one
+ * after doubles, up to the maximum.  A pure function (the loopback test checks
+ * the schedule); anything not a positive time counts as none. */
+#define DSB_STREAM_ACK_WAIT_MIN_S 0.02
+#define DSB_STREAM_ACK_WAIT_MAX_S 0.5
+double dsb_stream_ack_wait(double answer_s, uint32_t resent);
 
 typedef struct {
     dsb_transport_config tc; /* receiver: bind address and port (or interface);
@@ -147,6 +159,11 @@ typedef struct {
     uint32_t hook_pass;
     uint64_t drop_frame;     /* frame f + 1 of the pass is not sent */
     uint64_t corrupt_frame;  /* frame f + 1 is sent with a non-zero reserved header byte */
+    uint32_t drop_pass_ends; /* the first N sendings of the attempt's PASS_ENDs (all queues')
+                                are not sent, as if lost on the way (0 = off) */
+    /* receiver test hook: its first N answers to PASS_ENDs of pass hook_pass are not sent,
+       as if lost on the way (counted in acks all the same; 0 = off) */
+    uint32_t drop_acks;
 } dsb_stream_net_opts;
 
 typedef struct {
@@ -165,6 +182,11 @@ typedef struct {
     uint64_t not_sent;       /* receiver: of those, frames the generator's PASS_ENDs did not
                                 count (the rest were lost on the way) */
     uint64_t acks;           /* receiver: STREAM_ACKs sent; generator: received */
+    uint64_t end_resends;    /* generator: times its PASS_ENDs went out again (all queues'
+                                each time) for want of an answer (dsb_stream_ack_wait);
+                                receiver: PASS_ENDs that came again (a queue's end already in:
+                                ignored; or of an attempt already answered: answered again,
+                                and counted stale too) */
     uint64_t unsent;         /* generator: frames the transport did not take (a send error,
                                 e.g. ECONNREFUSED while no receiver is bound); left out of
                                 the PASS_ENDs' counts, so the receiver counts them not sent */

@@ -29,6 +29,7 @@
  * the best spins; a ring of less than 2 chunks of 128 frames is refused. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -186,6 +187,8 @@ typedef struct {
     int recv_copy;
     double rate_limit;          /* the generator's own cap (Gb/s, 0: none) */
     int recovers;               /* with no loss but the hook's: the cap must go again */
+    uint32_t drop_ends;         /* the first N sendings of pass hook_pass's PASS_ENDs lost */
+    uint32_t drop_acks;         /* the receiver's first N answers to pass hook_pass lost */
 } net_case;
 
 /* The generator's attempts as it reports them (on_attempt). */
@@ -244,6 +247,58 @@ static void check_rate(const char *what, const dsb_stream_net_opts *so,
     }
 }
 
+/* The PASS_ENDs sent again (dsb_stream_ack_wait's schedule).  Every sending
+ * again reaches the receiver on loopback (barring a full socket) except those
+ * the hook drops, and the receiver counts each of its PASS_ENDs that comes
+ * after that queue's end was in: the two sides' counts must agree exactly,
+ * whatever extra sendings a loaded machine's slow answers caused.  Each lost
+ * PASS_END or answer costs one sending again at least; the attempt that lost
+ * them is answered no sooner than the schedule's waits allow (from the time
+ * the attempt before it was answered in) and, with one lost, well within the
+ * old fixed wait of 0.5 s. */
+static void check_end_resends(const char *what, const net_case *c,
+                              const dsb_stream_net_stats *rs, const dsb_stream_net_stats *ss,
+                              const attempt_log *l)
+{
+    const uint32_t Q = c->queues ? c->queues : 1u;
+    uint64_t per_attempt = 0;
+    for (uint32_t i = 0; i < l->count && i < MAX_ATTEMPTS; i++) per_attempt += l->a[i].end_resends;
+    CHECK(l->count <= MAX_ATTEMPTS && per_attempt == ss->end_resends,
+          "%s: the attempts' PASS_ENDs sent again add up (%llu of %llu)", what,
+          (unsigned long long)per_attempt, (unsigned long long)ss->end_resends);
+    if (rs->kernel_drops == 0)
+        CHECK(ss->end_resends >= c->drop_ends &&
+                  rs->end_resends == Q * (ss->end_resends - c->drop_ends),
+              "%s: PASS_ENDs sent again %llu times (%u queues, %u lost), the receiver saw %llu "
+              "come again", what, (unsigned long long)ss->end_resends, Q, c->drop_ends,
+              (unsigned long long)rs->end_resends);
+    if (!c->drop_ends && !c->drop_acks) return;
+    /* the sendings again the losses imply: one for each lost sending of the PASS_ENDs; the
+     * first answer (to the PASS_END that completed the attempt) lost, then each sending again
+     * brings Q answers (one a queue's PASS_END), so N answers lost take 1 + (N - 1) / Q */
+    const uint32_t lost = c->drop_ends + (c->drop_acks ? 1u + (c->drop_acks - 1u) / Q : 0u);
+    /* the hooked attempt: the first of pass hook_pass */
+    uint32_t h = 0;
+    while (h < l->count && h < MAX_ATTEMPTS && !(l->a[h].pass == c->hook_pass && l->a[h].attempt == 0))
+        h++;
+    CHECK(h < l->count && h < MAX_ATTEMPTS, "%s: the hooked attempt reported", what);
+    if (h >= l->count || h >= MAX_ATTEMPTS) return;
+    const dsb_stream_send_attempt *a = &l->a[h];
+    const double before = h ? l->a[h - 1].answer_s : 0.0;
+    double due = 0;
+    for (uint32_t k = 0; k < lost; k++) due += dsb_stream_ack_wait(before, k);
+    CHECK(a->end_resends >= lost && a->answer_s >= due && a->answer_s < due + 0.25,
+          "%s: pass %u's attempt 0 answered after %u sendings again in %.3f s (at least %u, "
+          "the schedule's %.3f s to %.3f s)", what, a->pass, a->end_resends, a->answer_s, lost,
+          due, due + 0.25);
+    if (lost == 1)
+        CHECK(a->answer_s < 0.3, "%s: one sending of the PASS_ENDs or one answer lost cost "
+              "%.3f s (< 0.3 s; the fixed wait was 0.5 s)", what, a->answer_s);
+    fprintf(stderr, "%s: %u sendings again implied, answered after %.1f ms (the schedule's first wait %.1f ms), "
+            "PASS_ENDs sent again %llu times in the run\n", what, lost, a->answer_s * 1e3,
+            dsb_stream_ack_wait(before, 0) * 1e3, (unsigned long long)ss->end_resends);
+}
+
 #define PASS_BUF UINT64_MAX
 
 static void run_case(const net_case *c)
@@ -267,6 +322,8 @@ static void run_case(const net_case *c)
     r.o.recv_threads = c->recv_threads;
     r.o.recv_mode = c->recv_mode;
     r.o.recv_copy = c->recv_copy;
+    r.o.hook_pass = c->hook_pass;
+    r.o.drop_acks = c->drop_acks;
     static counting_sink ks;
     dsb_stream_ring_sink *rsink = NULL;
     static dsb_stream_sink sink;
@@ -304,13 +361,15 @@ static void run_case(const net_case *c)
                                  ks.cpu.concurrent, NULL};
         r.sink = c->sink == 4 ? &ks.cpu : &sink;
     }
-    char what[192];
+    char what[224];
     snprintf(what, sizeof what, "%s n=%u B=%u K=%u queues=%u/%u drop=%llu corrupt=%llu ring=%lld "
-             "threads=%u %s%s sink=%d", dsb_stream_instance_name(c->inst), c->n, c->B, c->K,
+             "threads=%u %s%s sink=%d ends-lost=%u acks-lost=%u",
+             dsb_stream_instance_name(c->inst), c->n, c->B, c->K,
              c->queues, c->send_threads ? c->send_threads : c->queues,
              (unsigned long long)c->drop, (unsigned long long)c->corrupt,
              c->ring == PASS_BUF ? -1ll : (long long)c->ring, c->recv_threads ? c->recv_threads : 1u,
-             dsb_stream_recv_mode_name(c->recv_mode), c->recv_copy ? " copy" : "", c->sink);
+             dsb_stream_recv_mode_name(c->recv_mode), c->recv_copy ? " copy" : "", c->sink,
+             c->drop_ends, c->drop_acks);
 
     pthread_t tid;
     pthread_create(&tid, NULL, recv_main, &r);
@@ -332,6 +391,7 @@ static void run_case(const net_case *c)
     so.hook_pass = c->hook_pass;
     so.drop_frame = c->drop;
     so.corrupt_frame = c->corrupt;
+    so.drop_pass_ends = c->drop_ends;
     so.rate_gbps = c->rate_limit;
     static attempt_log alog;
     memset(&alog, 0, sizeof alog);
@@ -374,6 +434,7 @@ static void run_case(const net_case *c)
     CHECK(src == 0, "%s: generator: %s", what, serr.msg);
     CHECK(r.rc == 0, "%s: receiver: %s", what, r.err.msg);
     check_rate(what, &so, &ss, &alog, c->recovers);
+    check_end_resends(what, c, &r.st, &ss, &alog);
 
     static recs ref;
     memset(&ref, 0, sizeof ref);
@@ -589,7 +650,19 @@ static void test_protocol_script(int ring, uint32_t mode, uint32_t threads)
     }
     dsb_stream_build_frame(frame, &r.p, eta, 1, 1, 0, 0, 1); /* a duplicate */
     ask(fd, &to, frame, sizeof frame, NULL);
-    PASS_END(1, 0, 3);
+    /* one receiving thread (in order): the final pass closed by two queues, queue 0's end twice;
+     * its copy must neither close the pass nor count again (acks and sent below) */
+    const int split = threads == 1;
+    if (split) {
+        dsb_wire_build_pass_end(pe, sizeof pe, NULL, NULL, dsb_stream_params_run_id(&r.p), 3, 1,
+                                0, 0, 2, 3);
+        ask(fd, &to, pe, sizeof pe, NULL);
+        ask(fd, &to, pe, sizeof pe, NULL);
+        dsb_wire_build_pass_end(pe, sizeof pe, NULL, NULL, dsb_stream_params_run_id(&r.p), 3, 1,
+                                0, 1, 2, 0);
+    } else {
+        PASS_END(1, 0, 3);
+    }
     CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.pass == 1 && a.action == DSB_STREAM_DONE,
           "the final pass: DONE (action %u)", a.action);
     CHECK(ask(fd, &to, pe, sizeof pe, &a) == 1 && a.action == DSB_STREAM_DONE,
@@ -598,6 +671,12 @@ static void test_protocol_script(int ring, uint32_t mode, uint32_t threads)
     free(eta);
     pthread_join(tid, NULL);
     CHECK(r.rc == 0, "receiver: %s", r.err.msg);
+    /* answers: RESEND, the same again, NEXT, DONE, DONE again; PASS_ENDs that came again: the
+     * old attempt's, queue 0's copy (split), the one after DONE */
+    CHECK(r.st.acks == 5 && r.st.end_resends == 2u + (unsigned)split,
+          "script (ring %d, %s, %u threads): %llu answers (5), %llu PASS_ENDs came again (%u)",
+          ring, dsb_stream_recv_mode_name(mode), threads, (unsigned long long)r.st.acks,
+          (unsigned long long)r.st.end_resends, 2u + (unsigned)split);
     CHECK(r.got.count == 2 && r.st.resends == 1 && r.st.duplicates == 1 && r.st.missing == 1 &&
               r.st.not_sent == 0 && r.st.ring_full == (ring ? 1u : 0u),
           "script (ring %d, %s, %u threads): passes %u, resends %llu, duplicates %llu, missing "
@@ -625,6 +704,34 @@ static void test_protocol_script(int ring, uint32_t mode, uint32_t threads)
           "the hand-driven run's records equal the reference's");
 }
 
+/* The generator's waits before it sends its PASS_ENDs again (dsb_stream_ack_wait):
+ * twice the latest answer's time, within 20 ms .. 0.5 s, doubling each time. */
+static void test_ack_wait(void)
+{
+    static const double none[] = {0.02, 0.04, 0.08, 0.16, 0.32, 0.5, 0.5};
+    int ok = 1;
+    for (uint32_t k = 0; k < 7; k++) ok &= dsb_stream_ack_wait(0, k) == none[k];
+    CHECK(ok, "no answer measured yet: 20, 40, 80, 160, 320 ms, then 0.5 s");
+    CHECK(dsb_stream_ack_wait(0, 1000000) == DSB_STREAM_ACK_WAIT_MAX_S &&
+              dsb_stream_ack_wait(0, UINT32_MAX) == DSB_STREAM_ACK_WAIT_MAX_S,
+          "however many sendings again, the cap (%g)", dsb_stream_ack_wait(0, UINT32_MAX));
+    CHECK(dsb_stream_ack_wait(0.0004, 0) == 0.02 && dsb_stream_ack_wait(0.0004, 1) == 0.04,
+          "a loopback answer (0.4 ms): the 20 ms floor (%g)", dsb_stream_ack_wait(0.0004, 0));
+    CHECK(dsb_stream_ack_wait(0.05, 0) == 0.1 && dsb_stream_ack_wait(0.05, 1) == 0.2 &&
+              dsb_stream_ack_wait(0.05, 2) == 0.4 && dsb_stream_ack_wait(0.05, 3) == 0.5,
+          "an answer of 50 ms: 100, 200, 400, 500 ms");
+    CHECK(dsb_stream_ack_wait(0.3, 0) == 0.5 && dsb_stream_ack_wait(1e9, 0) == 0.5 &&
+              dsb_stream_ack_wait(INFINITY, 0) == 0.5,
+          "a slow answer: the first wait at the cap (%g)", dsb_stream_ack_wait(0.3, 0));
+    CHECK(dsb_stream_ack_wait(-1, 0) == 0.02 && dsb_stream_ack_wait(NAN, 2) == 0.08,
+          "a time that is none (negative, NaN): as none (%g, %g)", dsb_stream_ack_wait(-1, 0),
+          dsb_stream_ack_wait(NAN, 2));
+    double sum = 0;
+    for (uint32_t k = 0; k < 3; k++) sum += dsb_stream_ack_wait(0, k);
+    CHECK(sum < 0.15, "three PASS_ENDs lost in a row cost %.3f s, less than a third of the fixed "
+                      "wait's one", sum);
+}
+
 #endif
 
 #ifdef STREAM_NET_GPU
@@ -645,27 +752,27 @@ int main(void)
     }
     /* all through the counting sink around the GPU's; MiB rings hold 2 chunks of 128 frames */
     static const net_case cases[] = {
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1, PASS_BUF, 0, 0, 0, 0, 0, 0, 0},  /* the whole pass */
-        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0, 0, 0}, /* frame 76 of pass 2 lost */
-        {DSB_STREAM_RANDOM, 300, 3, 4, 1, 1, 300, 0, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0, 0, 0}, /* pass 1's last frame lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0, 0, 0}, /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},      /* two column blocks, the default 64 MiB ring */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40000, 0, 0, 0, 1, 8u << 20, 0, 2, 0, 0, 0, 0, 0}, /* a loss late in the pass, 2 threads */
-        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1, 1u << 20, 0, 2, 0, 0, 0, 0, 0},
-        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 1, 16u << 20, 0, 4, 0, 0, 0, 0, 0}, /* 4 queues, 4 threads */
-        {DSB_STREAM_MATTIS, 1000, 4, 2, 2, 0, 0, 0, 0, 0, 1, PASS_BUF, 0, 2, 0, 0, 0, 0, 0},  /* the whole pass, 2 threads */
-        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 1u << 20, 0, 0, 0, 0, 0, 0, 0},  /* a sink that refuses pass 1 */
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 1, PASS_BUF, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* the whole pass */
+        {DSB_STREAM_RANDOM, 300, 3, 4, 2, 2, 77, 0, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* frame 76 of pass 2 lost */
+        {DSB_STREAM_RANDOM, 300, 3, 4, 1, 1, 300, 0, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* pass 1's last frame lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 1, 1u << 20, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},      /* two column blocks, the default 64 MiB ring */
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 1, 40000, 0, 0, 0, 1, 8u << 20, 0, 2, 0, 0, 0, 0, 0, 0, 0}, /* a loss late in the pass, 2 threads */
+        {DSB_STREAM_RANDOM, 2000, 8, 2, 1, 0, 0, 0, 0, 0, 1, 1u << 20, 0, 2, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 1, 16u << 20, 0, 4, 0, 0, 0, 0, 0, 0, 0}, /* 4 queues, 4 threads */
+        {DSB_STREAM_MATTIS, 1000, 4, 2, 2, 0, 0, 0, 0, 0, 1, PASS_BUF, 0, 2, 0, 0, 0, 0, 0, 0, 0},  /* the whole pass, 2 threads */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 1u << 20, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* a sink that refuses pass 1 */
         /* a socket a receiving thread (queue q to thread q mod N), the GPU's sink itself: frames
          * straight into the pinned ring; 4 queues on 4 threads, 16 MiB for 20000 frames */
-        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 4, 16u << 20, 0, 4, 2, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 20000, 8, 2, 4, 0, 0, 0, 0, 0, 4, 16u << 20, 0, 4, 2, 0, 0, 0, 0, 0, 0},
         /* two column blocks through 8 MiB, 6 queues (3 sending threads) on 3 threads, a loss
          * late in the pass and a corrupted frame */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 6, 1, 40000, 0, 0, 0, 4, 8u << 20, 0, 3, 2, 3, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 2000, 4, 2, 4, 1, 0, 1999, 1, 0, 4, 2u << 20, 0, 2, 2, 2, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 6, 1, 40000, 0, 0, 0, 4, 8u << 20, 0, 3, 2, 3, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 2000, 4, 2, 4, 1, 0, 1999, 1, 0, 4, 2u << 20, 0, 2, 2, 2, 0, 0, 0, 0, 0},
         /* the flow hash, through the counting sink (copies), a loss */
-        {DSB_STREAM_MATTIS, 20000, 4, 2, 4, 1, 15000, 0, 0, 0, 1, 16u << 20, 0, 2, 1, 2, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 20000, 4, 2, 4, 1, 15000, 0, 0, 0, 1, 16u << 20, 0, 2, 1, 2, 0, 0, 0, 0, 0},
         /* queue, recv_copy: every frame copied */
-        {DSB_STREAM_MATTIS, 5000, 2, 1, 2, 0, 0, 0, 0, 0, 4, 4u << 20, 0, 2, 2, 0, 1, 0, 0},
+        {DSB_STREAM_MATTIS, 5000, 2, 1, 2, 0, 0, 0, 0, 0, 4, 4u << 20, 0, 2, 2, 0, 1, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();
@@ -673,48 +780,67 @@ int main(void)
 #else
 int main(void)
 {
+    test_ack_wait();
     test_protocol_script(0, DSB_STREAM_RECV_SHARED, 1);
     test_protocol_script(1, DSB_STREAM_RECV_SHARED, 1);
     test_protocol_script(1, DSB_STREAM_RECV_QUEUE, 2); /* the script's one flow: one socket */
     test_protocol_script(0, DSB_STREAM_RECV_HASH, 1);
     static const net_case cases[] = {
-        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
-        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* pass 0's last frame corrupted */
-        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* two column blocks, a loss */
-        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},    /* another seed: refused */
-        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0}, /* a sink of ours, a loss */
-        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},  /* a sink that refuses pass 1 */
+        {DSB_STREAM_MATTIS, 1000, 4, 3, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 3, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 2, 77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},   /* frame 76 of pass 2 lost */
+        {DSB_STREAM_MATTIS, 500, 2, 2, 1, 0, 0, 500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* pass 0's last frame corrupted */
+        {DSB_STREAM_MATTIS, 33000, 1, 1, 2, 1, 33001, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* two column blocks, a loss */
+        {DSB_STREAM_MATTIS, 200, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},    /* another seed: refused */
+        {DSB_STREAM_RANDOM, 300, 2, 3, 2, 1, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* a sink of ours, a loss */
+        {DSB_STREAM_MATTIS, 300, 2, 3, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* a sink that refuses pass 1 */
         /* the CPU's ring sink: 2 chunks of 3 frames for a pass of 300, one queue (in order);
          * frame 151 of pass 1 lost after half the pass was consumed */
-        {DSB_STREAM_RANDOM, 300, 3, 3, 1, 2, 152, 0, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0, 0, 0, 0, 0, 0},
-        {DSB_STREAM_MATTIS, 300, 2, 2, 1, 1, 1, 300, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0, 0, 0, 0, 0, 0}, /* frame 0 lost, 299 corrupted */
+        {DSB_STREAM_RANDOM, 300, 3, 3, 1, 2, 152, 0, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0, 0, 0, 0, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 300, 2, 2, 1, 1, 1, 300, 0, 0, 3, 6 * DSB_STREAM_FRAME, 3, 0, 0, 0, 0, 0, 0, 0, 0}, /* frame 0 lost, 299 corrupted */
         /* 16 MiB (4096 frames) for 5000 frames a pass, 2 queues, 3 receiving threads, a loss */
-        {DSB_STREAM_MATTIS, 5000, 4, 2, 2, 1, 4999, 0, 1, 0, 3, 16u << 20, 0, 3, 0, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 5000, 4, 2, 2, 1, 4999, 0, 1, 0, 3, 16u << 20, 0, 3, 0, 0, 0, 0, 0, 0, 0},
         /* two column blocks through 8 MiB, 2 queues, 2 threads */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 0, 0, 0, 0, 0, 3, 8u << 20, 0, 2, 0, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 2, 0, 0, 0, 0, 0, 3, 8u << 20, 0, 2, 0, 0, 0, 0, 0, 0, 0},
         /* a socket a receiving thread (SO_REUSEPORT), queue q to thread q mod N; the ring sink
          * itself, so that frames go straight into it: 3 queues on 3 threads, a loss */
-        {DSB_STREAM_MATTIS, 5000, 4, 2, 3, 1, 2500, 0, 0, 0, 4, 16u << 20, 0, 3, 2, 0, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 5000, 4, 2, 3, 1, 2500, 0, 0, 0, 4, 16u << 20, 0, 3, 2, 0, 0, 0, 0, 0, 0},
         /* 6 queues driven by 2 sending threads onto 3 receiving threads, a corrupted frame and
          * junk, a ring of 32 chunks of 32 frames for 2000 (a thread sends a batch of 64 frames of
          * each of its queues in turn: the ring must hold 64 x 6 frames of reordering) */
-        {DSB_STREAM_RANDOM, 2000, 3, 2, 6, 0, 0, 1000, 1, 0, 4, 4u << 20, 32, 3, 2, 2, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 2000, 3, 2, 6, 0, 0, 1000, 1, 0, 4, 4u << 20, 32, 3, 2, 2, 0, 0, 0, 0, 0},
         /* the same without frames straight into the ring (recv_copy) */
-        {DSB_STREAM_MATTIS, 3000, 2, 2, 4, 2, 7, 0, 0, 0, 4, 4u << 20, 0, 2, 2, 2, 1, 0, 0},
+        {DSB_STREAM_MATTIS, 3000, 2, 2, 4, 2, 7, 0, 0, 0, 4, 4u << 20, 0, 2, 2, 2, 1, 0, 0, 0, 0},
         /* the flow hash spreads 4 queues (2 sending threads) over 3 threads; through the
          * counting sink around the ring sink (copies), a loss */
-        {DSB_STREAM_MATTIS, 4000, 2, 2, 4, 1, 3001, 0, 0, 0, 3, 4u << 20, 0, 3, 1, 2, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 4000, 2, 2, 4, 1, 3001, 0, 0, 0, 3, 4u << 20, 0, 3, 1, 2, 0, 0, 0, 0, 0},
         /* hash, the ring sink itself, two column blocks */
-        {DSB_STREAM_MATTIS, 33000, 2, 1, 4, 0, 0, 0, 0, 0, 4, 8u << 20, 0, 2, 1, 4, 0, 0, 0},
+        {DSB_STREAM_MATTIS, 33000, 2, 1, 4, 0, 0, 0, 0, 0, 4, 8u << 20, 0, 2, 1, 4, 0, 0, 0, 0, 0},
         /* one receiving thread with a socket of its own: the CPU state consumed on it */
-        {DSB_STREAM_RANDOM, 300, 2, 2, 2, 1, 100, 0, 0, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0},
+        {DSB_STREAM_RANDOM, 300, 2, 2, 2, 1, 100, 0, 0, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0, 0, 0},
         /* the generator at its own cap of 2 Gb/s, a frame of pass 2 lost: the cap halves, then
          * clean passes raise it again (1/8 of the rate that failed a pass, eight passes of hold
          * one step below it) until it is back at 2: 14 clean passes after the loss, the last
          * aside, for the 12 or 13 it takes */
-        {DSB_STREAM_MATTIS, 2000, 2, 16, 2, 2, 1500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2.0, 1},
+        {DSB_STREAM_MATTIS, 2000, 2, 16, 2, 2, 1500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2.0, 1, 0, 0},
+        /* lost PASS_ENDs and answers: sent again after dsb_stream_ack_wait, not 0.5 s; pass 1's
+         * PASS_END lost once; pass 2's of two queues three times (20 + 40 + 80 ms) */
+        {.inst = DSB_STREAM_MATTIS, .n = 300, .B = 2, .K = 3, .queues = 1, .hook_pass = 1,
+         .drop_ends = 1},
+        {.inst = DSB_STREAM_RANDOM, .n = 300, .B = 2, .K = 3, .queues = 2, .hook_pass = 2,
+         .drop_ends = 3},
+        /* the answer to pass 0 lost, and the answer to its first sending again (no answer
+         * measured yet: 20 + 40 ms); the final DONE lost (the receiver, done, answers the
+         * PASS_ENDs sent again for its idle 0.2 s) */
+        {.inst = DSB_STREAM_MATTIS, .n = 300, .B = 2, .K = 3, .queues = 1, .hook_pass = 0,
+         .drop_acks = 2},
+        {.inst = DSB_STREAM_MATTIS, .n = 300, .B = 2, .K = 2, .queues = 2, .hook_pass = 2,
+         .drop_acks = 1},
+        /* two answers lost, one sending again (its two PASS_ENDs answered twice), a socket a
+         * receiving thread (queue), the ring sink itself */
+        {.inst = DSB_STREAM_RANDOM, .n = 2000, .B = 2, .K = 2, .queues = 2, .hook_pass = 1,
+         .sink = 4, .ring = 4u << 20, .recv_threads = 2, .recv_mode = DSB_STREAM_RECV_QUEUE,
+         .drop_acks = 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return check_done();

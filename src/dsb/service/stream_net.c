@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <linux/filter.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -19,7 +20,6 @@
 
 #define NET_BATCH DSB_TRANSPORT_BATCH
 #define NET_FRAME_CAP (DSB_STREAM_FRAME + 64u) /* a longer datagram shows as oversize */
-#define ACK_WAIT_S 0.5                          /* generator: PASS_ENDs again after this */
 
 void dsb_stream_net_opts_default(dsb_stream_net_opts *o)
 {
@@ -99,6 +99,8 @@ typedef struct {
     uint64_t sent;          /* frames the queues say they sent (PASS_END) */
     uint8_t last_ack[DSB_WIRE_HDR_BYTES]; /* the latest answer, for late PASS_ENDs */
     int have_ack;
+    uint32_t ack_pass;      /* the pass last_ack answers */
+    uint32_t acks_dropped;  /* by the test hook (o->drop_acks) */
     dsb_stream_record rec;
     dsb_stream_pass_fn on_pass;
     void *ctx;
@@ -173,11 +175,17 @@ static void reset_attempt(recv_t *r)
     atomic_store(&r->t_last, 0);
 }
 
-/* Under the write side: the latest answer (again) to the sender of `to`. */
+/* Under the write side: the latest answer (again) to the sender of `to`.  The
+ * test hook loses the first o->drop_acks answers to pass o->hook_pass on the
+ * way: sent, as far as the receiver knows. */
 static void send_last_ack(recv_t *r, const dsb_frame *to)
 {
-    send_header(r->t, r->last_ack, &to->peer);
     r->st->acks++;
+    if (r->ack_pass == r->o->hook_pass && r->acks_dropped < r->o->drop_acks) {
+        r->acks_dropped++;
+        return;
+    }
+    send_header(r->t, r->last_ack, &to->peer);
 }
 
 static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t action)
@@ -187,6 +195,7 @@ static void send_ack(recv_t *r, const dsb_frame *to, uint32_t pass, uint16_t act
                               r->run_id, r->p->n, pass, action, r->attempt,
                               atomic_load(&r->unique));
     r->have_ack = 1;
+    r->ack_pass = pass;
     send_last_ack(r, to);
 }
 
@@ -288,6 +297,7 @@ static void on_pass_end(rthread_t *a, const dsb_frame *f, uint64_t now)
      * or a generator that did not hear our RESEND): our answer was lost, say it again */
     if (v.pass < r->pass || done || (v.pass == r->pass && v.attempt < r->attempt)) {
         a->st.stale++;
+        a->st.end_resends++; /* every queue's end of that attempt came before this one */
         if (r->have_ack) send_last_ack(r, f);
         return;
     }
@@ -300,10 +310,12 @@ static void on_pass_end(rthread_t *a, const dsb_frame *f, uint64_t now)
         return;
     }
     r->queue_count = v.queue_count;
-    if (!(r->ends_mask >> v.queue & 1u)) {
-        r->ends_mask |= 1ull << v.queue;
-        r->sent += v.frames;
+    if (r->ends_mask >> v.queue & 1u) { /* this queue's end came before: nothing new */
+        a->st.end_resends++;
+        return;
     }
+    r->ends_mask |= 1ull << v.queue;
+    r->sent += v.frames;
     if (r->ends_mask != (v.queue_count == 64 ? ~0ull : (1ull << v.queue_count) - 1u)) return;
     /* every queue has closed the pass */
     const uint64_t unique = atomic_load(&r->unique);
@@ -525,6 +537,7 @@ static void add_stats(dsb_stream_net_stats *to, const dsb_stream_net_stats *from
     to->frames += from->frames;
     to->duplicates += from->duplicates;
     to->stale += from->stale;
+    to->end_resends += from->end_resends;
     to->bad += from->bad;
     to->ring_full += from->ring_full;
     to->direct += from->direct;
@@ -801,21 +814,89 @@ static void send_pass_end(queue_t *a)
     send_header(a->t, buf, &a->t->default_peer);
 }
 
-/* Waits for the receiver's answer to `pass` on any queue's socket, sending the
- * PASS_ENDs again every ACK_WAIT_S.  Returns the action, or -1 (err set). */
+/* The attempt's PASS_ENDs, one a queue: their sending number `round` (0: the
+ * first).  The test hook leaves the first o->drop_pass_ends of its attempt out. */
+static void send_pass_ends(queue_t *qs, uint32_t Q, uint32_t round)
+{
+    const dsb_stream_net_opts *o = qs[0].o;
+    if (o->hook_pass == qs[0].pass && qs[0].attempt == 0 && round < o->drop_pass_ends) return;
+    for (uint32_t q = 0; q < Q; q++) send_pass_end(&qs[q]);
+}
+
+/* How long the generator waits for an answer before it sends its PASS_ENDs
+ * again.  What an answer takes is the receiver's side of the pass, not the
+ * pass's sending: the frames still queued in its sockets when the PASS_ENDs
+ * left, the end of the pass (Eq. (10), the dSB step, a GPU's ring drained) and
+ * the round trip.  None of it grows with the time the pass took to send (a
+ * pass of n = 10^5 sends for ~0.1 s while an idle loopback receiver on the
+ * CPU answers a small pass in well under a millisecond; a small n sends in a
+ * millisecond and may wait longer than that for a GPU's end of pass), so the
+ * pass's duration would wait too long in one case and too little in the
+ * other.  The time the latest answer took is the quantity
+ * itself, measured: the first wait is twice it (room for its jitter, as TCP's
+ * retransmission timer leaves over the round trip), then each wait doubles.
+ * The floor, 20 ms, keeps a loaded machine's hiccups (a 2-core CI box
+ * descheduling either side for some milliseconds) from sending the PASS_ENDs
+ * again on most passes; the cap, 0.5 s, is the fixed wait of the first
+ * version.  Sending too soon costs a 64-byte datagram a queue and an answer
+ * repeated (the receiver takes copies of a PASS_END idempotently); too late
+ * costs idle link.  The caller measures an answer from the first sending of
+ * the attempt's PASS_ENDs, so after a loss the time errs long, never short,
+ * and the next clean answer brings it back. */
+double dsb_stream_ack_wait(double answer_s, uint32_t resent)
+{
+    double w = answer_s > 0 ? 2.0 * answer_s : 0.0; /* NaN and negatives: none */
+    if (w < DSB_STREAM_ACK_WAIT_MIN_S) w = DSB_STREAM_ACK_WAIT_MIN_S;
+    for (uint32_t k = 0; k < resent && w < DSB_STREAM_ACK_WAIT_MAX_S; k++) w *= 2.0;
+    return w < DSB_STREAM_ACK_WAIT_MAX_S ? w : DSB_STREAM_ACK_WAIT_MAX_S;
+}
+
+/* Waits for the receiver's answer to the attempt the PASS_ENDs just sent
+ * closed, on every queue's socket at once (the answer goes to the queue whose
+ * PASS_END completed the attempt), sending the PASS_ENDs again after each
+ * dsb_stream_ack_wait.  *answer_s: in, the time the latest answer took (0:
+ * none yet); out, this one's.  *resent: the times they went out again.
+ * Returns the action, or -1 (err set: a transport error, or no answer for
+ * timeout_s). */
 static int await_ack(queue_t *qs, uint32_t Q, const dsb_stream_params *p, double timeout_s,
-                     dsb_stream_net_stats *st, cm_err *err)
+                     double *answer_s, uint32_t *resent, dsb_stream_net_stats *st, cm_err *err)
 {
     const uint32_t run_id = dsb_stream_params_run_id(p);
-    double start = bench_now_s(), asked = start;
+    const double start = bench_now_s();
+    double asked = start, wait = dsb_stream_ack_wait(*answer_s, 0);
+    struct pollfd pf[DSB_STREAM_MAX_QUEUES];
+    for (uint32_t q = 0; q < Q; q++) pf[q] = (struct pollfd){.fd = qs[q].t->fd, .events = POLLIN};
     dsb_frame *fr = dsb_frames_alloc_cap(8, NET_FRAME_CAP);
-    int action = -1;
-    while (action < 0) {
-        for (uint32_t q = 0; q < Q && action < 0; q++) {
-            int got = qs[q].t->recv(qs[q].t, fr, 8, q == 0 ? 20 * 1000 * 1000 : 0, err);
+    int action = -1, failed = 0;
+    *resent = 0;
+    while (action < 0 && !failed) {
+        double now = bench_now_s();
+        if (now - start >= timeout_s) {
+            failed = cm_fail(err, "no answer from the receiver to pass %u for %.1f s", qs[0].pass,
+                             timeout_s);
+            break;
+        }
+        if (now - asked >= wait) { /* the PASS_ENDs or the answer were lost */
+            (*resent)++;
+            st->end_resends++;
+            send_pass_ends(qs, Q, *resent);
+            asked = now;
+            wait = dsb_stream_ack_wait(*answer_s, *resent);
+        }
+        double until = asked + wait < start + timeout_s ? asked + wait : start + timeout_s;
+        until = until > now ? until - now : 0.0;
+        struct timespec ts = {(time_t)until, (long)((until - (double)(time_t)until) * 1e9)};
+        int w = ppoll(pf, Q, &ts, NULL);
+        if (w < 0 && errno != EINTR) {
+            failed = cm_fail(err, "%s: poll: %s", qs[0].t->kind, strerror(errno));
+            break;
+        }
+        for (uint32_t q = 0; q < Q && w > 0 && action < 0; q++) {
+            if (!pf[q].revents) continue;
+            int got = qs[q].t->recv(qs[q].t, fr, 8, 0, err);
             if (got < 0) {
-                dsb_frames_free(fr, 8);
-                return -1;
+                failed = 1;
+                break;
             }
             for (int i = 0; i < got; i++) {
                 dsb_wire_stream_ack a;
@@ -830,18 +911,8 @@ static int await_ack(queue_t *qs, uint32_t Q, const dsb_stream_params *p, double
                 action = a.action;
             }
         }
-        double now = bench_now_s();
-        if (action >= 0) break;
-        if (now - start > timeout_s) {
-            cm_fail(err, "no answer from the receiver to pass %u for %.1f s", qs[0].pass,
-                    timeout_s);
-            break;
-        }
-        if (now - asked > ACK_WAIT_S) { /* the PASS_ENDs or the answer were lost */
-            for (uint32_t q = 0; q < Q; q++) send_pass_end(&qs[q]);
-            asked = now;
-        }
     }
+    if (action >= 0) *answer_s = bench_now_s() - start;
     dsb_frames_free(fr, 8);
     return action;
 }
@@ -902,6 +973,7 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
     dsb_stream_rate_state rs;
     dsb_stream_rate_start(&rs, o->rate_gbps);
     uint32_t pass = 0, attempt = 0;
+    double answer_s = 0; /* the time the latest answer took (dsb_stream_ack_wait) */
     while (rc == 0) {
         double t0 = bench_now_s();
         for (uint32_t q = 0; q < Q; q++) {
@@ -915,22 +987,25 @@ int dsb_stream_send(const dsb_stream_params *p, const dsb_stream_net_opts *o, in
         for (uint32_t q = 0; q < Q && rc == 0; q++)
             if (qs[q].failed) rc = cm_fail(err, "%s", qs[q].err.msg);
         if (rc) break;
-        for (uint32_t q = 0; q < Q; q++) {
-            sent += qs[q].sent;
-            send_pass_end(&qs[q]);
-        }
+        for (uint32_t q = 0; q < Q; q++) sent += qs[q].sent;
+        send_pass_ends(qs, Q, 0);
         st->frames += sent;
-        int action = await_ack(qs, Q, p, o->timeout_s, st, err);
+        uint32_t end_resends = 0;
+        int action = await_ack(qs, Q, p, o->timeout_s, &answer_s, &end_resends, st, err);
         double gbps = dsb_stream_payload_gbps(sent, secs);
         char capped[40] = "";
         if (rs.cap > 0) snprintf(capped, sizeof capped, ", cap %.2f", rs.cap);
+        char again[96] = "";
+        if (end_resends && action >= 0)
+            snprintf(again, sizeof again, "; PASS_ENDs sent %u more times, answered after %.3f s",
+                     end_resends, answer_s);
         if (progress)
-            fprintf(stderr, "pass %u attempt %u: %llu frames in %.3f s (%.2f Gb/s of payload%s)%s\n",
-                    pass, attempt, (unsigned long long)sent, secs, gbps, capped,
+            fprintf(stderr, "pass %u attempt %u: %llu frames in %.3f s (%.2f Gb/s of payload%s)%s%s\n",
+                    pass, attempt, (unsigned long long)sent, secs, gbps, capped, again,
                     action == DSB_STREAM_RESEND ? ": the receiver asks for it again" : "");
         if (action >= 0 && o->on_attempt) {
             const dsb_stream_send_attempt a = {pass, attempt, sent, secs, gbps, rs.cap,
-                                               action == DSB_STREAM_RESEND};
+                                               action == DSB_STREAM_RESEND, end_resends, answer_s};
             o->on_attempt(&a, o->attempt_ctx);
         }
         if (action < 0) {
