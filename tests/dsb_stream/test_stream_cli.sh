@@ -140,7 +140,11 @@ check "sender JSON: the rate policy" grep -q '"rate_down":0.75,"rate_up":0.25,"r
 check "sender JSON: an attempt a pass (none sent again)" \
     [ "$(grep -o '"attempt":' "$tmp/send.json" | wc -l)" -eq 4 ]
 check "sender JSON: the first attempt uncapped" \
-    grep -q '"attempts":\[{"pass":0,"attempt":0,"frames":2000,[^}]*"cap_gbps":0,"resend":false}' "$tmp/send.json"
+    grep -q '"attempts":\[{"pass":0,"attempt":0,"frames":2000,[^}]*"cap_gbps":0,"resend":false,' "$tmp/send.json"
+check "sender JSON: each attempt's PASS_END resends and answer time" \
+    [ "$(grep -oE '"pass_end_resends":[0-9]+,"answer_s":[0-9.e-]+}' "$tmp/send.json" | wc -l)" -eq 4 ]
+check "sender JSON: the run's PASS_END resends" grep -qE '"answers":[0-9]+,"pass_end_resends":[0-9]+,' "$tmp/send.json"
+check "receiver JSON: PASS_ENDs that came again" grep -qE '"resends":0,"pass_end_resends":[0-9]+,' "$tmp/net.json"
 check "received: the ground state" grep -q "Mattis ground state 2E = -3998000: reached" "$tmp/recv.out"
 check "received: nothing rejected or sent again" grep -q "0 rejected, 0 passes sent again (0 frames missing" "$tmp/recv.out"
 "${S[@]}" --n 2000 --replicas 2 --updates 3 --json "$tmp/gen.json" >/dev/null 2>&1

@@ -506,9 +506,9 @@ int cmd_stream(int argc, char **argv)
         printf("# received %" PRIu64 " datagrams: %" PRIu64 " frames consumed, %" PRIu64
                " duplicates, %" PRIu64 " stale, %" PRIu64 " rejected, %" PRIu64
                " passes sent again (%" PRIu64 " frames missing, %" PRIu64 " of them not sent), %"
-               PRIu64 " answers, %" PRIu64 " dropped by the socket\n",
+               PRIu64 " answers, %" PRIu64 " PASS_ENDs again, %" PRIu64 " dropped by the socket\n",
                ns.datagrams, ns.frames, ns.duplicates, ns.stale, ns.bad, ns.resends, ns.missing,
-               ns.not_sent, ns.acks, ns.kernel_drops);
+               ns.not_sent, ns.acks, ns.end_resends, ns.kernel_drops);
         if (ns.ring_full) printf("#   %" PRIu64 " frames found no room in the ring\n", ns.ring_full);
         char buf[160];
         if (gpu && info.host_mode == 2)
@@ -624,6 +624,7 @@ int cmd_stream(int argc, char **argv)
             json_kv_u64(&jw, "stale", ns.stale);
             json_kv_u64(&jw, "rejected", ns.bad);
             json_kv_u64(&jw, "resends", ns.resends);
+            json_kv_u64(&jw, "pass_end_resends", ns.end_resends);
             json_kv_u64(&jw, "missing", ns.missing);
             json_kv_u64(&jw, "not_sent", ns.not_sent);
             json_kv_u64(&jw, "kernel_drops", ns.kernel_drops);

@@ -99,6 +99,7 @@ static void write_json(FILE *f, const dsb_stream_params *p, const dsb_stream_net
     json_kv_f64(&w, "payload_gbps", dsb_stream_payload_gbps(st->frames, seconds));
     json_kv_u64(&w, "resends", st->resends);
     json_kv_u64(&w, "answers", st->acks);
+    json_kv_u64(&w, "pass_end_resends", st->end_resends);
     json_kv_u64(&w, "unsent", st->unsent);
     json_kv_u64(&w, "rate_increases", st->rate_increases);
     json_kv_u64(&w, "rate_removals", st->rate_removals);
@@ -117,6 +118,8 @@ static void write_json(FILE *f, const dsb_stream_params *p, const dsb_stream_net
         json_kv_f64(&w, "gbps", a->gbps);
         json_kv_f64(&w, "cap_gbps", a->cap_gbps);
         json_kv_bool(&w, "resend", a->resend);
+        json_kv_u64(&w, "pass_end_resends", a->end_resends);
+        json_kv_f64(&w, "answer_s", a->answer_s);
         json_obj_end(&w);
     }
     json_arr_end(&w);
@@ -217,9 +220,9 @@ int cmd_stream_send(int argc, char **argv)
     }
     free(k.a);
     printf("# sent %" PRIu64 " frames in %.3f s (%.2f Gb/s of payload), %" PRIu64
-           " passes sent again, %" PRIu64 " answers%s\n",
+           " passes sent again, %" PRIu64 " answers, PASS_ENDs sent again %" PRIu64 " times%s\n",
            st.frames, s, dsb_stream_payload_gbps(st.frames, s),
-           st.resends, st.acks, rc ? "; FAILED" : "");
+           st.resends, st.acks, st.end_resends, rc ? "; FAILED" : "");
     if (st.resends || st.final_rate_gbps > 0)
         printf("# rate cap: %.3f Gb/s at the end (0: none), lowest %.3f; raised %" PRIu64
                " times, removed %" PRIu64 " times; the fastest attempt free of it %.2f Gb/s\n",
