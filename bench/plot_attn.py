@@ -3,7 +3,6 @@
    OUT_PREFIX-ratio.png: effective bandwidth (KV bytes / time) against the offload ratio, one panel per
                          (batch, len): the split kernel, the bound C / max(rC/B_h, (1-r)C/B_g), prefetch
    OUT_PREFIX-congestion.png: the congestion sweep (host CTAs x window), when a run has one"""
-import json
 import sys
 from collections import defaultdict
 
@@ -11,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from jsonio import load_json
 
 
 def main():
@@ -20,8 +20,7 @@ def main():
     prefix = sys.argv[1]
     points, cong = [], []
     for path in sys.argv[2:]:
-        with open(path) as f:
-            d = json.load(f)
+        d = load_json(path)
         model = f'{d.get("model", "?")} {d.get("heads", "?")}/{d.get("kv_heads", "?")} heads'
         for p in d.get("points", []):
             points.append((model, p))

@@ -4,13 +4,13 @@
    OUTDIR/dak-gemm-extra.png  congestion sweep, read amplification, wave alignment
    OUTDIR/dak-gemm-floor.png  (fixed section) the streaming floor and a GEMM's costs added to it, against the
                               split under PDL and cuBLAS, us a launch in a graph of 8, per shape and N"""
-import json
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from jsonio import load_json
 
 
 FLOOR_BARS = [("stream_floor_pdl_us", "floor, PDL", "tab:green"), ("stream_floor_pdl_plan_ctas_us", "+ plan's CTAs", "tab:olive"),
@@ -57,8 +57,7 @@ def main():
     if len(sys.argv) != 3:
         print("usage: plot_dak.py JSON OUTDIR", file=sys.stderr)
         return 2
-    with open(sys.argv[1]) as f:
-        d = json.load(f)
+    d = load_json(sys.argv[1])
     out = sys.argv[2]
     sweeps = [(k, v) for k, v in d.items() if k.startswith("sweep_") and v]
     series = [("bound_GBs", "bound", "--", "k"), ("split_GBs", "split (DAK)", "o-", "tab:blue"),

@@ -3,13 +3,13 @@
    left:  TPOT against the offload ratio: direct access, the double-buffered prefetch, unified memory (each
           where the run has it), the planner's predicted step (what the bandwidth model says the placement costs)
    right: effective bandwidth (bytes read a step / TPOT) against the ratio"""
-import json
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from jsonio import load_json
 
 
 def main():
@@ -18,8 +18,7 @@ def main():
         return 2
     fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(11, 4))
     for path in sys.argv[2:]:
-        with open(path) as f:
-            d = json.load(f)
+        d = load_json(path)
         name = d.get("model", path).split("/")[-2] if "/" in d.get("model", "") else d.get("model", path)
         label = f'{name} ({d["layers"]} layers), batch {d["batch"]}'
         rows = sorted(d["rows"], key=lambda r: r["ratio"])

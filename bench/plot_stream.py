@@ -2,13 +2,13 @@
 """Plots of `dsb stream --json` runs: plot_stream.py OUT.png RUN.json [RUN.json ...]
    left:  best 2E of each pass (the signs after p updates), with the Mattis ground state -n(n-1)
    right: payload rate of each pass in Gb/s (pass 0 includes start-up), with the paper's 307 Gb/s"""
-import json
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from jsonio import load_json
 
 
 def main():
@@ -17,8 +17,7 @@ def main():
         return 2
     fig, (ax_e, ax_r) = plt.subplots(1, 2, figsize=(11, 4))
     for path in sys.argv[2:]:
-        with open(path) as f:
-            d = json.load(f)
+        d = load_json(path)
         label = f'{d["instance"]} n={d["n"]} B={d["replicas"]} {d["backend"]}/{d["source"]}'
         recs = d["records"]
         passes = [r["pass"] for r in recs]

@@ -10,9 +10,9 @@ Python 3 standard library only.  Our servers are set beside the paper's by
 dispatcher name: launch -> "launch, tuned", proxy -> "proxy, tuned", gpu ->
 "GPUNetIO" (--map overrides, e.g. --map gpu-1='GPUNetIO, per-reply send').
 """
-import json
 import math
 import sys
+from jsonio import load_json
 
 # ---- the paper's figures: seed 000, Sec. VII-D/VII-F (RTX PRO 6000 server, GH200 client,
 # 400 GbE back to back; "default"/"tuned" host states of Sec. VI-A) ---------------------------
@@ -175,8 +175,7 @@ def main(argv):
             print(f"servers_tables.py: unexpected argument '{a}'", file=sys.stderr)
             return 2
     try:
-        with open(path) as fh:
-            d = json.load(fh)
+        d = load_json(path)
     except (OSError, ValueError) as e:
         print(f"servers_tables.py: {path}: {e}", file=sys.stderr)
         return 1
