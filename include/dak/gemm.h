@@ -288,9 +288,11 @@ typedef struct {
 /* The tiled kernel's instantiations (gemm_split.cu), each a compile-time specialisation of one body for the HBM
  * tier's tile shape and consumer; chosen in that order of precedence. */
 typedef enum {
-    DAK_SPLIT = 0,  /* k_split: the generic consumers (64-row tiles at any N; 128-row tiles at N <= 8 or > 32) */
+    DAK_SPLIT = 0,  /* k_split: the generic consumers (64-row tiles at any N; 128-row tiles at N <= 8 or > 32); N <= 8
+                       only where B could not be laid out [block][n][64] */
     DAK_SPLIT_NN,   /* k_split_nn: 64-row tiles at N 9..32, ldmatrix offsets worked out once a tile */
     DAK_SPLIT_NN2,  /* k_split_nn2: as k_split_nn on 128-row tiles (N 9..16 where 64-row tiles split raggedly) */
+    DAK_SPLIT_N8,   /* k_split_n8: N <= 8 (one n8 tile), 64- or 128-row tiles, ldmatrix offsets worked out once a tile */
     DAK_SPLIT_DYN,  /* k_split_dyn: dynamic units (opts.dyn) */
     DAK_SPLIT_N128, /* k_split_n128: 128 x 128 wgmma tiles */
     DAK_SPLIT_N256, /* k_split_n256: 128 x 256 wgmma tiles */

@@ -32,8 +32,8 @@ for k, (bm, mt, ctas) in want.items():
     p = plans.get(k)
     if p is None or p["bm"] != bm or p["hbm"]["mtiles"] != mt or (ctas and p["hbm"]["ctas"] != ctas):
         bad.append((k, p and (p["bm"], p["hbm"]["mtiles"], p["hbm"]["ctas"])))
-kernels = {(11008, 4096, 8): "k_split", (11008, 4096, 16): "k_split_nn2", (11008, 4096, 17): "k_split_nn",
-           (7168, 7168, 16): "k_split_nn", (7168, 7168, 64): "k_split"}  # N 9..32: the offsets consumers
+kernels = {(11008, 4096, 8): "k_split_n8", (11008, 4096, 16): "k_split_nn2", (11008, 4096, 17): "k_split_nn",
+           (7168, 7168, 16): "k_split_nn", (7168, 7168, 64): "k_split"}  # N <= 8 and 9..32: the offsets consumers
 for k, name in kernels.items():
     if plans.get(k, {}).get("kernel") != name:
         bad.append((k, "kernel", plans.get(k, {}).get("kernel"), name))

@@ -1014,20 +1014,21 @@ static void test_plan_bm256(void)
 
 /* The plan names the tiled kernel's instantiation (dak_split_kernel), by the rules of gemm.h: the wide wgmma tiles
  * first (256-row, then 256- and 128-column), then dynamic units, then the offsets consumers at N 9..32 (on 128-row
- * tiles k_split_nn2, where 11008 x 4096 takes them at N <= 16), else k_split; and the names profilers show. */
+ * tiles k_split_nn2, where 11008 x 4096 takes them at N <= 16) and at N <= 8 (k_split_n8, both heights), else
+ * k_split; and the names profilers show. */
 static void test_plan_kernel(void)
 {
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
-    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
-    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_N8);
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_N8);
     CHECK(dak_gemm_plan_make(7168, 9, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.kernel == DAK_SPLIT_NN);
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN);
     CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 &&
           p.kernel == DAK_SPLIT_NN2);
-    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kernel == DAK_SPLIT_N8);
     CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN);
     CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
@@ -1044,7 +1045,9 @@ static void test_plan_kernel(void)
           p.kernel == DAK_SPLIT_DYN);
     o.dyn = 0, o.diag_b_nmajor = 1, o.wgmma = 0; /* the offsets consumers need B as [block][n][64] */
     CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
+    CHECK(dak_gemm_plan_make(7168, 4, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT), "k_split") == 0);
+    CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_N8), "k_split_n8") == 0);
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_NN2), "k_split_nn2") == 0);
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_M256), "k_split_m256") == 0);
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_KERNELS), "?") == 0);

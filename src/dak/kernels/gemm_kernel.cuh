@@ -88,6 +88,7 @@ typedef struct {
 K_SPLIT_SIG(k_split);
 K_SPLIT_SIG(k_split_nn);
 K_SPLIT_SIG(k_split_nn2);
+K_SPLIT_SIG(k_split_n8);
 K_SPLIT_SIG(k_split_dyn);
 K_SPLIT_SIG(k_split_n128);
 K_SPLIT_SIG(k_split_n256);

@@ -24,7 +24,8 @@ struct dak_gemm_launch {
 
 /* The tiled kernel's instantiations, indexed by dak_split_kernel (a plan's `kernel`). */
 static const void *const split_kernels[DAK_SPLIT_KERNELS] = {
-    (const void *)k_split,      (const void *)k_split_nn,   (const void *)k_split_nn2, (const void *)k_split_dyn,
+    (const void *)k_split,      (const void *)k_split_nn,   (const void *)k_split_nn2, (const void *)k_split_n8,
+    (const void *)k_split_dyn,
     (const void *)k_split_n128, (const void *)k_split_n256, (const void *)k_split_m256};
 
 extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
@@ -240,7 +241,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
             b_perm = 0;
         }
     }
-    if (!b_perm && (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2))
+    if (!b_perm && (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2 || p->kernel == DAK_SPLIT_N8))
         p->kernel = DAK_SPLIT; /* the offsets consumers read B as [block][n][64] only */
     if ((p->bn == 256u || p->bm == 256u) && p->host.ctas) /* the planner's rule: those kernels have no host-tier consumers */
         return cm_fail(err, "gemm: internal: bn 256 or bm 256 planned beside a tiled host tier");

@@ -321,11 +321,12 @@ static __device__ __forceinline__ uint32_t stash_chunks(const seg_t *g0, uint32_
     return g0->ke - g0->kb < stash ? g0->ke - g0->kb : stash;
 }
 
-/* The split kernel's body, instantiated seven times (k_split, k_split_nn, k_split_nn2, k_split_n128, k_split_n256,
+/* The split kernel's body, instantiated eight times (k_split, k_split_nn, k_split_nn2, k_split_n8, k_split_n128, k_split_n256,
  * k_split_m256 below, and k_split_dyn): WJ = 0 (every tile 64 columns wide) or the n8 groups of the HBM tier's wide
  * column tiles (16: bn 128, 32: bn 256; a constant after inlining), MB the 64-row boxes a warpgroup computes (2:
  * 256-row tiles, the 128 accumulators of bn 256, so also only the wide consumer), NNO the narrow tiles of 2-4 n8 groups on
- * precomputed offsets (1: 64-row tiles, k_split_nn; 2: 128-row tiles, k_split_nn2; 0: neither).  Registers: 168 per
+ * precomputed offsets (1: 64-row tiles, k_split_nn; 2: 128-row tiles, k_split_nn2; 3: one n8 tile, N <= 8, either
+ * height, k_split_n8; 0: none).  Registers: 168 per
  * thread is the cap (10 warps, 3 on one SM sub-partition).  One kernel for all widths spilled loop state inside the
  * slot loops (1.3 KiB of stack), so each width has its own kernel; k_split_n256 (128 accumulators) still
  * spilled the slot loops and every mma.sync loop with the host tier's consumers compiled in, so it
@@ -842,7 +843,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 acc[0][0][0] = v.x, acc[0][0][1] = v.y, acc[0][0][2] = v.z, acc[0][0][3] = v.w;
                 kc0 += xs, xs = 0;
             }
-            if (NNO && !wide && nn > 1u && two == (NNO == 2u) && (p.b_rk & 7u) == 0u) {
+            if ((NNO == 1u || NNO == 2u) && !wide && nn > 1u && two == (NNO == 2u) && (p.b_rk & 7u) == 0u) {
                 /* 2-4 n8 tiles, B n-major (k_split_nn, k_split_nn2): the per-lane offsets once
                  * (consume_narrow_offs), in a loop of their own.  A 64-row tile's warp computes its K half kh; a
                  * 128-row tile's (NNO 2) both halves of its warpgroup's box.  NNO is a constant: k_split_nn's loop
@@ -858,6 +859,24 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no0, nn);
                         if (NNO == 2u)
                             consume_narrow_offs(acc, sA + s * astage + ab, sB + s * bbytes, kstep, rk128, &no1, nn);
+                    }
+                    slot_release(bar_empty + 8u * s, c, lane);
+                    if (++s == S) s = 0, ph ^= 1u;
+                }
+            } else if (NNO == 3u && !wide && nn == 1u && (p.b_rk & 7u) == 0u) {
+                /* one n8 tile (N <= 8, k_split_n8) on offsets worked out once a tile (narrow1_offs_of): a 128-row tile's
+                 * warp computes both K halves of its warpgroup's box, a 64-row tile's its half kh */
+                const narrow1_offs o0 = narrow1_offs_of(arow, p.b_rn, two ? 0u : kh);
+                const narrow1_offs o1 = narrow1_offs_of(arow, p.b_rn, 1u);
+                const uint32_t rk128 = p.b_rk * 128u;
+                for (uint32_t kc = kc0; kc < g.ke; kc++) {
+                    ptx_mbar_wait(bar_full + 8u * s, ph);
+                    if (ts && ctid == 0) stamp_slot(ts);
+                    if (math) {
+                        const uint32_t aS = sA + s * astage + aoff, bS = sB + s * bbytes;
+#pragma unroll 1
+                        for (uint32_t h = 0; h <= (two ? 1u : 0u); h++) /* one box's fragments live at a time */
+                            consume_narrow1_offs(acc, aS, bS, kstep, rk128, h ? &o1 : &o0);
                     }
                     slot_release(bar_empty + 8u * s, c, lane);
                     if (++s == S) s = 0, ph ^= 1u;
@@ -1077,6 +1096,9 @@ K_SPLIT(k_split, 0u, 1u, false, 0u)
 K_SPLIT(k_split_nn, 0u, 1u, false, 1u)
 /* the same with 128-row HBM tiles (opts.bm 128 at N 9..32; auto at 9..16 where 64-row tiles are ragged: plan.c) */
 K_SPLIT(k_split_nn2, 0u, 1u, false, 2u)
+/* N <= 8 (one n8 tile) on narrow1's offsets worked out once a tile: in k_split beside its other consumers the offsets
+ * loop spilled (224-504 B of stack; twenty-sixth session), here it is the narrow tiles' one loop */
+K_SPLIT(k_split_n8, 0u, 1u, false, 3u)
 K_SPLIT(k_split_dyn, 0u, 1u, true, 0u) /* the HBM tier in dynamic units (opts.dyn; 64-column tiles only) */
 K_SPLIT(k_split_n128, 16u, 1u, false, 0u)
 K_SPLIT(k_split_n256, 32u, 1u, false, 0u)

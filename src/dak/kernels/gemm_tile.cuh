@@ -116,11 +116,15 @@ static __device__ __forceinline__ void narrow1_load_a_blk(narrow1_a *f, uint32_t
                         &f->a[bk][h][1], &f->a[bk][h][2], &f->a[bk][h][3]);
 }
 
+/* narrow1's B x4: the lane's column (lane & 7, its B row at column x rn) and 16-byte chunk (the four k8 chunks of
+ * the warp's K half kh) */
+static __device__ __forceinline__ uint32_t narrow1_b_chunk(uint32_t kh, uint32_t lane) { return 4u * kh + (lane >> 3); }
+
 static __device__ __forceinline__ void narrow1_load_b_blk(narrow1_b *f, uint32_t bS, uint32_t bk, uint32_t rn,
                                                           uint32_t rk, uint32_t kh)
 {
     const uint32_t lane = threadIdx.x & 31u;
-    ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, 4u * kh + (lane >> 3)), &f->b[bk][0][0],
+    ptx_ldmatrix_x4(bS + ptx_swz128((lane & 7u) * rn + bk * rk, narrow1_b_chunk(kh, lane)), &f->b[bk][0][0],
                     &f->b[bk][0][1], &f->b[bk][1][0], &f->b[bk][1][1]);
 }
 
@@ -140,6 +144,26 @@ static __device__ __forceinline__ void narrow1_load_b(narrow1_b *f, uint32_t bS,
         if (bk < kstep) narrow1_load_b_blk(f, bS, bk, rn, rk, kh);
 }
 
+/* narrow1's per-lane byte offsets inside a slot's block 0 (A: the two k16 steps of the warp's K half kh; B: its one
+ * x4), worked out once a tile: A's blocks are whole swizzle periods apart (A_BYTES) and, with rk a multiple of 8, B's
+ * rows of block bk keep the 128-byte swizzle's row phase, so block bk's offsets are these plus bk A_BYTES and bk rk
+ * rows.  The per-slot loads then need no swizzle arithmetic (k_split's consumers took 1000-1300 cycles a slot a warp
+ * at N <= 8 with it; k_split_n8 on these ran 0.3-0.6 us a GEMM faster as PDL graphs on the H200, twenty-sixth
+ * session). */
+typedef struct {
+    uint32_t a[2], b;
+} narrow1_offs;
+
+static __device__ __forceinline__ narrow1_offs narrow1_offs_of(uint32_t arow, uint32_t rn, uint32_t kh)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    narrow1_offs o;
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++) o.a[h] = ptx_swz128(arow, ldm_a_chunk(2u * kh + h, lane));
+    o.b = ptx_swz128((lane & 7u) * rn, narrow1_b_chunk(kh, lane));
+    return o;
+}
+
 /* acc[h][0]: the k16 step of parity h (two chains) */
 static __device__ __forceinline__ void narrow1_mma(float (*acc)[4][4], const narrow1_a *fa, const narrow1_b *fb,
                                                    uint32_t kstep)
@@ -149,6 +173,22 @@ static __device__ __forceinline__ void narrow1_mma(float (*acc)[4][4], const nar
         if (bk >= kstep) continue;
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], fa->a[bk][h], fb->b[bk][h][0], fb->b[bk][h][1]);
+    }
+}
+
+/* narrow1's slot on offsets (narrow1_offs_of; rk128: B's block stride in bytes, rk x 128), a block at a time (12
+ * fragment registers, not narrow1's 48: with those and the offsets held ptxas spilled) */
+static __device__ __forceinline__ void consume_narrow1_offs(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                            uint32_t rk128, const narrow1_offs *o)
+{
+#pragma unroll 1
+    for (uint32_t bk = 0; bk < kstep; bk++, aS += A_BYTES, bS += rk128) {
+        uint32_t a[2][4], b[2][2];
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) ptx_ldmatrix_x4(aS + o->a[h], &a[h][0], &a[h][1], &a[h][2], &a[h][3]);
+        ptx_ldmatrix_x4(bS + o->b, &b[0][0], &b[0][1], &b[1][0], &b[1][1]);
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) ptx_mma_bf16_16816(acc[h][0], a[h], b[h][0], b[h][1]);
     }
 }
 

@@ -263,6 +263,7 @@ static uint32_t split_kernel_of(const dak_gemm_plan *p, uint32_t N, int b_nmajor
     if (p->bn == 128u) return DAK_SPLIT_N128;
     if (p->dyn_units) return DAK_SPLIT_DYN;
     if (N > 8u && N <= 32u && !b_nmajor) return p->bm == 2u * TILE ? DAK_SPLIT_NN2 : DAK_SPLIT_NN;
+    if (N <= 8u && !b_nmajor) return DAK_SPLIT_N8;
     return DAK_SPLIT;
 }
 
@@ -601,7 +602,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
 const char *dak_split_kernel_name(uint32_t kernel)
 {
-    static const char *const names[DAK_SPLIT_KERNELS] = {"k_split",     "k_split_nn",   "k_split_nn2", "k_split_dyn",
+    static const char *const names[DAK_SPLIT_KERNELS] = {"k_split",     "k_split_nn",   "k_split_nn2", "k_split_n8",
+                                                         "k_split_dyn",
                                                          "k_split_n128", "k_split_n256", "k_split_m256"};
     return kernel < DAK_SPLIT_KERNELS ? names[kernel] : "?";
 }
