@@ -34,10 +34,14 @@ expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown 1001
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown -1
 expect 2 "--breakdown" -- "$dak" decode --tiny opt --breakdown
 expect 2 "--pdl" -- "$dak" decode --tiny opt --pdl 3
-expect 2 "--deploy" -- "$dak" decode --tiny opt --deploy 2
+expect 2 "--deploy: expected 0, 1 or auto, got '2'" -- "$dak" decode --tiny opt --deploy 2
+expect 2 "--deploy: expected 0, 1 or auto, got 'yes'" -- "$dak" decode --tiny opt --deploy yes
 expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit
 expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --deploy 1
-expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --gpu-mem 1GiB
+expect 2 "--ratios fit" -- "$dak" decode --tiny opt --ratios fit --gpu-mem 1GiB --deploy 0
+# --deploy auto (the default) is 1 with --ratios fit, so um (which needs the full copies) is refused beside it
+expect 2 "--baseline um: expected --deploy 0" -- "$dak" decode --tiny opt --baseline all --gpu-mem 1GiB --ratios fit
+expect 2 "--baseline um: expected --deploy 0" -- "$dak" decode --tiny opt --baseline um --gpu-mem 1GiB --ratios fit --deploy auto
 expect 2 "unknown option" -- "$dak" decode --tiny opt --frobnicate
 expect 2 "positions" -- "$dak" decode --model "$cfg/opt-6.7b" --prompt 2000 --tokens 100
 expect 0 "usage: dak decode" -- "$dak" decode --help

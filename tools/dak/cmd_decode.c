@@ -33,7 +33,7 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: dak decode (--model CONFIG | --tiny opt|llama) [--batch B] [--prompt P] [--tokens D]\n"
             "                  [--ratios LIST] [--baseline LIST] [--layers N] [--seed S]\n"
-            "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1] [--profile FILE] [--pdl 0|1|2]\n"
+            "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1|auto] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
             "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1]\n"
@@ -49,7 +49,7 @@ static void usage(FILE *o)
             "  --prompt P       prompt tokens fed through the same step, 1..8192 (default 32)\n"
             "  --tokens D       decoded tokens, timed: TPOT = their time / D, 1..8192 (default 32)\n"
             "  --ratios LIST    offload ratios in percent of weight + KV bytes, comma-separated, 0..100\n"
-            "                   (default 0,10,20,40,60,80,100), or 'fit' (with --deploy 1 and --gpu-mem): the\n"
+            "                   (default 0,10,20,40,60,80,100), or 'fit' (with --gpu-mem; --deploy 1 or auto): the\n"
             "                   smallest ratio whose deployment fits in --gpu-mem\n"
             "  --baseline LIST  comma-separated: direct (split kernels reading host memory in place), prefetch\n"
             "                   (FlexGen-style layer-by-layer double-buffered copies), um (unified memory: each\n"
@@ -61,10 +61,13 @@ static void usage(FILE *o)
             "  --seed S         synthetic weights and prompt (default 1)\n"
             "  --host-mem BYTES pinned host memory allowed (default 96GiB; the engine keeps a full copy)\n"
             "  --gpu-mem BYTES  HBM allowed (default: free memory less 2 GiB)\n"
-            "  --deploy 0|1     1: allocate only each ratio's placement, its HBM rows in HBM and its host rows in\n"
+            "  --deploy 0|1|auto 1: allocate only each ratio's placement, its HBM rows in HBM and its host rows in\n"
             "                   pinned memory, as a deployment would (a model larger than --gpu-mem runs; the\n"
             "                   engine is created again for each ratio, and there is no r = 0 reference run);\n"
-            "                   0 (default): a full copy in each tier, every ratio a view of it\n"
+            "                   0: a full copy in each tier, every ratio a view of it; auto (default): 1 with\n"
+            "                   --ratios fit, or where every ratio is 0 (no host copy to pin: a model that fits\n"
+            "                   needs no host memory) unless --baseline um or --diag-times asks for the copies;\n"
+            "                   else 0\n"
             "  --profile FILE   planner profile from `dak profile` (default: built-in H200 figures)\n"
             "  --pdl 0|1|2      2 (default): every kernel of the step is a programmatic dependent launch; 1: the\n"
             "                   GEMMs only (each loads its first weights while the kernel before it runs; 5 %%\n"
@@ -509,7 +512,7 @@ static int decode(int argc, char **argv, decode_held *h)
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
     int do_mode[NMODES] = {1, 1, 0};
     uint32_t batch = 8, prompt = 32, tokens = 32, layers = 0, pdl = 2, bk_reps = 0, deploy = 0, load_times = 0;
-    int fit = 0;
+    int fit = 0, deploy_auto = 1; /* --deploy auto (the default): resolved once the ratios and baselines are known */
     uint64_t seed = 1, host_cap = UINT64_C(96) << 30, gpu_cap = 0;
     double ratios[MAX_RATIOS] = {0, 10, 20, 40, 60, 80, 100};
     int nr = 7;
@@ -620,7 +623,14 @@ static int decode(int argc, char **argv, decode_held *h)
             if (arg_u32(prog, "--load-times", v, 0, 1, &load_times)) return 2;
         } else if (arg_is(a, "--deploy")) {
             VAL();
-            if (arg_u32(prog, "--deploy", v, 0, 1, &deploy)) return 2;
+            if (!strcmp(v, "auto")) {
+                deploy_auto = 1;
+            } else if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "%s: --deploy: expected 0, 1 or auto, got '%s'\n", prog, v);
+                return 2;
+            } else {
+                deploy = (uint32_t)(v[0] - '0'), deploy_auto = 0;
+            }
         } else if (arg_is(a, "--baseline")) {
             VAL();
             if (parse_baselines(v, do_mode)) return 2;
@@ -671,6 +681,11 @@ static int decode(int argc, char **argv, decode_held *h)
         return 2;
     }
     if (h->prompt_ids) prompt = prompt_n;
+    if (deploy_auto) { /* --deploy auto: see the usage */
+        double rmax = 0;
+        for (int k = 0; k < nr; k++) rmax = ratios[k] > rmax ? ratios[k] : rmax;
+        deploy = fit || (rmax == 0 && !do_mode[DAK_ENG_UM] && !times_path);
+    }
     if (do_mode[DAK_ENG_UM] && deploy) {
         fprintf(stderr, "%s: --baseline um: expected --deploy 0 (the unified-memory baseline keeps the whole KV cache in "
                         "HBM, which a deployment does not hold)\n",
@@ -824,6 +839,10 @@ static int decode(int argc, char **argv, decode_held *h)
         }
         ratios[0] *= 100;
     }
+    if (deploy_auto)
+        printf("deploy auto: %s\n", !deploy ? "0, a full copy in each tier (every ratio a view of it)"
+                                     : fit  ? "1, the placement that fits only"
+                                            : "1, every ratio is 0: the placement only, no host copy of the model");
     /* the full engine and its r = 0 reference (a deployment has none: the first run's tokens are the reference) */
     if (!deploy) {
         if (dak_engine_create(&h->e, &m, batch, S, seed, &eo, &err)) {
