@@ -6,7 +6,7 @@ export CUDA_MODULE_LOADING=EAGER
 D=build-s26-carry; W=/tmp/s26l; mkdir -p $W && tar -C $W -xJf $D/s26c8.tar.xz
 R=/tmp/last; mkdir -p $R; S=$R/summary.txt; date -u > $S
 for t in test_gemm_split test_engine_gpu; do
-  timeout 220 $W/f/$t > $R/$t.txt 2>&1; echo "$t rc=$? ${SECONDS}s: $(grep -E 'passed, .* failed' $R/$t.txt | tail -1)" >> $S
+  timeout 100 $W/f/$t > $R/$t.txt 2>&1; echo "$t rc=$? ${SECONDS}s: $(grep -E 'passed, .* failed' $R/$t.txt | tail -1)" >> $S
 done
 gzip -9 $R/test_*.txt; cat $S
 tar -C /tmp -czf "$OUT/s26-last.tgz" last
