@@ -384,6 +384,12 @@ typedef struct {
     uint32_t pre_ns;  /* a prologue: spin this long after the barriers' set-up, before the first copy */
     uint32_t post_ns; /* a tail: spin this long after the last copy landed, before the exit */
 } dak_stream_floor_opts;
+/* Whether dak_diag_stream takes these sizes: a DAK_STREAM_CHUNK copy of A for every CTA and, with b_copy,
+ * DAK_STREAM_B_BYTES of B (a tiny shape has less; the bench leaves the floor out there). */
+static inline int dak_stream_floor_fits(size_t a_bytes, const dak_stream_floor_opts *o)
+{
+    return a_bytes >= (size_t)DAK_STREAM_CHUNK * o->ctas && (!o->b_copy || o->b_bytes >= DAK_STREAM_B_BYTES);
+}
 int dak_diag_stream(dak_gemm_ctx *ctx, const void *a, size_t bytes, const void *b, const dak_stream_floor_opts *o,
                     void *stream, cm_err *err);
 

@@ -357,12 +357,8 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         const double t_em = mode < 2 ? fx_time(&em, mode, c->reps, cp->fs) : NAN;
         const double t_em0 = mode < 2 ? fx_time(&em0, mode, c->reps, cp->fs) : NAN;
         double t_sf[FX_NF];
-        for (int f = 0; f < FX_NF; f++) { /* a tiny shape: less than a copy a CTA, or B under one slot's rows */
-            const dak_stream_floor_opts *fo = &sf[f].floor;
-            const int fits = abytes >= (size_t)DAK_STREAM_CHUNK * fo->ctas &&
-                             (!fo->b_copy || fo->b_bytes >= DAK_STREAM_B_BYTES);
-            t_sf[f] = fits ? fx_time(&sf[f], mode, c->reps, cp->fs) : NAN;
-        }
+        for (int f = 0; f < FX_NF; f++) /* a tiny shape: less than a copy a CTA, or B under one slot's rows */
+            t_sf[f] = dak_stream_floor_fits(abytes, &sf[f].floor) ? fx_time(&sf[f], mode, c->reps, cp->fs) : NAN;
         printf("%4u %6s", N, mname[mode]);
         for (int v = 0; v < FX_NV; v++) printf(" %8.2f", t[v]);
         printf(" %8.2f %8.2f %8.2f", t_cb, t_em, t_em0);

@@ -59,7 +59,7 @@ static void usage(FILE *o)
             "                   the default) or all (= direct,prefetch,um)\n"
             "  --layers N       run only the first N layers of the model (quick runs of big models)\n"
             "  --seed S         synthetic weights and prompt (default 1)\n"
-            "  --host-mem BYTES pinned host memory allowed (default 96GiB; the engine keeps a full copy)\n"
+            "  --host-mem BYTES pinned host memory allowed (default 96GiB; --deploy 0 keeps a full copy)\n"
             "  --gpu-mem BYTES  HBM allowed (default: free memory less 2 GiB)\n"
             "  --deploy 0|1|auto 1: allocate only each ratio's placement, its HBM rows in HBM and its host rows in\n"
             "                   pinned memory, as a deployment would (a model larger than --gpu-mem runs; the\n"

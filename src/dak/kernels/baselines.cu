@@ -542,11 +542,12 @@ extern "C" int dak_diag_stream(dak_gemm_ctx *ctx, const void *a, size_t bytes, c
 {
     if (o->ctas == 0 || o->ctas > ctx->sms)
         return cm_fail(err, "stream floor: %u CTAs outside 1..%u", o->ctas, ctx->sms);
-    if (bytes < (size_t)FLOOR_CHUNK * o->ctas)
-        return cm_fail(err, "stream floor: %zu bytes, expected at least %u x %u (a chunk a CTA)", bytes, FLOOR_CHUNK,
-                       o->ctas);
-    if (o->b_copy && (!b || o->b_bytes < DAK_STREAM_B_BYTES))
-        return cm_fail(err, "stream floor: b_copy reads %u bytes of B, %zu given", DAK_STREAM_B_BYTES, b ? o->b_bytes : 0);
+    if (o->b_copy && !b) return cm_fail(err, "stream floor: b_copy without B rows");
+    if (!dak_stream_floor_fits(bytes, o))
+        return cm_fail(err,
+                       "stream floor: %zu bytes of A for %u CTAs (expected at least %u a CTA) and %zu of B with b_copy %d "
+                       "(expected at least %u)",
+                       bytes, o->ctas, FLOOR_CHUNK, o->b_bytes, o->b_copy, DAK_STREAM_B_BYTES);
     if (o->pre_ns > 1000000u || o->post_ns > 1000000u)
         return cm_fail(err, "stream floor: delays %u / %u ns, expected at most 1 ms", o->pre_ns, o->post_ns);
     const size_t smem = (size_t)FLOOR_SLOTS * FLOOR_CHUNK + DAK_STREAM_B_BYTES;
