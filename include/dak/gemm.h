@@ -189,9 +189,6 @@ typedef struct {
                            diag_b_nmajor), 2 auto, the default (on wherever wide tiles exist and the
                            B layout allows: 1.06-1.10x at N = 64 on the H200).  No effect when N <= 32, nor on the
                            dyn diagnostic (mma.sync).  With it the B box is 64 rows (m64n64k16) */
-    uint32_t wg_narrow; /* narrow column tiles (N <= 32) of the offsets kernels (k_split_nn, nn2, n8: B as
-                           [block][n][64]) through wgmma m64n<8 j>k16 instead of ldmatrix + mma.sync: 0 off, 1 on,
-                           2 auto (off) */
     uint32_t bm;        /* rows of A per CTA tile of the HBM tier: 0 auto (128 when N > 32, i.e. where B is a
                            large share of a ring slot's bytes, and the HBM tier has at least two 64-row tile
                            rows), 64 or 128.  128: a slot holds rows r..r+127 (two 64-row boxes) and one copy
@@ -281,8 +278,6 @@ typedef struct {
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
     uint32_t wgmma;    /* 1: the wide column tiles of both kernels go through wgmma (asked or auto, and
                           N > 32: some tile has more than 32 valid columns), 0: all mma.sync */
-    uint32_t wg_narrow; /* 1: the narrow tiles of the offsets kernels go through wgmma (opts.wg_narrow; kernel
-                           DAK_SPLIT_NN, NN2 or N8), 0: ldmatrix + mma.sync */
     uint32_t kernel;   /* dak_split_kernel: the tiled kernel's instantiation, named by dak_split_kernel_name.  A
                           prepared launch's plan (dak_gemm_launch_plan) names the one it runs: DAK_SPLIT where the
                           driver refused the [block][n][64] B map the offsets consumers need */

@@ -45,12 +45,8 @@
  * checked back at zero after each.  Written for the fifteenth session's stall of `dak bench gemm --sections wave`
  * at N = 64; the sixteenth found its cause in the bench (B and C sized by --n, not the section's N: the writes past
  * C reached the counters), which the operand extents (test_extents) now refuse, and these cases all passed.
- * The narrow tiles through wgmma (opts.wg_narrow, test_wg_narrow): N 1-32 on 7168^2, 11008 x 4096 and 512 x 960, at
- * r 0 and with a tiled host tier, bf16 C, PDL with and without the stash, 64- and 128-row tiles, kstep 1 / 2, the
- * 16-row B box, round-robin shares; the plan names an offsets kernel and records the option.
- * Usage: test_gemm_split [--quick | --panel | --wgmma | --wg-narrow | --bn | --stash | --chain | --small [FIRST]]
- * (quick: the smallest shape and the panel tests on small shapes; panel / wgmma / wg-narrow / bn / stash / chain /
- * small: those tests only;
+ * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain | --small [FIRST]]   (quick: the
+ * smallest shape and the panel tests on small shapes; panel / wgmma / bn / stash / chain / small: those tests only;
  * FIRST: the small tests from that case on) */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
@@ -498,78 +494,6 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
         expect_refused(ctx, &o, "bm 96");
     }
     fprintf(stderr, "wgmma tests done (%d passed, %d failed so far)\n", passed, failed);
-    return 0;
-}
-
-/* ---- narrow tiles through wgmma (opts.wg_narrow, issue #7) ---- */
-
-/* One wg_narrow check: `runs` launches against the reference; the plan must name an offsets kernel and record
- * wg_narrow 1 (N <= 32, B as [block][n][64]), or 0 where the option is off. */
-static void wgn_case(dak_gemm_ctx *ctx, pshape *s, uint32_t N, double ratio, const dak_gemm_opts *o, int runs,
-                     const char *what)
-{
-    char label[64];
-    uint32_t rows;
-    snprintf(label, sizeof label, "wg_narrow %s", what);
-    dak_gemm_launch *l = case_run(ctx, s, NULL, N, ratio, o, runs, label, &rows);
-    if (!l) return;
-    const dak_gemm_plan *p = dak_gemm_launch_plan(l);
-    const int offs = p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2 || p->kernel == DAK_SPLIT_N8;
-    CHECK(offs, "wg_narrow %s N %u: kernel %s, not an offsets kernel", what, N, dak_split_kernel_name(p->kernel));
-    CHECK(p->wg_narrow == (uint32_t)(o->wg_narrow == 1u), "wg_narrow %s N %u: plan wg_narrow %u", what, N, p->wg_narrow);
-    size_t bad;
-    const double e = pshape_err(s, N, o->out_bf16, &bad);
-    CHECK(e <= 1e-2 && bad == 0, "wg_narrow %s %ux%u N %u r %g: rel err %g, %zu unwritten", what, s->M, s->K, N, ratio,
-          e, bad);
-    printf("  wg_narrow %-10s %5ux%-5u N %3u r %5.1f%% %s bm %u kstep %u stash %u hbm ksplit %u: rel err %.2e\n", what,
-           s->M, s->K, N, 100.0 * rows / s->M, dak_split_kernel_name(p->kernel), p->bm, p->kstep, p->hbm_stash,
-           p->hbm.ksplit, e);
-    fflush(stdout);
-    dak_gemm_launch_free(l);
-}
-
-static int test_wg_narrow(dak_gemm_ctx *ctx, int full)
-{
-    /* 7168^2 (kstep 4), 11008 x 4096 (128-row tiles at N <= 8 and 9-16: k_split_n8 / nn2 with full-K warpgroups), 512 x
-     * 960 (15 blocks: kstep 1) */
-    static const uint32_t shp[3][2] = {{7168, 7168}, {11008, 4096}, {512, 960}};
-    static const uint32_t ns[8] = {1, 5, 8, 9, 16, 20, 24, 32}; /* 1..4 n8 groups, partial last groups */
-    for (int si = 0; si < 3; si++) {
-        pshape s;
-        if (pshape_init(&s, shp[si][0], shp[si][1], 32, 0x77a1 + si)) return -1;
-        for (int ni = 0; ni < 8; ni++) {
-            const uint32_t N = ns[ni];
-            if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 11; v++) {
-                if (!full && v > 3 && (N != 8 && N != 24)) continue;
-                dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
-                o.wg_narrow = 1;
-                double r = 0.0;
-                int runs = 1;
-                const char *w = "r 0";
-                if (v == 1) o.out_bf16 = 1, w = "bf16";
-                if (v == 2) r = 0.1, o.panel = 0, w = "host tiled"; /* the host tier in the same kernel */
-                if (v == 3) o.pdl = 1, runs = 3, w = "pdl x3"; /* with the stash at N <= 8 */
-                if (v == 4) o.pdl = 1, o.stash = 0, runs = 2, w = "pdl nostash";
-                if (v == 5) o.bm = 128, w = "bm 128";
-                if (v == 6) o.bm = 64, w = "bm 64";
-                if (v == 7) o.kstep = 1, w = "kstep 1";
-                if (v == 8) o.kstep = (s.K / 64) % 2 ? 1 : 2, o.bn8 = 0, w = "kstep 2 bn16";
-                if (v == 9) o.wave_align = 0, o.tile_align = 0, r = 0.1, o.panel = 0, w = "rr host";
-                if (v == 10) o.wg_narrow = 0, w = "off";
-                wgn_case(ctx, &s, N, r, &o, runs, w);
-            }
-        }
-        pshape_free(&s);
-    }
-    {
-        dak_gemm_opts o;
-        dak_gemm_opts_default(&o);
-        o.wg_narrow = 3;
-        expect_refused(ctx, &o, "wg_narrow 3");
-    }
-    fprintf(stderr, "wg_narrow tests done (%d passed, %d failed so far)\n", passed, failed);
     return 0;
 }
 
@@ -1162,7 +1086,6 @@ int main(int argc, char **argv)
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     int panel_only = argc > 1 && !strcmp(argv[1], "--panel");
     int wgmma_only = argc > 1 && !strcmp(argv[1], "--wgmma");
-    int wgn_only = argc > 1 && !strcmp(argv[1], "--wg-narrow");
     int bn_only = argc > 1 && !strcmp(argv[1], "--bn");
     int stash_only = argc > 1 && !strcmp(argv[1], "--stash");
     int chain_only = argc > 1 && !strcmp(argv[1], "--chain");
@@ -1172,10 +1095,10 @@ int main(int argc, char **argv)
     const int bad_first = small_only && argc > 2 &&
                           (!isdigit((unsigned char)argv[2][0]) || (small_first = (unsigned)strtoul(argv[2], &end, 10),
                                                                    *end != '\0'));
-    if ((argc > 1 && !quick && !panel_only && !wgmma_only && !wgn_only && !bn_only && !stash_only && !chain_only && !small_only) ||
+    if ((argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only && !chain_only && !small_only) ||
         argc > (small_only ? 3 : 2) || bad_first) {
         if (bad_first) fprintf(stderr, "--small: FIRST must be a case index (digits), got '%s'\n", argv[2]);
-        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --wg-narrow | --bn | --stash | --chain | --small [FIRST]]\n",
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash | --chain | --small [FIRST]]\n",
                 argv[0]);
         return 2;
     }
@@ -1186,9 +1109,8 @@ int main(int argc, char **argv)
         printf("0 passed, 1 failed\n");
         return 1;
     }
-    if (wgmma_only || wgn_only || bn_only || chain_only || stash_only || small_only) { /* one group, in full */
+    if (wgmma_only || bn_only || chain_only || stash_only || small_only) { /* one group of tests, in full */
         const int rc = wgmma_only   ? test_wgmma(ctx, 1)
-                       : wgn_only   ? test_wg_narrow(ctx, 1)
                        : bn_only    ? test_bn(ctx, 1)
                        : stash_only ? test_stash(ctx, 1)
                        : small_only ? test_small(ctx, small_first)
@@ -1205,7 +1127,6 @@ int main(int argc, char **argv)
     if (!panel_only && test_ctx_grow()) return 1;
     if (!panel_only && test_view_rows(ctx)) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
-    if (!panel_only && test_wg_narrow(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     if (!panel_only && !quick && test_small(ctx, 0)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};

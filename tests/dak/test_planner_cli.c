@@ -73,7 +73,6 @@ int main(void)
     EXPECT("bench gemm --l2-hints 2", 2, "--l2-hints: expected an integer in [0, 1], got '2'");
     EXPECT("bench gemm --fix-rs x", 2, "--fix-rs: expected an integer in [0, 1], got 'x'");
     EXPECT("bench gemm --rotate x", 2, "--rotate: expected an integer in [0, 1024], got 'x'");
-    EXPECT("bench gemm --wg-narrow 3", 2, "--wg-narrow: expected an integer in [0, 2], got '3'");
     EXPECT("bench gemm --sections smrate,bogus", 2, "--sections: unknown entry 'bogus'");
     EXPECT("bench gemm --sections ,", 2, "--sections: expected a non-empty list");
     EXPECT("bench gemm --rotate 1025", 2, "--rotate: expected an integer in [0, 1024], got '1025'");

@@ -174,9 +174,6 @@ static void fx_set_dyn(dak_gemm_opts *go) { go->dyn = 1; }
 static void fx_set_dyn_pdl(dak_gemm_opts *go) { fx_set_dyn(go), fx_set_pdl(go); }
 /* own-fix: the owner sums each shared tile (not reduce-scatter) */
 static void fx_set_ownfix(dak_gemm_opts *go) { go->fix_rs = 0; }
-/* pdl-wgn, noload-wgn: pdl, noload with the narrow tiles (N <= 32) through wgmma (wg_narrow 1) */
-static void fx_set_pdl_wgn(dak_gemm_opts *go) { fx_set_pdl(go), go->wg_narrow = 1; }
-static void fx_set_noload_wgn(dak_gemm_opts *go) { fx_set_noload(go), go->wg_narrow = 1; }
 
 /* One variant of the split kernel: a column of a table and its JSON keys. */
 typedef struct {
@@ -276,8 +273,6 @@ static const fx_variant fx_variants[] = {
     {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn, 0},
     {"dyn-pdl", "split_dyn_pdl_us", "split_dyn_pdl_GBs", 0, 0, fx_set_dyn_pdl, 0},
     {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix, 0},
-    {"pdl-wgn", "split_pdl_wgn_us", "split_pdl_wgn_GBs", 0, 0, fx_set_pdl_wgn, 0},
-    {"nold-wgn", "split_noload_wgn_us", NULL, 1, 0, fx_set_noload_wgn, 0},
 };
 enum { FX_NV = sizeof fx_variants / sizeof fx_variants[0] };
 
@@ -650,8 +645,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         printf("# pdl-hw: pdl without the host-link hand-over: host CTAs issue nothing before griddepcontrol.wait\n"
                "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noB: A's copies alone (no math,\n"
                "# no B: diag_nob); noload: the math and epilogue alone, on stale shared memory (diag_noload; host rows\n"
-               "# on the tiled kernel); pdl-wgn, nold-wgn: pdl, noload with the narrow tiles (N <= 32) through wgmma\n"
-               "# (wg_narrow 1)\n");
+               "# on the tiled kernel)\n");
         fixed_cost_header();
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : FN_DEFAULT;

@@ -28,7 +28,6 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->diag_prod2 = (int)c->prod2;
     o->stash = c->stash;
     o->bn8 = (int)c->bn8;
-    o->wg_narrow = c->wg_narrow;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)
@@ -125,7 +124,6 @@ int bench_plan_only(const bench_cfg *c)
                 json_kv_u64(&w, "smem_bytes", p.smem_bytes);
                 json_kv_u64(&w, "ws_bytes", p.ws_bytes);
                 json_kv_u64(&w, "wgmma", p.wgmma);
-                json_kv_u64(&w, "wg_narrow", p.wg_narrow);
                 json_kv_str(&w, "kernel", dak_split_kernel_name(p.kernel));
                 json_kv_u64(&w, "hbm_stash", p.hbm_stash);
                 json_kv_u64(&w, "hbm_pre", p.hbm_pre);

@@ -188,7 +188,6 @@ static void sweep_point(const bench_run *bench, bench_shape *s, op_t *ob, double
     json_kv_u64(w, "bm", plan.bm);
     json_kv_u64(w, "bn", plan.bn);
     json_kv_str(w, "kernel", dak_split_kernel_name(plan.kernel));
-    json_kv_u64(w, "wg_narrow", plan.wg_narrow);
     json_kv_u64(w, "panel", plan.panel.on);
     json_kv_u64(w, "hbm_stages", plan.hbm_stages);
     json_kv_u64(w, "kstep", plan.kstep);

@@ -53,8 +53,6 @@ static void usage(FILE *o)
             "                   others (default 1)\n"
             "  --rotate N       diagnostic: CTA j of a tier takes share (j + N) mod its CTAs (diag_rotate;\n"
             "                   default 0)\n"
-            "  --wg-narrow N    the split kernels' narrow tiles (N <= 32) through wgmma m64n<8j>k16 instead of\n"
-            "                   ldmatrix + mma.sync (dak_gemm_opts.wg_narrow): 0 off, 1 on, 2 auto (default 2)\n"
             "  --bn8 N          1: the split kernels' B box is 8 rows at N <= 8 (dak_gemm_opts.bn8: one more\n"
             "                   ring slot), 0: 16 rows (default 1)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
@@ -194,7 +192,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     dak_gemm_opts d; /* the library's defaults for the options the bench passes on */
     dak_gemm_opts_default(&d);
     c->panel = d.panel, c->tile_align = (uint32_t)d.tile_align, c->l2_hints = (uint32_t)d.l2_hints;
-    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->stash = d.stash, c->wg_narrow = d.wg_narrow;
+    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->stash = d.stash;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -239,8 +237,6 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--fix-rs", v, 0, 1, &c->fix_rs)) return -1;
         } else if (arg_is(a, "--panel-fork")) {
             if (!VAL() || arg_u32("dak bench", "--panel-fork", v, 0, 1, &c->panel_fork)) return -1;
-        } else if (arg_is(a, "--wg-narrow")) {
-            if (!VAL() || arg_u32("dak bench", "--wg-narrow", v, 0, 2, &c->wg_narrow)) return -1;
         } else if (arg_is(a, "--bn8")) {
             if (!VAL() || arg_u32("dak bench", "--bn8", v, 0, 1, &c->bn8)) return -1;
         } else if (arg_is(a, "--l2-hints")) {

@@ -12,7 +12,7 @@
 #define NCW 8u                 /* consumer warps: two per SM sub-partition (warps w and w + 4) */
 #define NTHREADS (32u * (NCW + 2u)) /* + the producer warp and the fix-up warp (dynamic units) */
 
-/* The fields every CTA's prologue reads come first (216 B, four 64 B lines), then the rest (epilogue, fix-ups, dyn,
+/* The fields every CTA's prologue reads come first (212 B, four 64 B lines), then the rest (epilogue, fix-ups, dyn,
  * diagnostics).  The prologue stalls ~0.7 us a warp on its first parameter loads (Nsight Compute: imc_miss), and
  * under PDL the last CTA to start is on the sequence's critical path; this layout took only 0.03-0.1 us of it on
  * the H200 (NOTES-dak-kernels-history.md, "The prologue's parameters in the fewest constant-cache lines"). */
@@ -32,7 +32,6 @@ typedef struct {
     int noload;                /* diagnostic: no copies, slots count as full at once (opts.diag_noload) */
     int nomath;                /* diagnostic: skip the tensor-core math */
     uint32_t wgmma;            /* 1: wide tiles through wgmma (consume_wgmma), 0: mma.sync */
-    uint32_t wg_narrow;        /* 1: narrow tiles (N <= 32) of the offsets kernels through wgmma (dak_gemm_plan.wg_narrow) */
     uint32_t stages[2];        /* ring slots of each tier */
     uint32_t mh[2];            /* 64-row boxes of A per tile and slot: 1, or 2 / 4 for 128- / 256-row tiles (opts.bm) */
     uint32_t bn_box[2];        /* B rows per slot and copy (tn when wider than 64) */

@@ -242,7 +242,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         }
     }
     if (!b_perm && (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2 || p->kernel == DAK_SPLIT_N8))
-        p->kernel = DAK_SPLIT, p->wg_narrow = 0; /* the offsets consumers read B as [block][n][64] only */
+        p->kernel = DAK_SPLIT; /* the offsets consumers read B as [block][n][64] only */
     if ((p->bn == 256u || p->bm == 256u) && p->host.ctas) /* the planner's rule: those kernels have no host-tier consumers */
         return cm_fail(err, "gemm: internal: bn 256 or bm 256 planned beside a tiled host tier");
     if (p->bm == 256u && !b_perm)
@@ -369,7 +369,6 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         p->wgmma = 0; /* auto: mma.sync */
     }
     k->wgmma = p->wgmma;
-    k->wg_narrow = p->wg_narrow;
     k->out_bf16 = o->out_bf16;
     k->C = C;
     k->ws = ctx->ws;

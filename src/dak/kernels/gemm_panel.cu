@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
                         ptx_mbar_wait(fa + 8u * i, apar);
                         ptx_mbar_wait(b_full + 8u * s, ph);
                         if (!p.nomath) {
-                            consume_wgmma(w, aBase + i * p.kstep * A_BYTES, sB + s * bslot, p.kstep, p.b_rk, kh, false, 8u);
+                            consume_wgmma(w, aBase + i * p.kstep * A_BYTES, sB + s * bslot, p.kstep, p.b_rk, kh, false);
                             ptx_wgmma_wait1(); /* the previous piece's group is complete */
                         }
                         __syncwarp();

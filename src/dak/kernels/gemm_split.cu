@@ -803,10 +803,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
             const uint32_t nv8 = wt.nv8, MI = wt.MI, nb0 = wt.nb0, nn = wt.nn;
             const uint32_t arow = wt.arow;
             const bool wide = wt.wide; /* uniform over the CTA */
-            /* narrow tiles through wgmma too (p.wg_narrow; the offsets kernels, whose B is [block][n][64] in boxes of
-             * whole 8-row groups): m64n<8 nv8>k16, the accumulator in the narrow consumers' layout */
-            const bool wgn = NNO != 0u && p.wg_narrow && !wide && nv8 && (p.b_rk & 7u) == 0u;
-            const bool wg = wt.wg || wgn;
+            const bool wg = wt.wg;
             float acc[2][4][4]; /* narrow: [k16 parity][nj]; wide: [mi][nj]; wgmma: flat d[32] */
             if (wg) {
                 /* wgmma on its own accumulator registers (shared with the mma.sync path, ptxas
@@ -815,39 +812,20 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * 1), so that two groups overlap. */
                 float w[2][4][4];
                 dak_acc_zero(w);
-                uint32_t ps = 0, kc0 = g.kb;
+                uint32_t ps = 0;
                 bool pend = false;
-                const bool parked = stash_kernel && xs; /* narrow, N <= 8: the first xs chunks were the stash */
-                if (parked) kc0 += xs, xs = 0;
-                /* the n8 groups of the instruction: a constant in each kernel but k_split_nn / nn2 (2..4 by N), there
-                 * made visibly warp-uniform through a shuffle (C7518) */
-                const uint32_t nvw = NNO == 1u || NNO == 2u ? __shfl_sync(0xffffffffu, nv8, 0) : nv8;
-                for (uint32_t kc = kc0; kc < g.ke; kc++) {
+                for (uint32_t kc = g.kb; kc < g.ke; kc++) {
                     ptx_mbar_wait(bar_full + 8u * s, ph);
                     if (ts && ctid == 0) {
                         stamp_slot(ts);
                     }
                     if (math) {
-                        /* one call per (full, n8 groups), so that both are constants in each: a run-time k16 count
+                        /* two calls, so that `full` is a constant in each: a run-time k16 count
                          * inside consume_wgmma serialised the wgmma (ptxas C7520) */
-#define WG_SLOT(NV8)                                                                                                   \
-    do {                                                                                                               \
-        if (two)                                                                                                       \
-            consume_wgmma(w, sA + s * astage + aoff, sB + s * bbytes, kstep, p.b_rk, 0u, true, NV8);                   \
-        else                                                                                                           \
-            consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh, false, NV8);                         \
-    } while (0)
-                        if (NNO == 0u) /* wide tiles only (N > 32 never runs an offsets kernel) */
-                            WG_SLOT(8u);
-                        else if (NNO == 3u)
-                            WG_SLOT(1u);
-                        else if (nvw == 2u)
-                            WG_SLOT(2u);
-                        else if (nvw == 3u)
-                            WG_SLOT(3u);
+                        if (two)
+                            consume_wgmma(w, sA + s * astage + aoff, sB + s * bbytes, kstep, p.b_rk, 0u, true);
                         else
-                            WG_SLOT(4u);
-#undef WG_SLOT
+                            consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh, false);
                         ptx_wgmma_wait1(); /* the previous slot's group is complete */
                     }
                     if (pend) slot_release(bar_empty + 8u * ps, c, lane);
@@ -857,10 +835,6 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                 wgmma_drain(w);
                 if (pend) slot_release(bar_empty + 8u * ps, c, lane);
                 dak_acc_copy(acc, w);
-                if (parked) {
-                    const float4 v = *park;
-                    acc[0][0][0] += v.x, acc[0][0][1] += v.y, acc[0][0][2] += v.z, acc[0][0][3] += v.w;
-                }
             } else {
             dak_acc_zero(acc);
             uint32_t kc0 = g.kb;

@@ -319,21 +319,17 @@ static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t
     }
 }
 
-/* One ring slot of a column tile through wgmma: wide tiles (opts.wgmma, NV8 8: m64n64k16, the B box 64 rows, rows
- * past N zero-filled by TMA) and narrow ones (DAK_WG_NARROW, NV8 1..4 n8 groups: m64n<8 NV8>k16 on the first 8 NV8 B
- * rows of each block, the box a multiple of 8 rows).  The warpgroup kh (warps 4 kh .. 4 kh + 3, all of them calling)
- * takes the K half kh of every block, 2 k16 steps per block (or, with `full`, the whole K of every block, 4 k16 steps:
- * the 128-row tiles of gemm_split.cu, where aS is this warpgroup's own 64-row box), each one reading the slot's A
- * block and B rows in place through descriptors.  Issues and commits one group; the caller waits (wgmma.wait_group)
- * before it releases the slot or reads acc.  acc flat = the wgmma accumulator (gemm_layout.h); a narrow tile's k16
- * steps go by parity into acc[0] and acc[1] (4 NV8 floats each, the layout of the mma.sync narrow consumers', whose
- * epilogue sums the two): two chains, as a chain of dependent wgmma on one accumulator waits each one's latency
- * (one chain: the consumers ~1300 cycles a slot alone at any N, twenty-seventh session).  NV8 and full are constants
- * after inlining;
- * every branch around the call must be visibly warp-uniform (values through __shfl_sync), or ptxas serialises the
- * wgmma (C7518). */
+/* One ring slot of a wide column tile through wgmma (opts.wgmma): the warpgroup kh (warps 4 kh ..
+ * 4 kh + 3, all of them calling) takes the K half kh of every block, 2 k16 steps per block (or,
+ * with `full`, the whole K of every block, 4 k16 steps: the 128-row tiles of gemm_split.cu, where
+ * aS is this warpgroup's own 64-row box), each
+ * one m64n64k16 reading the slot's A block and B rows in place through descriptors (the B box
+ * is 64 rows whenever wgmma is on; rows past N are zero-filled by TMA).  Issues and commits one
+ * group; the caller waits (wgmma.wait_group) before it releases the slot or reads acc.  acc flat
+ * = the wgmma accumulator (gemm_layout.h).  Every branch around it must be visibly warp-uniform
+ * (values through __shfl_sync), or ptxas serialises the wgmma (C7518). */
 static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
-                                                     uint32_t rk, uint32_t kh, bool full, const uint32_t NV8)
+                                                     uint32_t rk, uint32_t kh, bool full)
 {
     float *d = &acc[0][0][0];
     const uint32_t k0 = full ? 0u : 2u * kh, nk = full ? 4u : 2u;
@@ -346,18 +342,7 @@ static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_
             const uint32_t k16 = k0 + h;
             const uint64_t da = ptx_wgmma_desc_sw128(aS + dak_wg_a_off(bk, k16), DAK_WG_SBO);
             const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO);
-            /* narrow: the k16 steps of parity 1 into acc[1], two chains */
-            float *const dh = d + (NV8 < 8u ? 16u * (h & 1u) : 0u);
-            if (NV8 == 8u)
-                ptx_wgmma_m64n64k16_bf16(d, da, db);
-            else if (NV8 == 4u)
-                ptx_wgmma_m64n32k16_bf16(dh, da, db);
-            else if (NV8 == 3u)
-                ptx_wgmma_m64n24k16_bf16(dh, da, db);
-            else if (NV8 == 2u)
-                ptx_wgmma_m64n16k16_bf16(dh, da, db);
-            else
-                ptx_wgmma_m64n8k16_bf16(dh, da, db);
+            ptx_wgmma_m64n64k16_bf16(d, da, db);
         }
     }
     ptx_wgmma_commit();

@@ -96,7 +96,6 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->panel_cluster = 0;
     o->panel_blocks = 0;
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
-    o->wg_narrow = 2; /* auto: off (ldmatrix + mma.sync) */
     o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
     o->bn = 0;    /* auto: HBM column tiles as wide as N (up to 256) with 128-row tiles (A read once per bn columns) */
 }
@@ -316,8 +315,6 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     if (o->wgmma == 1 && o->diag_b_nmajor)
         return cm_fail(err, "gemm: wgmma 1 needs B as [block][n][64] in shared memory (a canonical K-major "
                             "operand); diag_b_nmajor lays it out as [n][block][64]: set diag_b_nmajor 0 or wgmma 0");
-    if (o->wg_narrow > 2)
-        return cm_fail(err, "gemm: wg_narrow %u must be 0 (off), 1 (on) or 2 (auto)", o->wg_narrow);
     if (o->bm != 0 && o->bm != 64 && o->bm != 128 && o->bm != 256)
         return cm_fail(err, "gemm: bm %u must be 0 (auto), 64, 128 or 256 (rows of A per CTA tile of the HBM tier)",
                        o->bm);
@@ -591,8 +588,6 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     }
 
     p->kernel = split_kernel_of(p, N, o->diag_b_nmajor);
-    p->wg_narrow = o->wg_narrow == 1u &&
-                   (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2 || p->kernel == DAK_SPLIT_N8);
 
     p->ws_bytes = 0;
     if (p->host.ksplit > 1) p->ws_bytes += (uint64_t)mt_h * p->ngroups * c * p->host.ksplit * PARTIAL_BYTES;
