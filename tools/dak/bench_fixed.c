@@ -581,6 +581,26 @@ static void fixed_pair_timeline(const bench_run *bench, const bench_shape *s, co
             }
             printf("\n");
         }
+    /* every CTA's stamps of both launches (which SMs end late at the boundary, and whether the same ones do in both
+     * launches): l<k>_cta_smid, then l<k>_cta_<stamp>_us from launch k0's first entry (null where not stamped) */
+    for (int k = 0; k < 2; k++) {
+        char key[48];
+        snprintf(key, sizeof key, "l%d_cta_smid", k);
+        json_key(w, key);
+        json_arr_begin(w);
+        for (uint32_t b = 0; b < g; b++) json_u64(w, ts[k][(size_t)b * DAK_GEMM_NTIMES + 6]);
+        json_arr_end(w);
+        for (int f = 0; f < NF; f++) {
+            snprintf(key, sizeof key, "l%d_cta_%s_us", k, fn[f]);
+            json_key(w, key);
+            json_arr_begin(w);
+            for (uint32_t b = 0; b < g; b++) {
+                const uint64_t t = ts[k][(size_t)b * DAK_GEMM_NTIMES + fs[f]];
+                json_f64(w, t ? ((double)t - (double)t0) / 1e3 : NAN);
+            }
+            json_arr_end(w);
+        }
+    }
     json_obj_end(w);
     fflush(stdout);
     free(v);
