@@ -603,7 +603,8 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) != 0 && strstr(e.msg, "dyn 2"));
     }
     o.dyn = 0;
-    /* an HBM window: at most the ring; 0 auto (3 at N <= 8 without pdl, else the ring); past 24 refused */
+    /* an HBM window: at most the ring; 0 auto (3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32 with or without
+     * pdl, else the ring); past 24 refused */
     {
         dak_gemm_plan q;
         o.hbm_window = 3;
@@ -615,12 +616,27 @@ static void test_plan_bm(void)
         o.hbm_window = 0;
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == 3);
         CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == 3);
-        CHECK(dak_gemm_plan_make(7168, 9, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
-        o.pdl = 1;
+        for (int pdl = 0; pdl < 2; pdl++) { /* the defaults' plans, PDL or not */
+            dak_gemm_opts d;
+            dak_gemm_opts_default(&d);
+            d.pdl = pdl;
+            /* 64-row tiles at N 9-32 (k_split_nn): 2 */
+            for (uint32_t n = 9; n <= 32; n += 23)
+                CHECK(dak_gemm_plan_make(7168, n, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bm == 64 &&
+                      q.kernel == DAK_SPLIT_NN && q.hbm_stages > 2 && q.hbm.window == 2);
+            /* 128-row tiles there (k_split_nn2: 11008 x 4096's 172 tiles have no aligned count), and N = 33: the ring */
+            CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &q, &e) == 0 && q.bm == 128 &&
+                  q.kernel == DAK_SPLIT_NN2 && q.hbm.window == q.hbm_stages);
+            CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        }
+        o.pdl = 1; /* N <= 8 under PDL: the ring */
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
         o.pdl = 0, o.dyn = 1; /* dynamic units have no window */
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
-        o.dyn = 0;
+        CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        o.dyn = 0, o.diag_b_nmajor = 1; /* B as [n][block][64]: k_split, the ring */
+        CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
+        o.diag_b_nmajor = 0;
     }
     /* the PDL stash (opts.stash, default 2): only with pdl, at N <= 8 on 64-row HBM tiles, cluster 1, no dyn,
      * the window at the ring; as many chunks as their B rows fit in 8192 B (8-row box at kstep 4: 4096 B each, so

@@ -33,6 +33,13 @@
 /* HBM copies in flight per SM where opts.hbm_window is auto and applies (N <= 8, no PDL): 3 of the 64-row ring's
  * slots (measured against a ring of 5; 2 was slower at N = 1 on 11008 x 4096; twelfth session) */
 #define HBM_WINDOW_AUTO 3u
+/* ... and on the 64-row tiles of k_split_nn (N 9-32), with or without PDL: 2 of the 4-5 slot ring, which still fills
+ * whole before the PDL wait.  The consumers hold a slot, so a window of 3 changed nothing there; 2 evens the SMs'
+ * HBM shares out (7168^2, N = 24: last-slot spread 4.1 -> 2.3 us) while the prefetch keeps its depth: on the H200
+ * PDL graphs 0.25-0.45 us a GEMM faster on 7168^2 (N 16-32), 0.4-0.8 % on 28672 x 7168, 0.1 us on 11008 x 4096 at
+ * N 24-32; without PDL 0.7-1.3 us (NOTES-dak-kernels.md, twenty-ninth session).  A ring of 3 slots gave the second
+ * and lost the prefetch (PDL neutral) */
+#define HBM_WINDOW_NN 2u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -547,9 +554,13 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * SMs' shares of HBM even out with fewer bytes queued (7168^2, N = 8: last-slot spread 5.3 -> 3.1 us; on the
      * H200 0.2-0.9 us a GEMM in graphs without PDL on 7168^2 and 11008 x 4096, 0.2-0.6 us more on 28672 x 7168;
      * mixed at N = 32); under PDL the next launch already fills the slow SMs' tail and the window only costs
-     * streaming rate, so the whole ring (NOTES-dak-kernels-history.md, twelfth session) */
+     * streaming rate, so the whole ring (NOTES-dak-kernels-history.md, twelfth session).  HBM_WINDOW_NN on k_split_nn's
+     * 64-row tiles (N 9-32), PDL or not; the 128-row ones (k_split_nn2) keep the ring: neutral there */
     uint32_t hw = o->hbm_window;
-    if (!hw && !o->pdl && !o->dyn && N <= 8) hw = HBM_WINDOW_AUTO;
+    if (!hw && !o->dyn) {
+        if (N <= 8 && !o->pdl) hw = HBM_WINDOW_AUTO;
+        else if (N > 8 && N <= 32 && p->bm == TILE && !o->diag_b_nmajor) hw = HBM_WINDOW_NN;
+    }
     p->hbm.window = !p->hbm.ctas ? 0 : hw && hw < p->hbm_stages ? hw : p->hbm_stages;
     /* stash: as many chunks as their B rows fit in the area (bn8 0 at kstep 4: one), with the window at the ring and
      * at least a slot left to stream through */
