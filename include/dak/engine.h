@@ -300,7 +300,7 @@ typedef struct {
     uint32_t gemm_pre_none; /* bit k (dak_eng_op): that kind's GEMMs read nothing before their wait
                                (DAK_GEMM_PDL_PRE_NONE), whatever gemm_pdl_pre says (0, the default: none) */
     uint32_t gemm_hbm_window; /* every GEMM's dak_gemm_opts.hbm_window (copies in flight per HBM-tier SM after the
-                                 wait; 0, the default: the GEMM's choice) */
+                                 wait; 0: the GEMM's choice; dak_eng_opts_default: DAK_ENG_GEMM_HBM_WINDOW) */
     uint32_t gemm_stages;     /* dak_gemm_opts.stages of every GEMM without host rows (ring slots per SM; 0: as many
                                  as fit; those with host rows keep that, the host link needs its depth) */
     uint32_t gemm_dyn;        /* diagnostic: every GEMM's dak_gemm_opts.dyn (the HBM tier in dynamically claimed
@@ -345,6 +345,10 @@ typedef struct {
  * token at batch 8), and the all-HBM GEMMs' rings DAK_ENG_GEMM_STAGES slots deep (gemm_stages; a shallower fill
  * before the wait and evener SMs after it). */
 #define DAK_ENG_GEMM_STAGES 4u
+/* ... and every GEMM's HBM copies in flight per SM after its wait (gemm_hbm_window): 2, where a GEMM alone takes it at
+ * N 9-32 only (plan.c's HBM_WINDOW_NN).  On those 4-slot rings it evens the SMs' HBM shares out at N <= 8 too:
+ * OPT-6.7B b8 -2.2 % a token on the H200, b64 +-0.1 % (NOTES-dak-engine.md, twenty-ninth session) */
+#define DAK_ENG_GEMM_HBM_WINDOW 2u
 void dak_eng_opts_default(dak_eng_opts *o);
 
 /* Bytes dak_engine_create allocates for this model, batch and length: with deploy NULL the full copies in

@@ -150,9 +150,9 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
 
 /* run_case's variants: the norm kernel before the twenty-second session (dak_eng_opts.norm_narrow), nothing read
  * before the GEMMs' wait (gemm_pdl_pre none), the stamps (diag_times: checked after the r = 0 run), dak decode's
- * options (dak_eng_opts_default: o_proj reading nothing before its wait, 4-slot rings) instead of all zero, the
- * GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window), q / k / v post-processed inside the
- * attention (fuse_qkv) */
+ * options (dak_eng_opts_default: o_proj reading nothing before its wait, 4-slot rings, a window of 2 HBM copies)
+ * instead of all zero, the GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window), q / k / v
+ * post-processed inside the attention (fuse_qkv) */
 enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32, V_FUSE = 64 };
 
 /* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v

@@ -89,7 +89,8 @@ static void usage(FILE *o)
             "                   (0, the default: the GEMM's choice; 1..24; none)\n"
             "  --gemm-pre-none KINDS|none these kinds' GEMMs (qkv, o_proj, ffn_in, ffn_out, lm_head) read nothing\n"
             "                   before their wait, whatever --gemm-pdl-pre says (default: o_proj)\n"
-            "  --gemm-hbm-window W every GEMM's copies in flight per SM after its wait (0: the GEMM's choice)\n"
+            "  --gemm-hbm-window W every GEMM's copies in flight per SM after its wait (default 2; 0: the\n"
+            "                   GEMM's choice)\n"
             "  --gemm-stages S  ring slots per SM of every GEMM without host rows (default 4; 0: as many as fit)\n"
             "  --gemm-dyn 0|1   diagnostic: every GEMM's HBM rows in dynamically claimed units\n"
             "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
@@ -506,7 +507,7 @@ static int decode(int argc, char **argv, decode_held *h)
     dak_eng_opts defaults;
     dak_eng_opts_default(&defaults);
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
-    uint32_t pre_none = defaults.gemm_pre_none, gemm_window = 0, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
+    uint32_t pre_none = defaults.gemm_pre_none, gemm_window = defaults.gemm_hbm_window, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
     uint32_t fuse_qkv = (uint32_t)defaults.fuse_qkv;
     int fuse_given = 0; /* --fuse-qkv on the command line */
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
