@@ -125,8 +125,11 @@ static void test_plan_decode(void)
     o.bm = 0;
     /* K = 64 * 3: only kstep 1 divides */
     CHECK(dak_gemm_plan_make(128, 8, 192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kstep == 1 && p.kchunks == 3);
-    /* N = 20 rounds the B box up to 32 rows */
+    /* N = 20 rounds the B box up to 24 rows (opts.bn24), to 32 without it */
+    CHECK(dak_gemm_plan_make(7168, 20, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 24);
+    o.bn24 = 0;
     CHECK(dak_gemm_plan_make(7168, 20, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 32);
+    o.bn24 = 1;
 
     /* all on the host: only host CTAs (16 asked) */
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
@@ -637,6 +640,28 @@ static void test_plan_bm(void)
         o.dyn = 0, o.diag_b_nmajor = 1; /* B as [n][block][64]: k_split, the ring */
         CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == q.hbm_stages);
         o.diag_b_nmajor = 0;
+    }
+    /* the 24-row B box (opts.bn24, default on) at N 17..24 where k_split_nn runs: 12 KiB of B a kstep-4 slot */
+    {
+        dak_gemm_plan q;
+        dak_gemm_opts d;
+        dak_gemm_opts_default(&d);
+        for (uint32_t n = 17; n <= 24; n += 7)
+            CHECK(dak_gemm_plan_make(7168, n, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.kernel == DAK_SPLIT_NN &&
+                  q.bn_box == 24 && q.kstep == 4 && q.hbm_stages >= 4 && q.smem_bytes <= SMEM);
+        CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 16);
+        CHECK(dak_gemm_plan_make(7168, 25, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
+        /* a tiled host tier beside it (one column group: no panel) takes the same box */
+        CHECK(dak_gemm_plan_make(7168, 24, 7168, 640, &d, 132, SMEM, &q, &e) == 0 && q.host.ctas > 0 &&
+              !q.panel.on && q.bn_box == 24);
+        d.bn24 = 0;
+        CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
+        d.bn24 = 1, d.dyn = 1; /* dynamic units: their consumer reads B in 16-row pairs */
+        CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
+        d.dyn = 0, d.diag_b_nmajor = 1;
+        CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
+        d.diag_b_nmajor = 0, d.bm = 128; /* 128-row tiles: k_split_nn2 */
+        CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
     }
     /* the PDL stash (opts.stash, default 2): only with pdl, at N <= 8 on 64-row HBM tiles, cluster 1, no dyn,
      * the window at the ring; as many chunks as their B rows fit in 8192 B (8-row box at kstep 4: 4096 B each, so

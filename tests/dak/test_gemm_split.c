@@ -1246,7 +1246,7 @@ int main(int argc, char **argv)
                     if (v == 5) o.kstep = 1, o.cluster = N >= 128 ? 2 : 1; /* one 8 KiB block per slot */
                     if (v == 6) o.diag_b_nmajor = 1, o.kstep = 2; /* B as [n][block][64] */
                     if (v == 7) o.diag_plain_launch = 1; /* no cluster attribute */
-                    if (v == 8) o.bn8 = 0; /* B box of 16 rows when N <= 8 (8 is the default) */
+                    if (v == 8) o.bn8 = 0, o.bn24 = 0; /* B box of 16 rows at N <= 8, 32 at N 17-24 (8, 24 the defaults) */
                     if (v == 9) o.pdl = 1, o.cluster = N >= 128 ? 8 : 1; /* A ring before griddepcontrol.wait */
                     if (v == 9 && bmv) o.diag_pdl_host_wait = 1; /* host CTAs: nothing before the wait */
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */

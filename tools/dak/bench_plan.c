@@ -28,6 +28,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->diag_prod2 = (int)c->prod2;
     o->stash = c->stash;
     o->bn8 = (int)c->bn8;
+    o->bn24 = (int)c->bn24;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

@@ -55,6 +55,8 @@ static void usage(FILE *o)
             "                   default 0)\n"
             "  --bn8 N          1: the split kernels' B box is 8 rows at N <= 8 (dak_gemm_opts.bn8: one more\n"
             "                   ring slot), 0: 16 rows (default 1)\n"
+            "  --bn24 N         1: the B box is 24 rows at N 17..24 on 64-row tiles (dak_gemm_opts.bn24: 12 KiB\n"
+            "                   of B a slot), 0: 32 rows (default 1)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32, else the whole\n"
             "                   ring) or 1..24 (24: the ring; default 0)\n"
@@ -192,7 +194,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     dak_gemm_opts d; /* the library's defaults for the options the bench passes on */
     dak_gemm_opts_default(&d);
     c->panel = d.panel, c->tile_align = (uint32_t)d.tile_align, c->l2_hints = (uint32_t)d.l2_hints;
-    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->stash = d.stash;
+    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->bn24 = (uint32_t)d.bn24, c->stash = d.stash;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -239,6 +241,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--panel-fork", v, 0, 1, &c->panel_fork)) return -1;
         } else if (arg_is(a, "--bn8")) {
             if (!VAL() || arg_u32("dak bench", "--bn8", v, 0, 1, &c->bn8)) return -1;
+        } else if (arg_is(a, "--bn24")) {
+            if (!VAL() || arg_u32("dak bench", "--bn24", v, 0, 1, &c->bn24)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {

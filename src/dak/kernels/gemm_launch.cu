@@ -202,11 +202,15 @@ static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, con
     return 0;
 }
 
+/* prepare_launch's requests to plan again (the driver refused B's [block][n][64] map): 64-column tiles (wide tiles
+ * need that map; bn was auto), no 24-row B box (only the offsets consumers, which read that map, keep inside it) */
+#define REPLAN_BN64 1
+#define REPLAN_BOX32 2
+
 /* Fills the launch l (zeroed, l->ctx set): 0, or -1 with a message in err (l is then freed by the
- * caller, whatever it holds).  *bn64: the driver refused B's [block][n][64] map, which wide tiles
- * need, and bn was auto: the caller plans again with 64-column tiles. */
+ * caller, whatever it holds).  *replan: REPLAN_* bits when the caller should plan again with them. */
 static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
-                          const dak_gemm_opts *o, int *bn64, cm_err *err)
+                          const dak_gemm_opts *o, int *replan, cm_err *err)
 {
     dak_gemm_ctx *ctx = l->ctx;
     dak_gemm_plan *p = &l->plan;
@@ -241,6 +245,11 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
             b_perm = 0;
         }
     }
+    if (!b_perm && p->bn_box == 24u) { /* k_split's consumers read 24 rows of B as two 16-row pairs */
+        if (!o->bn24) return cm_fail(err, "gemm: internal: a 24-row B box planned without opts.bn24");
+        *replan = REPLAN_BOX32;
+        return -1;
+    }
     if (!b_perm && (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2 || p->kernel == DAK_SPLIT_N8))
         p->kernel = DAK_SPLIT; /* the offsets consumers read B as [block][n][64] only */
     if ((p->bn == 256u || p->bm == 256u) && p->host.ctas) /* the planner's rule: those kernels have no host-tier consumers */
@@ -250,7 +259,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     if (p->bn > 64u && !b_perm) {
         /* wide tiles need B as [block][n][64] (one canonical operand of bn rows per block) */
         if (o->bn) return cm_fail(err, "gemm: bn %u needs B as [block][n][64], which the driver refused here; set bn 64", o->bn);
-        *bn64 = 1; /* auto: 64-column tiles */
+        *replan = REPLAN_BN64; /* auto: 64-column tiles */
         return -1;
     }
     /* the wide tiles' B: boxes of bn rows */
@@ -386,13 +395,14 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
     dak_gemm_launch *l = (dak_gemm_launch *)calloc(1, sizeof *l);
     if (!l) return cm_fail(err, "gemm: out of memory");
     l->ctx = ctx;
-    int bn64 = 0;
-    if (prepare_launch(l, A, B, C, N, o, &bn64, err)) {
+    int replan = 0;
+    if (prepare_launch(l, A, B, C, N, o, &replan, err)) {
         dak_gemm_launch_free(l); /* whatever was made before the failure (an allocation included) */
-        if (!bn64) return -1;
-        dak_gemm_opts o64 = *o;
-        o64.bn = 64;
-        return dak_gemm_prepare(ctx, A, B, C, N, &o64, out, err);
+        if (!replan) return -1;
+        dak_gemm_opts o2 = *o;
+        if (replan & REPLAN_BN64) o2.bn = 64;
+        if (replan & REPLAN_BOX32) o2.bn24 = 0;
+        return dak_gemm_prepare(ctx, A, B, C, N, &o2, out, err);
     }
     *out = l;
     return 0;

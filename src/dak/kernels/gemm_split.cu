@@ -849,8 +849,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * 128-row tile's (NNO 2) both halves of its warpgroup's box.  NNO is a constant: k_split_nn's loop
                  * is the one call (the second, at run time, cost 64-row tiles 0.2-0.5 us a GEMM; sixteenth session) */
                 const uint32_t ab = NNO == 2u ? aoff : 0u; /* 0 at 64 rows, known so at compile time */
-                const narrow_offs no0 = narrow_offs_of(arow, p.b_rn, NNO == 2u ? 0u : kh);
-                const narrow_offs no1 = narrow_offs_of(arow, p.b_rn, 1u); /* NNO 2 only */
+                const narrow_offs no0 = narrow_offs_of(arow, p.b_rn, NNO == 2u ? 0u : kh, p.b_rk);
+                const narrow_offs no1 = narrow_offs_of(arow, p.b_rn, 1u, p.b_rk); /* NNO 2 only */
                 const uint32_t rk128 = p.b_rk * 128u;
                 for (uint32_t kc = kc0; kc < g.ke; kc++) {
                     ptx_mbar_wait(bar_full + 8u * s, ph);

@@ -237,12 +237,14 @@ static __device__ __forceinline__ void consume_narrow(float (*acc)[4][4], uint32
 /* consume_narrow's per-lane byte offsets inside a 64-column block (A: the two k16 steps of the warp's K half; B: the
  * same two times its two ldmatrix.x4 of n8 pairs), worked out once a tile instead of every block of every slot.  In
  * the n-major B layout (b_perm: rows of block bk from bk * rk, rk = the B box, a multiple of 8) the 128-byte
- * swizzle's row phase of B does not depend on bk, so block bk's B offsets are these plus bk * rk rows. */
+ * swizzle's row phase of B does not depend on bk, so block bk's B offsets are these plus bk * rk rows.  A box of 24
+ * rows (opts.bn24, N 17-24) has three n8 tiles: the second pair's fourth tile reads the third's rows again (its
+ * columns of C are not stored), so no lane reads past the block. */
 typedef struct {
     uint32_t a[2], b[2][2];
 } narrow_offs;
 
-static __device__ __forceinline__ narrow_offs narrow_offs_of(uint32_t arow, uint32_t rn, uint32_t kh)
+static __device__ __forceinline__ narrow_offs narrow_offs_of(uint32_t arow, uint32_t rn, uint32_t kh, uint32_t box)
 {
     const uint32_t lane = threadIdx.x & 31u;
     narrow_offs o;
@@ -250,8 +252,11 @@ static __device__ __forceinline__ narrow_offs narrow_offs_of(uint32_t arow, uint
     for (uint32_t h = 0; h < 2; h++) {
         o.a[h] = ptx_swz128(arow, ldm_a_chunk(2u * kh + h, lane));
 #pragma unroll
-        for (uint32_t pj = 0; pj < 2; pj++)
-            o.b[h][pj] = ptx_swz128(ldm_b_col(2u * pj, lane) * rn, ldm_b_chunk(2u * kh + h, lane));
+        for (uint32_t pj = 0; pj < 2; pj++) {
+            uint32_t n = ldm_b_col(2u * pj, lane);
+            if (n >= box) n -= 8u;
+            o.b[h][pj] = ptx_swz128(n * rn, ldm_b_chunk(2u * kh + h, lane));
+        }
     }
     return o;
 }

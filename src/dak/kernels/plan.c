@@ -84,6 +84,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_b_nmajor = 0;
     o->diag_plain_launch = 0;
     o->bn8 = 1;
+    o->bn24 = 1;
     o->pdl = 0;
     o->diag_pdl_host_wait = 0;
     o->diag_panel_fork = 0;
@@ -428,6 +429,11 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         p->bm = 4u * TILE;
     }
     const uint32_t mh = p->bm / TILE; /* 64-row boxes of A per HBM slot */
+    /* B box of 24 rows at N 17..24 where k_split_nn runs (opts.bn24): its offsets consumer keeps its loads inside the
+     * box (narrow_offs_of).  B's 16 KiB a slot cost N 17-32 0.75 us a GEMM against N = 16 on as many slots (7168^2,
+     * PDL graphs, twenty-ninth session); 12 KiB gets part of that back */
+    if (o->bn24 && mh == 1u && N > 16u && N <= 24u && !p->wgmma && c == 1u && !o->dyn && !o->diag_b_nmajor && !pon)
+        p->bn_box = 24u;
     /* Wide HBM column tiles (bn): with 64 columns every A tile crosses L2 -> SM once per 64 columns
      * (2x at N = 128, 8x at N = 512) and each m64n64k16 reads as many bytes of A as of B per flop;
      * m64n128 / m64n256 read A once per bn columns.  Auto (the rule of gemm.h, opts.bn): the narrowest
