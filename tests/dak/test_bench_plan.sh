@@ -55,6 +55,7 @@ expect() { # expect STATUS PATTERN -- args...
 expect 2 "--sms: expected" -- --plan-only --sms 0
 expect 2 "--smem: expected" -- --plan-only --smem 0
 expect 2 "--pdl: expected" -- --plan-only --pdl 2
+expect 2 "--bn24: expected an integer in \[0, 1\], got '2'" -- --plan-only --bn24 2
 expect 1 "shared memory" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --smem 16KiB
 expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --pdl 1
 expect 2 "--pdl-pre: expected 'none' or an integer in \[0, 24\]" -- --plan-only --pdl-pre nothing

@@ -507,7 +507,8 @@ static int decode(int argc, char **argv, decode_held *h)
     dak_eng_opts defaults;
     dak_eng_opts_default(&defaults);
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
-    uint32_t pre_none = defaults.gemm_pre_none, gemm_window = defaults.gemm_hbm_window, gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
+    uint32_t pre_none = defaults.gemm_pre_none, gemm_window = defaults.gemm_hbm_window;
+    uint32_t gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
     uint32_t fuse_qkv = (uint32_t)defaults.fuse_qkv;
     int fuse_given = 0; /* --fuse-qkv on the command line */
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
