@@ -438,6 +438,65 @@ PTX_DEV void ptx_wgmma_m64n64k16_bf16(float *d, uint64_t a, uint64_t b)
                  : "memory");
 }
 
+/* The same at n = 40, 48, 56 (d[20], d[24], d[28]: the first n / 2 of m64n64's registers, the same layout): the
+ * 64-column tiles of N 33..56, whose B box is N rounded up to 8 rows (dak_gemm_opts.bnw) */
+PTX_DEV void ptx_wgmma_m64n40k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %22, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n40k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19}, "
+                 "%20, %21, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+
+PTX_DEV void ptx_wgmma_m64n48k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %26, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23}, "
+                 "%24, %25, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+
+PTX_DEV void ptx_wgmma_m64n56k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %30, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, "
+                 "%28, %29, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+
+/* D(64 x 8 wn) += A * B for wn = 5..8 n8 groups: one of the four above, by a branch that is uniform over the
+ * warpgroup (wn from the kernel's parameters). */
+PTX_DEV void ptx_wgmma_m64n8xk16_bf16(float *d, uint64_t a, uint64_t b, uint32_t wn)
+{
+    if (wn == 5u)
+        ptx_wgmma_m64n40k16_bf16(d, a, b);
+    else if (wn == 6u)
+        ptx_wgmma_m64n48k16_bf16(d, a, b);
+    else if (wn == 7u)
+        ptx_wgmma_m64n56k16_bf16(d, a, b);
+    else
+        ptx_wgmma_m64n64k16_bf16(d, a, b);
+}
+
 /* Pins n (a compile-time constant after inlining: 32, 64 or 128) accumulator registers in place
  * across a wgmma.wait (no read moved above it, no write below the next issue): an empty asm that
  * reads and writes each of them. */

@@ -138,6 +138,9 @@ typedef struct {
                            session; run 8 had found it no faster in a kernel 3x slower); 0: 16 rows, an ldmatrix pair */
     int bn24;           /* 1 (default): the B box is 24 rows at N 17..24 on k_split_nn's 64-row tiles (12 KiB of B a ring
                            slot, not 16; no cluster, dyn, panel path or diag_b_nmajor); 0: 32 rows */
+    int bnw;            /* 1 (default): at N 33..56 on the 64-column wgmma tiles the B box is N rounded up to 8 rows
+                           and the wgmma m64n40 / n48 / n56 (10-14 KiB of B a 128-row slot, not 16; no cluster, dyn,
+                           panel path or diag_b_nmajor); 0: 64 rows, m64n64 */
     int pdl;            /* 1: programmatic dependent launch: the kernel may start while the previous
                            one in the stream drains; it loads its first ring of A (read-only weights)
                            and waits (griddepcontrol.wait) before B and before writing anything; a host CTA
@@ -266,7 +269,8 @@ typedef struct {
     uint32_t bn;       /* columns per CTA tile of the HBM tier: 64, or 128 / 256 (opts.bn; 128-row tiles, wgmma);
                           a wide HBM slot holds kstep x bn B rows (one copy, box bn rows) */
     uint32_t bn_box;   /* rows (columns of B) per copy: min(64, N rounded up to 16) (8 with bn8, N <= 8;
-                          24 with bn24, N 17..24 on k_split_nn; 64 with wgmma) */
+                          24 with bn24, N 17..24 on k_split_nn; 64 with wgmma, N rounded up to 8 at N 33..56
+                          with bnw) */
     uint32_t stages;   /* ring slots of the 64-row tiles (the host tier, and the HBM tier when bm = 64) */
     uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, 128 or 256 (opts.bm) */
     uint32_t hbm_stages; /* ring slots of the HBM tier: stages when bm = 64, else the (larger) 128-row slots that fit */

@@ -2,10 +2,10 @@
 # CPU test of `dak bench gemm --plan-only`: the split kernel's plans printed and written as JSON without a GPU, and
 # its flags' bad values refused. The expected plans follow from plan.c's rules, worked out by hand: 11008x4096 has
 # 172 64-row tile rows, fewer than two a CTA on 132 SMs and no tile-aligned count (106..132 neither divides 172 nor is
-# divided by it), so at N <= 16 it takes 128-row tiles (86 tile rows); 7168^2 has 112, which 112 CTAs divide, so it
-# keeps 64-row tiles on 112 CTAs; at N = 64 every shape takes 128-row tiles, and 7168^2's 56 of them, two CTAs each,
-# are all summed by reduce-scatter.  The kernel: k_split at N <= 8 and N > 32 (narrow tiles), the offsets consumers
-# at N 9..32, k_split_nn2 on 128-row tiles.
+# divided by it), so at N <= 32 it takes 128-row tiles (86 tile rows), as at N > 32; 7168^2 has 112, which 112 CTAs
+# divide, so it keeps 64-row tiles on 112 CTAs up to N = 40 (the 40-row B box of N 33..40); at N = 64 every shape
+# takes 128-row tiles, and 7168^2's 56 of them, two CTAs each, are all summed by reduce-scatter.  The kernel:
+# k_split_n8 at N <= 8, the offsets consumers at N 9..32 (k_split_nn2 on 128-row tiles), k_split (wgmma) above.
 # $1: the dak program.
 set -u
 DAK=$1
@@ -15,7 +15,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 
-"$DAK" bench gemm --plan-only --shapes 11008x4096,7168x7168 --n 8,16,17,64 --ratios 0 --json "$tmp/p.json" \
+"$DAK" bench gemm --plan-only --shapes 11008x4096,7168x7168 --n 8,17,40,64 --ratios 0 --json "$tmp/p.json" \
     >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ $rc -eq 0 ] && grep -q "nothing runs" "$tmp/out"; then ok; else bad "plan-only exit $rc: $(cat "$tmp/err")"; fi
@@ -24,16 +24,17 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 plans = {(p["M"], p["K"], p["N"]): p for p in d["plans"]}
 want = {  # (M, K, N): (bm, HBM tile rows, HBM CTAs or None)
-    (11008, 4096, 8): (128, 86, None), (11008, 4096, 16): (128, 86, None), (11008, 4096, 17): (64, 172, None),
-    (7168, 7168, 8): (64, 112, 112), (7168, 7168, 16): (64, 112, 112), (7168, 7168, 64): (128, 56, 112),
+    (11008, 4096, 8): (128, 86, None), (11008, 4096, 17): (128, 86, None), (11008, 4096, 40): (128, 86, None),
+    (7168, 7168, 8): (64, 112, 112), (7168, 7168, 17): (64, 112, 112), (7168, 7168, 40): (64, 112, 112),
+    (7168, 7168, 64): (128, 56, 112),
 }
 bad = []
 for k, (bm, mt, ctas) in want.items():
     p = plans.get(k)
     if p is None or p["bm"] != bm or p["hbm"]["mtiles"] != mt or (ctas and p["hbm"]["ctas"] != ctas):
         bad.append((k, p and (p["bm"], p["hbm"]["mtiles"], p["hbm"]["ctas"])))
-kernels = {(11008, 4096, 8): "k_split_n8", (11008, 4096, 16): "k_split_nn2", (11008, 4096, 17): "k_split_nn",
-           (7168, 7168, 16): "k_split_nn", (7168, 7168, 64): "k_split"}  # N <= 8 and 9..32: the offsets consumers
+kernels = {(11008, 4096, 8): "k_split_n8", (11008, 4096, 17): "k_split_nn2", (11008, 4096, 40): "k_split",
+           (7168, 7168, 17): "k_split_nn", (7168, 7168, 40): "k_split", (7168, 7168, 64): "k_split"}
 for k, name in kernels.items():
     if plans.get(k, {}).get("kernel") != name:
         bad.append((k, "kernel", plans.get(k, {}).get("kernel"), name))
@@ -56,6 +57,7 @@ expect 2 "--sms: expected" -- --plan-only --sms 0
 expect 2 "--smem: expected" -- --plan-only --smem 0
 expect 2 "--pdl: expected" -- --plan-only --pdl 2
 expect 2 "--bn24: expected an integer in \[0, 1\], got '2'" -- --plan-only --bn24 2
+expect 2 "--bnw: expected an integer in \[0, 1\], got '2'" -- --plan-only --bnw 2
 expect 1 "shared memory" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --smem 16KiB
 expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --pdl 1
 expect 2 "--pdl-pre: expected 'none' or an integer in \[0, 24\]" -- --plan-only --pdl-pre nothing

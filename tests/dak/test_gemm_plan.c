@@ -405,15 +405,19 @@ static void test_plan_wgmma(void)
     o.wgmma = 1;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1 && p.bn_box == 64);
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0); /* no wide tile */
-    CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1 && p.bn_box == 64);
-    /* N = 40: mma.sync keeps the 48-row box; wgmma (m64n64k16) loads 64 rows (24 zero-filled),
-     * 3 slots of 4 blocks x (8 + 8) KiB still fit */
+    CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1 && p.bn_box == 40);
+    /* N = 40: mma.sync keeps the 48-row box; wgmma m64n40k16 loads 40 rows (opts.bnw), m64n64k16 64 (24 zero-filled):
+     * 64-row tiles at kstep 4 then hold 4 slots of 4 x (8 + 5) KiB, or 3 of 4 x (8 + 8) KiB, beside the 16 KiB
+     * hand-over area */
     o.wgmma = 0;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 48);
     o.wgmma = 1, o.bm = 64;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 40 && p.kstep == 4 &&
+          p.stages == 4);
+    o.bnw = 0;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn_box == 64 && p.kstep == 4 &&
           p.stages == 3);
-    o.bm = 0;
+    o.bm = 0, o.bnw = 1;
     o.wgmma = 2; /* auto: on wherever wide tiles exist, off with the [n][block] B layout */
     CHECK(dak_gemm_plan_make(7168, 128, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1);
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
@@ -524,11 +528,11 @@ static void test_plan_bm(void)
     CHECK(p.hbm.mtiles == 56 && p.hbm.items == 3136 && p.hbm.ctas == 132 && p.hbm.chunks == 24 &&
           p.hbm.window == 4 && p.hbm.ksplit == 5);
     CHECK(p.ws_bytes == 56ull * 2 * 5 * 16384);
-    /* N <= 16: 128 rows only where the 64-row tiles split raggedly (fewer than two a CTA, no aligned count), with
+    /* N <= 32: 128 rows only where the 64-row tiles split raggedly (fewer than two a CTA, no aligned count), with
      * tile alignment on as by default: 11008 x 4096 (172 tiles on 132 SMs; at r = 0.58 % 171 on 128), not 7168^2
-     * (112 tiles: 112 CTAs), 28672 x 7168 (448 tiles: over two a CTA), N = 17, bm 64 asked, or where the host link
-     * binds (host rows over 1/64 of A: 192 of 11008, 128 of 7168, where tile alignment is off), or without wave or
-     * tile alignment */
+     * (112 tiles: 112 CTAs), 28672 x 7168 (448 tiles: over two a CTA), bm 64 asked, or where the host link binds
+     * (host rows over 1/64 of A: 192 of 11008, 128 of 7168, where tile alignment is off), or without wave or tile
+     * alignment; at N 17..32 with a window of 2 HBM copies (at N 9..16 the ring) */
     {
         dak_gemm_opts d;
         dak_gemm_opts_default(&d);
@@ -538,7 +542,11 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
         CHECK(dak_gemm_plan_make(11008, 1, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
         CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
-        CHECK(dak_gemm_plan_make(11008, 17, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
+        CHECK(dak_gemm_plan_make(11008, 17, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 &&
+              p.kernel == DAK_SPLIT_NN2 && p.bn_box == 32 && p.hbm.window == 2);
+        CHECK(dak_gemm_plan_make(11008, 32, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.window == 2);
+        CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.hbm.window == p.hbm_stages);
+        CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
         CHECK(dak_gemm_plan_make(7168, 16, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.ctas == 112);
         CHECK(dak_gemm_plan_make(28672, 16, 7168, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
         CHECK(dak_gemm_plan_make(11008, 16, 4096, 192, &d, 132, SMEM, &p, &e) == 0 && p.bm == 64);
@@ -662,6 +670,52 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
         d.diag_b_nmajor = 0, d.bm = 128; /* 128-row tiles: k_split_nn2 */
         CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 32);
+    }
+    /* the wgmma tiles' B box at N 33..56 (opts.bnw, default on): N rounded up to 8 rows, so that a 128-row kstep-2 slot
+     * carries 10-14 KiB of B, not 16; at N 33..48 (10-12 KiB) a fifth slot would fit, (232448 - 1536) / (32768 +
+     * 12288) = 5, but the ring keeps 4 (BNW_SLOTS).  At N 33..40 64-row tiles where they come whole (7168^2: 112 on
+     * 112 CTAs; 28672 x 7168: 448, four a CTA), 128-row ones where not (11008 x 4096: 172 tiles on 132 SMs).  N 57..64
+     * and anything wider than one 64-column tile keep 64 rows */
+    {
+        dak_gemm_plan q;
+        dak_gemm_opts d;
+        dak_gemm_opts_default(&d);
+        for (uint32_t n = 33; n <= 64; n++) {
+            const uint32_t box = n <= 56 ? (n + 7) / 8 * 8 : 64;
+            for (uint32_t m = 7168; m <= 28672; m += 21504) {
+                const uint32_t bm = n <= 40 ? 64 : 128;
+                CHECK(dak_gemm_plan_make(m, n, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.wgmma == 1 &&
+                      q.kernel == DAK_SPLIT && q.bm == bm && q.bn_box == box && q.kstep == (bm == 64 ? 4 : 2) &&
+                      q.smem_bytes <= SMEM && q.hbm_stages == 4u);
+            }
+            CHECK(dak_gemm_plan_make(11008, n, 4096, 0, &d, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.bn_box == box &&
+                  q.hbm_stages == 4);
+        }
+        CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.hbm.ctas == 112 &&
+              q.hbm.mtiles == 112 && q.hbm.rs_tiles == 0); /* one whole tile a CTA */
+        d.bnw = 0; /* the 64-row box: 128-row tiles, as before */
+        CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.bn_box == 64);
+        d.bnw = 1;
+        /* K below WIDE64_MIN_K: 128-row tiles (16384 x 4096: 128 of them on 128 CTAs) */
+        CHECK(dak_gemm_plan_make(16384, 36, 4096, 0, &d, 132, SMEM, &q, &e) == 0 && q.bm == 128 && q.bn_box == 40 &&
+              q.hbm_stages == 4);
+        CHECK(dak_gemm_plan_make(4096, 40, 11008, 0, &d, 132, SMEM, &q, &e) == 0 && q.bm == 64); /* K = 11008 */
+        d.stages = 5; /* asked for: the fifth slot fits */
+        CHECK(dak_gemm_plan_make(11008, 40, 4096, 0, &d, 132, SMEM, &q, &e) == 0 && q.hbm_stages == 5);
+        d.stages = 0;
+        /* a tiled host tier beside it (one column group: no panel) takes the same box; the panel path keeps 64 */
+        CHECK(dak_gemm_plan_make(7168, 40, 7168, 128, &d, 132, SMEM, &q, &e) == 0 && q.host.ctas > 0 &&
+              !q.panel.on && q.bn_box == 40 && q.smem_bytes <= SMEM);
+        d.panel = 1;
+        CHECK(dak_gemm_plan_make(7168, 40, 7168, 128, &d, 132, SMEM, &q, &e) == 0 && q.panel.on && q.bn_box == 64);
+        d.panel = 2, d.bnw = 0;
+        CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 64 && q.hbm_stages == 4);
+        d.bnw = 1, d.dyn = 1; /* dynamic units: k_split_dyn's consumers read 64 rows */
+        CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 64);
+        d.dyn = 0;
+        CHECK(dak_gemm_plan_make(7168, 100, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.bn_box == 64);
+        CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.kernel == DAK_SPLIT_NN &&
+              q.bn_box == 32);
     }
     /* the PDL stash (opts.stash, default 2): only with pdl, at N <= 8 on 64-row HBM tiles, cluster 1, no dyn,
      * the window at the ring; as many chunks as their B rows fit in 8192 B (8-row box at kstep 4: 4096 B each, so
@@ -1070,7 +1124,8 @@ static void test_plan_kernel(void)
     CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 &&
           p.kernel == DAK_SPLIT_NN2);
     CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.kernel == DAK_SPLIT_N8);
-    CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN);
+    CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN2);
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_NN);
     CHECK(dak_gemm_plan_make(7168, 33, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT);
     CHECK(dak_gemm_plan_make(7168, 256, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bn == 256 &&

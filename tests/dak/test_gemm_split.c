@@ -39,7 +39,8 @@
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
  * N 1 / 8 / 64, r 0 and 10 %; an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 /
  * 40); and launches prepared before a prepare that grew the context's workspace (test_ctx_grow, with --chain).
- * Small shapes (test_small; not with --quick): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64, r 0 and 6.25 %, with wave
+ * Small shapes (test_small; not with --quick): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64 (ten widths, the B boxes
+ * of 40-56 rows among them), r 0 and 6.25 %, with wave
  * alignment on and off, the owner-wait fix-up instead of the reduce-scatter, PDL and bf16 C, each case under a
  * watchdog (a case that has not ended after SMALL_CASE_S seconds fails the run, naming it), the split-K counters
  * checked back at zero after each.  Written for the fifteenth session's stall of `dak bench gemm --sections wave`
@@ -917,13 +918,14 @@ static int test_small(dak_gemm_ctx *ctx, unsigned first)
 {
     unsigned idx = 0;
     static const uint32_t shp[3][2] = {{1024, 1024}, {2048, 2048}, {1024, 4096}};
-    static const uint32_t ns[7] = {1, 8, 16, 32, 40, 48, 64};
+    /* 33, 40, 48, 52: B boxes of 40, 40, 48 and 56 rows (opts.bnw; 33 with 7 rows zero-filled), 57: 64 */
+    static const uint32_t ns[10] = {1, 8, 16, 32, 33, 40, 48, 52, 57, 64};
     static const double rs[2] = {0.0, 0.0625};
     signal(SIGALRM, small_timeout);
     for (int si = 0; si < 3; si++) {
         pshape s;
         if (pshape_init(&s, shp[si][0], shp[si][1], 64, 0x5ca1 + si)) return -1;
-        for (int ni = 0; ni < 7; ni++) {
+        for (int ni = 0; ni < 10; ni++) {
             const uint32_t N = ns[ni];
             if (pshape_ref(&s, N)) return -1;
             for (int ri = 0; ri < 2; ri++)
@@ -1246,7 +1248,8 @@ int main(int argc, char **argv)
                     if (v == 5) o.kstep = 1, o.cluster = N >= 128 ? 2 : 1; /* one 8 KiB block per slot */
                     if (v == 6) o.diag_b_nmajor = 1, o.kstep = 2; /* B as [n][block][64] */
                     if (v == 7) o.diag_plain_launch = 1; /* no cluster attribute */
-                    if (v == 8) o.bn8 = 0, o.bn24 = 0; /* B box of 16 rows at N <= 8, 32 at N 17-24 (8, 24 the defaults) */
+                    if (v == 8) o.bn8 = 0, o.bn24 = 0, o.bnw = 0; /* B box of 16 rows at N <= 8, 32 at N 17-24, 64 at N
+                                                                     33-56 (8, 24, N rounded up to 8 the defaults) */
                     if (v == 9) o.pdl = 1, o.cluster = N >= 128 ? 8 : 1; /* A ring before griddepcontrol.wait */
                     if (v == 9 && bmv) o.diag_pdl_host_wait = 1; /* host CTAs: nothing before the wait */
                     if (v == 10) o.diag_fixup_atomic = 1; /* the fix-up of runs 1-9 */

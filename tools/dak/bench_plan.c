@@ -29,6 +29,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->stash = c->stash;
     o->bn8 = (int)c->bn8;
     o->bn24 = (int)c->bn24;
+    o->bnw = (int)c->bnw;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

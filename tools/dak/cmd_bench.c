@@ -57,6 +57,8 @@ static void usage(FILE *o)
             "                   ring slot), 0: 16 rows (default 1)\n"
             "  --bn24 N         1: the B box is 24 rows at N 17..24 on 64-row tiles (dak_gemm_opts.bn24: 12 KiB\n"
             "                   of B a slot), 0: 32 rows (default 1)\n"
+            "  --bnw N          1: at N 33..56 the wgmma tiles' B box is N rounded up to 8 rows, their wgmma\n"
+            "                   m64n40 / n48 / n56 (dak_gemm_opts.bnw), 0: 64 rows, m64n64 (default 1)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32, else the whole\n"
             "                   ring) or 1..24 (24: the ring; default 0)\n"
@@ -194,7 +196,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     dak_gemm_opts d; /* the library's defaults for the options the bench passes on */
     dak_gemm_opts_default(&d);
     c->panel = d.panel, c->tile_align = (uint32_t)d.tile_align, c->l2_hints = (uint32_t)d.l2_hints;
-    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->bn24 = (uint32_t)d.bn24, c->stash = d.stash;
+    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->bn24 = (uint32_t)d.bn24, c->bnw = (uint32_t)d.bnw, c->stash = d.stash;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -243,6 +245,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--bn8", v, 0, 1, &c->bn8)) return -1;
         } else if (arg_is(a, "--bn24")) {
             if (!VAL() || arg_u32("dak bench", "--bn24", v, 0, 1, &c->bn24)) return -1;
+        } else if (arg_is(a, "--bnw")) {
+            if (!VAL() || arg_u32("dak bench", "--bnw", v, 0, 1, &c->bnw)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {

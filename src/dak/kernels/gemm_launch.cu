@@ -206,6 +206,7 @@ static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, con
  * need that map; bn was auto), no 24-row B box (only the offsets consumers, which read that map, keep inside it) */
 #define REPLAN_BN64 1
 #define REPLAN_BOX32 2
+#define REPLAN_BOX64 4
 
 /* Fills the launch l (zeroed, l->ctx set): 0, or -1 with a message in err (l is then freed by the
  * caller, whatever it holds).  *replan: REPLAN_* bits when the caller should plan again with them. */
@@ -248,6 +249,11 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     if (!b_perm && p->bn_box == 24u) { /* k_split's consumers read 24 rows of B as two 16-row pairs */
         if (!o->bn24) return cm_fail(err, "gemm: internal: a 24-row B box planned without opts.bn24");
         *replan = REPLAN_BOX32;
+        return -1;
+    }
+    if (!b_perm && p->wgmma && p->bn_box % 64u) { /* wgmma reads a box of 8-row groups, [block][n][64] only */
+        if (!o->bnw) return cm_fail(err, "gemm: internal: a %u-row wgmma B box planned without opts.bnw", p->bn_box);
+        *replan = REPLAN_BOX64;
         return -1;
     }
     if (!b_perm && (p->kernel == DAK_SPLIT_NN || p->kernel == DAK_SPLIT_NN2 || p->kernel == DAK_SPLIT_N8))
@@ -402,6 +408,7 @@ extern "C" int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const ui
         dak_gemm_opts o2 = *o;
         if (replan & REPLAN_BN64) o2.bn = 64;
         if (replan & REPLAN_BOX32) o2.bn24 = 0;
+        if (replan & REPLAN_BOX64) o2.bnw = 0;
         return dak_gemm_prepare(ctx, A, B, C, N, &o2, out, err);
     }
     *out = l;

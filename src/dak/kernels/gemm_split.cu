@@ -812,6 +812,8 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * 1), so that two groups overlap. */
                 float w[2][4][4];
                 dak_acc_zero(w);
+                /* the wgmma's n8 groups: the B box's rows / 8 (40-56 at N 33..56 with opts.bnw, else 64) */
+                const uint32_t wn = p.bn_box[tier] < 64u ? p.bn_box[tier] / 8u : 8u;
                 uint32_t ps = 0;
                 bool pend = false;
                 for (uint32_t kc = g.kb; kc < g.ke; kc++) {
@@ -823,9 +825,9 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                         /* two calls, so that `full` is a constant in each: a run-time k16 count
                          * inside consume_wgmma serialised the wgmma (ptxas C7520) */
                         if (two)
-                            consume_wgmma(w, sA + s * astage + aoff, sB + s * bbytes, kstep, p.b_rk, 0u, true);
+                            consume_wgmma(w, sA + s * astage + aoff, sB + s * bbytes, kstep, p.b_rk, 0u, true, wn);
                         else
-                            consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh, false);
+                            consume_wgmma(w, sA + s * astage, sB + s * bbytes, kstep, p.b_rk, kh, false, wn);
                         ptx_wgmma_wait1(); /* the previous slot's group is complete */
                     }
                     if (pend) slot_release(bar_empty + 8u * ps, c, lane);

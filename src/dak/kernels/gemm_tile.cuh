@@ -328,13 +328,14 @@ static __device__ __forceinline__ void consume_wide(float (*acc)[4][4], uint32_t
  * 4 kh + 3, all of them calling) takes the K half kh of every block, 2 k16 steps per block (or,
  * with `full`, the whole K of every block, 4 k16 steps: the 128-row tiles of gemm_split.cu, where
  * aS is this warpgroup's own 64-row box), each
- * one m64n64k16 reading the slot's A block and B rows in place through descriptors (the B box
- * is 64 rows whenever wgmma is on; rows past N are zero-filled by TMA).  Issues and commits one
+ * one m64n<8 wn>k16 reading the slot's A block and B rows in place through descriptors (the B box
+ * is 8 wn rows, 64 but at N 33..56 (opts.bnw); rows past N are zero-filled by TMA; the registers of
+ * the groups past wn stay as they were, zero).  Issues and commits one
  * group; the caller waits (wgmma.wait_group) before it releases the slot or reads acc.  acc flat
  * = the wgmma accumulator (gemm_layout.h).  Every branch around it must be visibly warp-uniform
  * (values through __shfl_sync), or ptxas serialises the wgmma (C7518). */
-static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
-                                                     uint32_t rk, uint32_t kh, bool full)
+static __device__ __forceinline__ void consume_wgmma_n(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                       uint32_t rk, uint32_t kh, bool full, const uint32_t wn)
 {
     float *d = &acc[0][0][0];
     const uint32_t k0 = full ? 0u : 2u * kh, nk = full ? 4u : 2u;
@@ -347,10 +348,25 @@ static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_
             const uint32_t k16 = k0 + h;
             const uint64_t da = ptx_wgmma_desc_sw128(aS + dak_wg_a_off(bk, k16), DAK_WG_SBO);
             const uint64_t db = ptx_wgmma_desc_sw128(bS + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO);
-            ptx_wgmma_m64n64k16_bf16(d, da, db);
+            ptx_wgmma_m64n8xk16_bf16(d, da, db, wn);
         }
     }
     ptx_wgmma_commit();
+}
+
+/* consume_wgmma_n with wn a constant in each call: a run-time shape between the wgmma of a slot made ptxas inject a
+ * warpgroup.arrive before every one of them (C7519), where one a call is its rule */
+static __device__ __forceinline__ void consume_wgmma(float (*acc)[4][4], uint32_t aS, uint32_t bS, uint32_t kstep,
+                                                     uint32_t rk, uint32_t kh, bool full, uint32_t wn)
+{
+    if (wn == 5u)
+        consume_wgmma_n(acc, aS, bS, kstep, rk, kh, full, 5u);
+    else if (wn == 6u)
+        consume_wgmma_n(acc, aS, bS, kstep, rk, kh, full, 6u);
+    else if (wn == 7u)
+        consume_wgmma_n(acc, aS, bS, kstep, rk, kh, full, 7u);
+    else
+        consume_wgmma_n(acc, aS, bS, kstep, rk, kh, full, 8u);
 }
 
 /* One ring slot of a wide HBM tile (opts.bn: 128-row tiles, bn = 8 J columns, J = 16 or 32, a

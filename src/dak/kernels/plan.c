@@ -40,6 +40,17 @@
  * N 24-32; without PDL 0.7-1.3 us (NOTES-dak-kernels.md, twenty-ninth session).  A ring of 3 slots gave the second
  * and lost the prefetch (PDL neutral) */
 #define HBM_WINDOW_NN 2u
+/* The B box of N rounded up to 8 rows at N 33..56 (opts.bnw) leaves room for a fifth 128-row slot at N 33-48; the
+ * ring keeps 4, as with the 64-row box: on the H200 the fifth made 7168^2 N 40 / 48 0.4-0.5 us slower as PDL graphs
+ * and 28672 x 7168 0.8-1.9 % (its deeper queues make some SMs late: last-slot spread 3.65 against 2.1-2.3 us), where
+ * 4 slots of the narrower box took 0.1-0.6 us off every N 33-48 on the three shapes against the 64-row box, and
+ * 1.5-3.3 at N 33-35 (NOTES-dak-kernels.md, thirtieth session) */
+#define BNW_SLOTS 4u
+/* 64-row whole tiles at N 33..40 (plan: wide64) only where K is long: a tile's epilogue (the K-half hand-over, C's
+ * store) comes once per 64 rows of K / 256 slots.  On the H200 at K = 7168 they were 2-4 % faster than 128-row tiles
+ * (7168^2, 28672 x 7168), at K = 4096 3.3-3.8 % slower (16384 x 4096, whose 128-row tiles come one a CTA), equal on
+ * 4096 x 4096 and 4096 x 11008 (thirtieth session) */
+#define WIDE64_MIN_K 7168u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -85,6 +96,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->diag_plain_launch = 0;
     o->bn8 = 1;
     o->bn24 = 1;
+    o->bnw = 1;
     o->pdl = 0;
     o->diag_pdl_host_wait = 0;
     o->diag_panel_fork = 0;
@@ -268,6 +280,12 @@ static int hbm_on_nn(const dak_gemm_plan *p, uint32_t N, const dak_gemm_opts *o)
     return p->bm == TILE && N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn;
 }
 
+/* The same for k_split_nn2 (128-row tiles at N 9..32) */
+static int hbm_on_nn2(const dak_gemm_plan *p, uint32_t N, const dak_gemm_opts *o)
+{
+    return p->bm == 2u * TILE && N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn;
+}
+
 /* The tiled kernel's instantiation for the HBM tier's tiles (gemm.h's dak_split_kernel, in its order of
  * precedence).  The offsets consumers need B as [block][n][64]: not with diag_b_nmajor (nor where the driver
  * refuses that map, which prepare finds out). */
@@ -418,10 +436,20 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * faster as PDL graphs with 128-row ones (N 9..16 on k_split_nn2, r 0-1.2 %; N 1 / 8 on k_split, without the
      * PDL stash), beside 7168^2 (112 tiles, aligned: 6 % slower) and 28672 x 7168 (448: 6 % slower); at N 24 / 32
      * equal; where the link binds 0-1 % slower as graphs (sixteenth session, NOTES-dak-kernels.md "128-row tiles at
-     * N <= 16"). */
+     * N <= 16").  Since the window of 2 HBM copies, also at N 17..32 (with that window): 11008 x 4096 0.15-0.45 us
+     * faster as PDL graphs than its 64-row tiles (thirtieth session). */
     const int narrow128 =
-        o->bm == 0 && N <= 16 && !o->diag_b_nmajor && o->wave_align && aligned && ragged_tiles(mt_g, hbm_avail / c);
-    p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32) || narrow128) && mt_g >= 2 && !o->dyn ? 2u * TILE : TILE;
+        o->bm == 0 && N <= 32 && !o->diag_b_nmajor && o->wave_align && aligned && ragged_tiles(mt_g, hbm_avail / c);
+    /* And 64-row tiles at N 33..40 on wgmma with the 40-row B box (opts.bnw) where they come whole (tile-aligned,
+     * not ragged): B is then 0.625 x A's bytes into the SMs (1 x with the 64-row box, the eleventh session's loss),
+     * and a whole-K tile a CTA has no split-K tail (3.2-3.3 us after the last slot on 128-row tiles): on the H200
+     * 7168^2 27.3 against 27.8 us as PDL graphs, 28672 x 7168 97.0 against 99.5; ragged (11008 x 4096) 26.8
+     * against 24.8, at N 41-48 (the 48-row box) 0.9-1.0 us slower, and at K = 4096 too (WIDE64_MIN_K; thirtieth
+     * session) */
+    const int wide64 = o->bm == 0 && o->bnw && N > 32 && N <= 40 && K >= WIDE64_MIN_K && p->wgmma && c == 1 && !pon &&
+                       !o->diag_b_nmajor && o->wave_align && aligned && !ragged_tiles(mt_g, hbm_avail / c);
+    p->bm = (o->bm >= 128 || (o->bm == 0 && N > 32 && !wide64) || narrow128) && mt_g >= 2 && !o->dyn ? 2u * TILE
+                                                                                                       : TILE;
     /* 256-row tiles: B read once per 256 rows, 1.5x A's bytes into the SMs at N = 128 instead of 2x;
      * needs four tile rows, wgmma (it is the only consumer of k_split_m256) and the host rows on the
      * panel path or none (no room for the 64-row host tier's consumers).  Auto for 64 < N <= 128 (one
@@ -458,6 +486,12 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
             return cm_fail(err, "gemm: bn 256 needs the host rows on the panel path (or none): the 256-column kernel "
                                 "has no 64-row host tier; set bn 128 (or 0) or panel 1");
     }
+    /* B box of N rounded up to 8 rows at N 33..56 on the 64-column wgmma tiles (opts.bnw), whose consumers then run
+     * m64n40 / n48 / n56: the 64-row box carried 24-8 rows of zeros into every slot, B's bytes that cost N 17-32
+     * ~0.75 us a GEMM per 8 KiB a slot (twenty-ninth session); at N 33..48 a fifth 128-row slot fits */
+    const int bnw = o->bnw && p->wgmma && p->bn == TILE && N > 32u && N <= 56u && c == 1u && !pon && !o->dyn &&
+                    !o->diag_b_nmajor;
+    if (bnw) p->bn_box = ceil_div(N, 8) * 8;
     const uint32_t bnh = p->bn > TILE ? p->bn : p->bn_box; /* B rows per HBM slot */
     /* the K-half hand-over area: only 64-row tiles have one */
     uint32_t fixed = DAK_GEMM_SMEM_BASE + (host_tiled || mh == 1 ? (N > 32 ? 16384u : 8192u) : 0u);
@@ -497,6 +531,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
             break;
         }
     }
+    if (bnw && mh == 2u && !o->stages && fit > BNW_SLOTS) fit = BNW_SLOTS;
     if (fit < 2 && o->stages)
         return cm_fail(err, "gemm: %u stages do not fit in %zu bytes of shared memory", o->stages, smem_bytes);
     if (fit < 2)
@@ -568,11 +603,12 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
      * H200 0.2-0.9 us a GEMM in graphs without PDL on 7168^2 and 11008 x 4096, 0.2-0.6 us more on 28672 x 7168;
      * mixed at N = 32); under PDL the next launch already fills the slow SMs' tail and the window only costs
      * streaming rate, so the whole ring (NOTES-dak-kernels-history.md, twelfth session).  HBM_WINDOW_NN on k_split_nn's
-     * 64-row tiles (N 9-32), PDL or not; the 128-row ones (k_split_nn2) keep the ring: neutral there */
+     * 64-row tiles (N 9-32), PDL or not, and on k_split_nn2's 128-row ones at N 17-32 (11008 x 4096: 0.15-0.45 us
+     * as PDL graphs, thirtieth session; at N 9-16 they keep the ring: neutral there) */
     uint32_t hw = o->hbm_window;
     if (!hw && !o->dyn) {
         if (N <= 8 && !o->pdl) hw = HBM_WINDOW_AUTO;
-        else if (hbm_on_nn(p, N, o)) hw = HBM_WINDOW_NN;
+        else if (hbm_on_nn(p, N, o) || (hbm_on_nn2(p, N, o) && N > 16u)) hw = HBM_WINDOW_NN;
     }
     p->hbm.window = !p->hbm.ctas ? 0 : hw && hw < p->hbm_stages ? hw : p->hbm_stages;
     /* stash: as many chunks as their B rows fit in the area (bn8 0 at kstep 4: one), with the window at the ring and
