@@ -3,7 +3,10 @@
    OUTDIR/dak-gemm-sweep.png  EB vs offload ratio per shape and N, with the bound and baselines
    OUTDIR/dak-gemm-extra.png  congestion sweep, read amplification, wave alignment
    OUTDIR/dak-gemm-floor.png  (fixed section) the streaming floor and a GEMM's costs added to it, against the
-                              split under PDL and cuBLAS, us a launch in a graph of 8, per shape and N"""
+                              split under PDL and cuBLAS, us a launch in a graph of 8, per shape and N
+plot_dak.py --width OUTDIR JSON...   (fixed-section runs, e.g. one per list of 16 widths)
+   OUTDIR/dak-gemm-width.png  the split under PDL and cuBLAS as graphs of 8 against the batch width N, per shape,
+                              as % of the bound (A's bytes / B_g)"""
 import sys
 
 import matplotlib
@@ -53,9 +56,46 @@ def plot_floor(d, out):
     print("wrote", f"{out}/dak-gemm-floor.png")
 
 
+def plot_width(paths, out):
+    """Every fixed-section graph row of the files: the split under PDL and cuBLAS, % of the bound, against N."""
+    shapes = {}
+    for path in paths:
+        d = load_json(path)
+        for k, v in d.items():
+            if not k.startswith("fixed_") or not isinstance(v, list):
+                continue
+            M, K = (int(x) for x in k[6:].split("x"))
+            bound = 2.0 * M * K / (d["probes"]["B_g_GBs"] * 1e3)  # us
+            for r in v:
+                if r.get("mode") == "graph" and r.get("split_pdl_us"):
+                    shapes.setdefault(k[6:], []).append((r["N"], 100 * bound / r["split_pdl_us"],
+                                                         100 * bound / r["cublas_us"] if r.get("cublas_us") else None))
+    if not shapes:
+        print("no fixed-section graph rows in", paths, file=sys.stderr)
+        return 1
+    fig, axes = plt.subplots(1, len(shapes), figsize=(6 * len(shapes), 3.6), squeeze=False)
+    for ax, (shape, rows) in zip(axes[0], sorted(shapes.items())):
+        rows.sort()
+        ax.plot([r[0] for r in rows], [r[1] for r in rows], "o-", ms=3, color="tab:blue", label="split, PDL graph")
+        ax.plot([r[0] for r in rows], [float("nan") if r[2] is None else r[2] for r in rows], "s:", ms=3,
+                color="tab:gray", label="cuBLAS graph")
+        ax.axhline(95, color="k", ls=":", lw=1, label="95 % of the bound")
+        ax.set_title(f"{shape}, r = 0", fontsize=9)
+        ax.set_xlabel("batch width N")
+        ax.set_ylabel("% of the bound (A / B_g)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(f"{out}/dak-gemm-width.png", dpi=90)
+    print("wrote", f"{out}/dak-gemm-width.png")
+    return 0
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--width":
+        return plot_width(sys.argv[3:], sys.argv[2])
     if len(sys.argv) != 3:
-        print("usage: plot_dak.py JSON OUTDIR", file=sys.stderr)
+        print("usage: plot_dak.py JSON OUTDIR | plot_dak.py --width OUTDIR JSON...", file=sys.stderr)
         return 2
     d = load_json(sys.argv[1])
     out = sys.argv[2]
