@@ -178,8 +178,8 @@ typedef struct {
     uint32_t hbm_window; /* copies in flight per HBM-tier SM, at most the ring: 0 (default) auto, 3 at N <= 8 without
                             pdl (the SMs' HBM shares even out: 0.2-0.9 us a GEMM in graphs without PDL on the
                             H200, 7168^2 and 11008 x 4096), 2 on 64-row tiles at N 9-32 with or without pdl
-                            (0.25-0.45 us with it, 0.7-1.3 us without, 7168^2), else the whole ring; 1..24 that
-                            many (24: the ring).
+                            (0.25-0.45 us with it, 0.7-1.3 us without, 7168^2) and on 128-row ones at N 17-32,
+                            else the whole ring; 1..24 that many (24: the ring).
                             Under PDL the first ring of A still goes out before griddepcontrol.wait; the window
                             applies from there on */
     uint32_t panel;     /* host tile rows through the A-stationary panel kernel (host bytes 1.00x for any N):

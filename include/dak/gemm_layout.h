@@ -93,6 +93,10 @@ DAK_HD uint32_t dak_wg_a_off(uint32_t bk, uint32_t k16) { return bk * DAK_A_BLOC
 /* Byte offset in a slot's B of k16 step k16 of block bk (B rows of block bk from row bk * rk). */
 DAK_HD uint32_t dak_wg_b_off(uint32_t bk, uint32_t rk, uint32_t k16) { return bk * rk * 128u + k16 * 32u; }
 
+/* The n8 groups of a 64-column tile's wgmma (m64n<8 groups>k16) on a B box of `box` rows: 5..7 for the 40-56-row
+ * boxes of N 33..56 (opts.bnw), else 8 (the 64-row box) */
+DAK_HD uint32_t dak_wg_n8_groups(uint32_t box) { return box < 64u ? box / 8u : 8u; }
+
 /* The TMA 128-byte swizzle: byte offset of element k (0..63) of 128-byte row r (the chunk position is the packed
  * layout's, dak/tile_layout.h). */
 DAK_HD uint32_t dak_swz128_byte(uint32_t r, uint32_t k)

@@ -60,8 +60,8 @@ static void usage(FILE *o)
             "  --bnw N          1: at N 33..56 the wgmma tiles' B box is N rounded up to 8 rows, their wgmma\n"
             "                   m64n40 / n48 / n56 (dak_gemm_opts.bnw), 0: 64 rows, m64n64 (default 1)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
-            "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32, else the whole\n"
-            "                   ring) or 1..24 (24: the ring; default 0)\n"
+            "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32 and on 128-row\n"
+            "                   ones at N 17-32, else the whole ring) or 1..24 (24: the ring; default 0)\n"
             "  --stash N        with pdl, K chunks of A each HBM-tier CTA of the split kernel holds in registers\n"
             "                   before griddepcontrol.wait, their slots refilled right after it\n"
             "                   (dak_gemm_opts.stash; N <= 8): 0 (off), 1 or 2 (default 2)\n"
@@ -196,7 +196,8 @@ static int parse(int argc, char **argv, bench_cfg *c)
     dak_gemm_opts d; /* the library's defaults for the options the bench passes on */
     dak_gemm_opts_default(&d);
     c->panel = d.panel, c->tile_align = (uint32_t)d.tile_align, c->l2_hints = (uint32_t)d.l2_hints;
-    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->bn24 = (uint32_t)d.bn24, c->bnw = (uint32_t)d.bnw, c->stash = d.stash;
+    c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->bn24 = (uint32_t)d.bn24, c->bnw = (uint32_t)d.bnw;
+    c->stash = d.stash;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";

@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(PNTHREADS, 1)
                         ptx_mbar_wait(b_full + 8u * s, ph);
                         if (!p.nomath) {
                             consume_wgmma(w, aBase + i * p.kstep * A_BYTES, sB + s * bslot, p.kstep, p.b_rk, kh, false,
-                                          p.bn_box < 64u ? p.bn_box / 8u : 8u);
+                                          dak_wg_n8_groups(p.bn_box));
                             ptx_wgmma_wait1(); /* the previous piece's group is complete */
                         }
                         __syncwarp();

@@ -812,8 +812,7 @@ static __device__ __forceinline__ void split_body(const CUtensorMap *ta_hp, cons
                  * 1), so that two groups overlap. */
                 float w[2][4][4];
                 dak_acc_zero(w);
-                /* the wgmma's n8 groups: the B box's rows / 8 (40-56 at N 33..56 with opts.bnw, else 64) */
-                const uint32_t wn = p.bn_box[tier] < 64u ? p.bn_box[tier] / 8u : 8u;
+                const uint32_t wn = dak_wg_n8_groups(p.bn_box[tier]);
                 uint32_t ps = 0;
                 bool pend = false;
                 for (uint32_t kc = g.kb; kc < g.ke; kc++) {

@@ -273,17 +273,12 @@ static int panel_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kblocks
     return 0;
 }
 
-/* Whether the HBM tier will run k_split_nn (64-row tiles at N 9..32, B as [block][n][64], no dynamic units): what
- * split_kernel_of names at the end, known once the tile height is; the HBM window and the 24-row B box depend on it */
-static int hbm_on_nn(const dak_gemm_plan *p, uint32_t N, const dak_gemm_opts *o)
+/* Which offsets kernel the HBM tier will run at N 9..32 (B as [block][n][64], no dynamic units): 1 k_split_nn (64-row
+ * tiles), 2 k_split_nn2 (128-row), 0 neither; what split_kernel_of names at the end, known once the tile height is.
+ * The HBM window and the 24-row B box depend on it */
+static uint32_t hbm_offsets_kernel(const dak_gemm_plan *p, uint32_t N, const dak_gemm_opts *o)
 {
-    return p->bm == TILE && N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn;
-}
-
-/* The same for k_split_nn2 (128-row tiles at N 9..32) */
-static int hbm_on_nn2(const dak_gemm_plan *p, uint32_t N, const dak_gemm_opts *o)
-{
-    return p->bm == 2u * TILE && N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn;
+    return N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn && p->bm <= 2u * TILE ? p->bm / TILE : 0u;
 }
 
 /* The tiled kernel's instantiation for the HBM tier's tiles (gemm.h's dak_split_kernel, in its order of
@@ -467,7 +462,7 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     /* B box of 24 rows at N 17..24 where k_split_nn runs (opts.bn24): its offsets consumer keeps its loads inside the
      * box (narrow_offs_of).  B's 16 KiB a slot cost N 17-32 0.75 us a GEMM against N = 16 on as many slots (7168^2,
      * PDL graphs, twenty-ninth session); 12 KiB gets part of that back */
-    if (o->bn24 && hbm_on_nn(p, N, o) && N > 16u && N <= 24u && c == 1u && !pon)
+    if (o->bn24 && hbm_offsets_kernel(p, N, o) == 1u && N > 16u && N <= 24u && c == 1u && !pon)
         p->bn_box = 24u;
     /* Wide HBM column tiles (bn): with 64 columns every A tile crosses L2 -> SM once per 64 columns
      * (2x at N = 128, 8x at N = 512) and each m64n64k16 reads as many bytes of A as of B per flop;
@@ -608,7 +603,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     uint32_t hw = o->hbm_window;
     if (!hw && !o->dyn) {
         if (N <= 8 && !o->pdl) hw = HBM_WINDOW_AUTO;
-        else if (hbm_on_nn(p, N, o) || (hbm_on_nn2(p, N, o) && N > 16u)) hw = HBM_WINDOW_NN;
+        else if (hbm_offsets_kernel(p, N, o) == 1u || (hbm_offsets_kernel(p, N, o) == 2u && N > 16u))
+            hw = HBM_WINDOW_NN;
     }
     p->hbm.window = !p->hbm.ctas ? 0 : hw && hw < p->hbm_stages ? hw : p->hbm_stages;
     /* stash: as many chunks as their B rows fit in the area (bn8 0 at kstep 4: one), with the window at the ring and
