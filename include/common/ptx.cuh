@@ -483,11 +483,60 @@ PTX_DEV void ptx_wgmma_m64n56k16_bf16(float *d, uint64_t a, uint64_t b)
                  : "memory");
 }
 
-/* D(64 x 8 wn) += A * B for wn = 5..8 n8 groups: one of the four above, by a branch that is uniform over the
- * warpgroup (wn from the kernel's parameters). */
+/* D(64 x 8j, f32: d[4j] per thread) += A(64x16 bf16, K-major, desc a) * B(16 x 8j bf16, K-major, desc b), j = 1..4:
+ * the whole-K tiles' wgmma at N <= 32 (gemm_whole.cu; the first 4 j of m64n64's registers, the same layout). */
+PTX_DEV void ptx_wgmma_m64n8k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+PTX_DEV void ptx_wgmma_m64n16k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, "
+                 "1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+PTX_DEV void ptx_wgmma_m64n24k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %14, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+PTX_DEV void ptx_wgmma_m64n32k16_bf16(float *d, uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n\t}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(a), "l"(b), "r"(1u)
+                 : "memory");
+}
+
+/* D(64 x 8 wn) += A * B for wn = 1..8 n8 groups: one of the eight above, by a branch that is uniform over the
+ * warpgroup (wn a constant where the caller inlines it: a run-time one puts a warpgroup.arrive before every
+ * wgmma, ptxas C7519). */
 PTX_DEV void ptx_wgmma_m64n8xk16_bf16(float *d, uint64_t a, uint64_t b, uint32_t wn)
 {
-    if (wn == 5u)
+    if (wn == 1u)
+        ptx_wgmma_m64n8k16_bf16(d, a, b);
+    else if (wn == 2u)
+        ptx_wgmma_m64n16k16_bf16(d, a, b);
+    else if (wn == 3u)
+        ptx_wgmma_m64n24k16_bf16(d, a, b);
+    else if (wn == 4u)
+        ptx_wgmma_m64n32k16_bf16(d, a, b);
+    else if (wn == 5u)
         ptx_wgmma_m64n40k16_bf16(d, a, b);
     else if (wn == 6u)
         ptx_wgmma_m64n48k16_bf16(d, a, b);

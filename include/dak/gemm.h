@@ -221,6 +221,16 @@ typedef struct {
                            is summed by reduce-scatter: each contributor adds and stores a share of its rows.
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
+    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off (default), 1 where it applies: no host rows,
+                           N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and
+                           every tile on an SM of its own (64-row tiles, or 128-row ones where 64-row tiles
+                           outnumber the SMs; opts.bm forces one).  One CTA a tile over the whole K (no split-K,
+                           no fix-up), in clusters of whole_cluster CTAs that each fetch a slice of every B stage
+                           and multicast it to all (L2 serves B once per cluster), a deep ring of one 64-column
+                           block a stage (A's and B's copies from two producer warps), wgmma m64n<N rounded up
+                           to 8>k16.  Elsewhere the split plan, as without it */
+    uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (the largest of 4, 2, 1 dividing the
+                               tiles), 1, 2 or 4 (refused where it does not divide them) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
@@ -286,6 +296,8 @@ typedef struct {
     uint32_t smem_bytes; /* dynamic shared memory of the kernel */
     uint32_t wgmma;    /* 1: the wide column tiles of both kernels go through wgmma (asked or auto, and
                           N > 32: some tile has more than 32 valid columns), 0: all mma.sync */
+    uint32_t whole_rows;    /* k_whole: B rows a cluster member fetches a stage (multicast to all; 0 otherwise) */
+    uint32_t whole_loaders; /* k_whole: members that fetch B rows (bn_box = whole_rows x whole_loaders) */
     uint32_t kernel;   /* dak_split_kernel: the tiled kernel's instantiation, named by dak_split_kernel_name.  A
                           prepared launch's plan (dak_gemm_launch_plan) names the one it runs: DAK_SPLIT where the
                           driver refused the [block][n][64] B map the offsets consumers need */
@@ -305,6 +317,7 @@ typedef enum {
     DAK_SPLIT_N128, /* k_split_n128: 128 x 128 wgmma tiles */
     DAK_SPLIT_N256, /* k_split_n256: 128 x 256 wgmma tiles */
     DAK_SPLIT_M256, /* k_split_m256: 256 x 128 wgmma tiles */
+    DAK_SPLIT_WHOLE, /* k_whole (gemm_whole.cu): whole-K tiles, one a CTA, B multicast in clusters (opts.whole) */
     DAK_SPLIT_KERNELS
 } dak_split_kernel;
 

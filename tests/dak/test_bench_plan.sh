@@ -58,6 +58,12 @@ expect 2 "--smem: expected" -- --plan-only --smem 0
 expect 2 "--pdl: expected" -- --plan-only --pdl 2
 expect 2 "--bn24: expected an integer in \[0, 1\], got '2'" -- --plan-only --bn24 2
 expect 2 "--bnw: expected an integer in \[0, 1\], got '2'" -- --plan-only --bnw 2
+expect 2 "--whole: expected an integer in \[0, 1\], got '2'" -- --plan-only --whole 2
+expect 2 "--whole-cl: expected 0 (auto), 1, 2 or 4" -- --plan-only --whole 1 --whole-cl 3
+# --whole 1: k_whole where it applies (7168^2 N 64: 112 whole-K tiles), the split where not (host rows)
+expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 64 --ratios 0 --whole 1
+expect 0 "k_split" -- --plan-only --shapes 7168x7168 --n 64 --ratios 5 --whole 1
+expect 1 "whole_cluster 4 does not divide the 86" -- --plan-only --shapes 11008x4096 --n 32 --ratios 0 --whole 1 --whole-cl 4
 expect 1 "shared memory" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --smem 16KiB
 expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --pdl 1
 expect 2 "--pdl-pre: expected 'none' or an integer in \[0, 24\]" -- --plan-only --pdl-pre nothing

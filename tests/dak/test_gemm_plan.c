@@ -1149,6 +1149,78 @@ static void test_plan_kernel(void)
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_KERNELS), "?") == 0);
 }
 
+/* Whole-K tiles (opts.whole, k_whole): off by default; where they apply, one CTA a tile of 64 rows (128 where 64-row
+ * tiles outnumber the SMs), no split-K, B's stage rows (N rounded up to 8) in whole 8-row slices over at most the
+ * cluster's members and no member's slice wholly past them, the deepest ring of one-block stages that fits (at most
+ * 24), the cluster the largest of 4 / 2 / 1 dividing the tiles; the split plan elsewhere; bad values refused. */
+static void test_plan_whole(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(o.whole == 0 && o.whole_cluster == 0);
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE &&
+          p.whole_rows == 0);
+    o.whole = 1;
+    static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster */
+                                       {7168, 7168, 64, 4}, {11008, 4096, 128, 2}, {1088, 1024, 64, 1}, {8640, 1024, 128, 4}};
+    for (int si = 0; si < 4; si++)
+        for (uint32_t N = 1; N <= 64; N++) {
+            const uint32_t M = shp[si][0], K = shp[si][1], bm = shp[si][2], tiles = (M / 64 + bm / 64 - 1) / (bm / 64);
+            o.pdl = N % 2;
+            const int ok = dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0;
+            CHECK(ok && p.kernel == DAK_SPLIT_WHOLE && strcmp(dak_split_kernel_name(p.kernel), "k_whole") == 0);
+            if (!ok) continue;
+            const uint32_t n8 = (N + 7) / 8 * 8, stage = bm * 128 + p.bn_box * 128;
+            CHECK(p.bm == bm && p.hbm.ctas == tiles && p.host.ctas == 0 && p.hbm.ksplit == 1 && p.kstep == 1 &&
+                  p.kchunks == K / 64 && p.ws_bytes == 0 && p.cluster == shp[si][3] && tiles % p.cluster == 0);
+            CHECK(p.whole_rows % 8 == 0 && p.bn_box == p.whole_rows * p.whole_loaders && p.whole_loaders <= p.cluster &&
+                  p.bn_box >= n8 && (p.whole_loaders - 1) * p.whole_rows < n8 && p.bn_box <= 64);
+            CHECK(p.hbm_stages >= 4 && p.hbm_stages <= 24 && p.smem_bytes <= SMEM &&
+                  p.smem_bytes >= p.hbm_stages * stage &&
+                  (p.hbm_stages == 24 || p.smem_bytes + stage > SMEM)); /* the deepest ring that fits */
+            CHECK(p.hbm_pre == (o.pdl ? p.hbm_stages : 0));
+        }
+    o.pdl = 1, o.pdl_pre = 3;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE && p.hbm_pre == 3);
+    o.pdl_pre = DAK_GEMM_PDL_PRE_NONE;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE && p.hbm_pre == 0);
+    o.pdl_pre = 0;
+    o.pdl = 0;
+    /* the split plan where whole-K tiles do not apply: host rows, N > 64, more tiles than SMs, a diagnostic of the
+     * split kernel, dyn */
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(7168, 65, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(28672, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    o.diag_nomath = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    o.diag_nomath = 0, o.dyn = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    o.dyn = 0;
+    /* asked for: 128-row tiles on 7168^2 (56 of them), a cluster, the ring's depth */
+    o.bm = 128;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+          p.bm == 128 && p.hbm.ctas == 56 && p.cluster == 4);
+    o.bm = 0, o.whole_cluster = 2;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 2 && p.whole_rows == 24 &&
+          p.whole_loaders == 2);
+    /* 40 rows over 4 members in whole 8-row slices: slices of 16 rows, 3 members fetch (48 rows, 8 zero-filled) */
+    o.whole_cluster = 0, o.stages = 4;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm_stages == 4 &&
+          p.whole_rows == 16 && p.whole_loaders == 3 && p.smem_bytes == 1536 + 4 * (8192 + 48 * 128));
+    o.stages = 24; /* 24 one-block stages of 16 KiB do not fit */
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "do not fit"));
+    o.stages = 0;
+    /* refused */
+    o.whole_cluster = 4;
+    CHECK(dak_gemm_plan_make(11008, 32, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "does not divide"));
+    o.whole_cluster = 3;
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_cluster 3"));
+    o.whole_cluster = 0, o.whole = 2;
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole 2"));
+}
+
 int main(void)
 {
     test_ratio();
@@ -1165,6 +1237,7 @@ int main(void)
     test_plan_rs();
     test_plan_bm256();
     test_plan_kernel();
+    test_plan_whole();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

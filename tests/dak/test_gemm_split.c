@@ -46,8 +46,10 @@
  * checked back at zero after each.  Written for the fifteenth session's stall of `dak bench gemm --sections wave`
  * at N = 64; the sixteenth found its cause in the bench (B and C sized by --n, not the section's N: the writes past
  * C reached the counters), which the operand extents (test_extents) now refuse, and these cases all passed.
- * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain | --small [FIRST]]   (quick: the
- * smallest shape and the panel tests on small shapes; panel / wgmma / bn / stash / chain / small: those tests only;
+ * Whole-K tiles (test_whole): k_whole's C on four shapes at N 1..64, its plan's refusals and fall-backs.
+ * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain | --whole | --small [FIRST]]   (quick:
+ * the smallest shape and the panel tests on small shapes; panel / wgmma / bn / stash / chain / whole / small: those
+ * tests only;
  * FIRST: the small tests from that case on) */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
@@ -509,6 +511,99 @@ static dak_gemm_launch *case_checked(dak_gemm_ctx *ctx, pshape *s, uint32_t N, d
     *e = pshape_err(s, N, o->out_bf16, &bad);
     CHECK(*e <= 1e-2, "%s %ux%u N %u r %g: rel err %g, %zu unwritten", label, s->M, s->K, N, ratio, *e, bad);
     return l;
+}
+
+/* ---- whole-K tiles (opts.whole, k_whole) ---- */
+
+/* C against the reference on fresh inputs, every element written, with the plan's kernel k_whole where it applies:
+ * 64-row tiles (7168^2: 112 in clusters of 4; 1088 x 1024: 17, an odd count, cluster 1), 128-row ones where 64-row
+ * tiles outnumber the SMs (11008 x 4096: 86 in clusters of 2; 8640 x 1024: 68 with a half last tile, clusters of 4),
+ * N 1..64 (every wgmma width n8..n64; member slices that run past N, zero-filled), fp32 and bf16 C, PDL sequences,
+ * clusters asked for (1, 2), a 4-stage ring (the phases wrap many times), the stamps, nothing read before the PDL
+ * wait (pdl_pre none).  And the plan's refusals and
+ * fall-backs: a cluster that does not divide the tiles, host rows or N > 64 (the split plan). */
+static int test_whole(dak_gemm_ctx *ctx, int full)
+{
+    static const uint32_t shp[4][2] = {{7168, 7168}, {11008, 4096}, {1088, 1024}, {8640, 1024}};
+    static const uint32_t ns[11] = {1, 5, 8, 13, 17, 24, 32, 33, 40, 57, 64};
+    for (int si = 0; si < 4; si++) {
+        if (!full && si < 2) continue;
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 64, 0x3401 + si)) return -1;
+        for (int ni = 0; ni < 11; ni++) {
+            const uint32_t N = ns[ni];
+            if (!full && ni % 3) continue;
+            if (pshape_ref(&s, N)) return -1;
+            for (int v = 0; v < 8; v++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.whole = 1;
+                int runs = 1;
+                const char *w = "fp32";
+                if (v == 1) o.out_bf16 = 1, w = "bf16";
+                if (v == 2) o.pdl = 1, runs = 3, w = "pdl x3";
+                if (v == 3) o.whole_cluster = 1, w = "cluster 1";
+                if (v == 4) o.whole_cluster = 2, o.pdl = 1, runs = 2, w = "cluster 2 pdl x2";
+                if (v == 5) o.stages = 4, o.pdl = 1, runs = 2, w = "4 stages pdl x2";
+                if (v == 6) o.diag_times = 1, w = "stamps";
+                if (v == 7) o.pdl = 1, o.pdl_pre = DAK_GEMM_PDL_PRE_NONE, runs = 3, w = "pdl pre none x3";
+                if (!full && v >= 3 && v != 5) continue;
+                if (v == 4 && si == 2) continue; /* 17 tiles: no cluster of 2 divides them (refused, below) */
+                char label[64];
+                uint32_t rows;
+                double e;
+                snprintf(label, sizeof label, "whole %s", w);
+                dak_gemm_launch *l = case_checked(ctx, &s, N, 0.0, &o, runs, label, &rows, &e);
+                if (!l) continue;
+                const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+                const uint32_t mh = s.M / 64u > dak_gemm_ctx_sms(ctx) ? 2u : 1u, tiles = (s.M / 64u + mh - 1u) / mh;
+                CHECK(p->kernel == DAK_SPLIT_WHOLE && p->bm == 64u * mh && p->hbm.ctas == tiles && p->hbm.ksplit == 1,
+                      "%s %ux%u N %u: plan %s, bm %u, %u CTAs, ksplit %u; expected k_whole, bm %u, %u CTAs, 1", label,
+                      s.M, s.K, N, dak_split_kernel_name(p->kernel), p->bm, p->hbm.ctas, p->hbm.ksplit, 64u * mh, tiles);
+                CHECK(p->bn_box >= N && p->bn_box == p->whole_rows * p->whole_loaders && p->whole_rows % 8u == 0 &&
+                          p->whole_loaders <= p->cluster && tiles % p->cluster == 0,
+                      "%s N %u: B box %u = %u rows x %u loaders, cluster %u of %u tiles", label, N, p->bn_box,
+                      p->whole_rows, p->whole_loaders, p->cluster, tiles);
+                if (o.whole_cluster) CHECK(p->cluster == o.whole_cluster, "%s: cluster %u", label, p->cluster);
+                if (v == 6) {
+                    uint64_t t[256 * DAK_GEMM_NTIMES];
+                    uint32_t ctas = 0;
+                    cm_err err;
+                    const int rc = dak_gemm_times(l, t, 256 * DAK_GEMM_NTIMES, &ctas, &err);
+                    CHECK(rc == 0 && ctas == tiles, "%s: stamps: %s, %u CTAs", label, rc ? err.msg : "", ctas);
+                    int order = !rc;
+                    for (uint32_t b = 0; b < ctas && order; b++) {
+                        const uint64_t *x = t + (size_t)b * DAK_GEMM_NTIMES;
+                        order = x[0] && x[0] <= x[3] && x[3] <= x[4] && x[4] <= x[7] && x[7] <= x[5];
+                    }
+                    CHECK(order, "%s: stamps out of order (entry <= first full <= last full <= math done <= exit)",
+                          label);
+                }
+                printf("  %-22s %5ux%-5u N %2u: %u CTAs of %u rows, cluster %u, B %u rows x %u, %u stages: rel err "
+                       "%.2e\n",
+                       label, s.M, s.K, N, p->hbm.ctas, p->bm, p->cluster, p->whole_rows, p->whole_loaders,
+                       p->hbm_stages, e);
+                dak_gemm_launch_free(l);
+            }
+        }
+        pshape_free(&s);
+    }
+    /* the plan's refusal and fall-backs (no GPU work) */
+    cm_err err;
+    dak_gemm_plan p;
+    dak_gemm_opts o;
+    dak_gemm_opts_default(&o);
+    o.whole = 1, o.whole_cluster = 4;
+    const uint32_t sms = dak_gemm_ctx_sms(ctx);
+    CHECK(dak_gemm_plan_make(11008, 32, 4096, 0, &o, sms, 232448, &p, &err) == -1 && strstr(err.msg, "whole_cluster"),
+          "whole_cluster 4 on 86 tiles: accepted or wrong message (%s)", err.msg);
+    o.whole_cluster = 0;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 64, &o, sms, 232448, &p, &err) == 0 && p.kernel != DAK_SPLIT_WHOLE,
+          "whole with host rows: %s", dak_split_kernel_name(p.kernel));
+    CHECK(dak_gemm_plan_make(7168, 65, 7168, 0, &o, sms, 232448, &p, &err) == 0 && p.kernel != DAK_SPLIT_WHOLE,
+          "whole at N 65: %s", dak_split_kernel_name(p.kernel));
+    fprintf(stderr, "whole tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
 }
 
 /* ---- wide HBM column tiles (opts.bn) ---- */
@@ -1092,15 +1187,17 @@ int main(int argc, char **argv)
     int stash_only = argc > 1 && !strcmp(argv[1], "--stash");
     int chain_only = argc > 1 && !strcmp(argv[1], "--chain");
     int small_only = argc > 1 && !strcmp(argv[1], "--small");
+    int whole_only = argc > 1 && !strcmp(argv[1], "--whole");
     unsigned small_first = 0;
     char *end = NULL;
     const int bad_first = small_only && argc > 2 &&
                           (!isdigit((unsigned char)argv[2][0]) || (small_first = (unsigned)strtoul(argv[2], &end, 10),
                                                                    *end != '\0'));
-    if ((argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only && !chain_only && !small_only) ||
+    if ((argc > 1 && !quick && !panel_only && !wgmma_only && !bn_only && !stash_only && !chain_only && !small_only &&
+         !whole_only) ||
         argc > (small_only ? 3 : 2) || bad_first) {
         if (bad_first) fprintf(stderr, "--small: FIRST must be a case index (digits), got '%s'\n", argv[2]);
-        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash | --chain | --small [FIRST]]\n",
+        fprintf(stderr, "usage: %s [--quick | --panel | --wgmma | --bn | --stash | --chain | --whole | --small [FIRST]]\n",
                 argv[0]);
         return 2;
     }
@@ -1111,8 +1208,9 @@ int main(int argc, char **argv)
         printf("0 passed, 1 failed\n");
         return 1;
     }
-    if (wgmma_only || bn_only || chain_only || stash_only || small_only) { /* one group of tests, in full */
+    if (wgmma_only || bn_only || chain_only || stash_only || small_only || whole_only) { /* one group, in full */
         const int rc = wgmma_only   ? test_wgmma(ctx, 1)
+                       : whole_only ? test_whole(ctx, 1)
                        : bn_only    ? test_bn(ctx, 1)
                        : stash_only ? test_stash(ctx, 1)
                        : small_only ? test_small(ctx, small_first)
@@ -1130,6 +1228,7 @@ int main(int argc, char **argv)
     if (!panel_only && test_view_rows(ctx)) return 1;
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
+    if (!panel_only && test_whole(ctx, !quick)) return 1;
     if (!panel_only && !quick && test_small(ctx, 0)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
     /* 16, 20, 32: narrow tiles with 2, 3, 4 n8 tiles (k_split_nn); 40: one wide tile whose second column half has

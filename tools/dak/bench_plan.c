@@ -30,6 +30,8 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->bn8 = (int)c->bn8;
     o->bn24 = (int)c->bn24;
     o->bnw = (int)c->bnw;
+    o->whole = c->whole;
+    o->whole_cluster = c->whole_cl;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

@@ -59,6 +59,9 @@ static void usage(FILE *o)
             "                   of B a slot), 0: 32 rows (default 1)\n"
             "  --bnw N          1: at N 33..56 the wgmma tiles' B box is N rounded up to 8 rows, their wgmma\n"
             "                   m64n40 / n48 / n56 (dak_gemm_opts.bnw), 0: 64 rows, m64n64 (default 1)\n"
+            "  --whole N        1: whole-K tiles, one a CTA, B multicast in clusters (k_whole, dak_gemm_opts.whole)\n"
+            "                   where they apply (no host rows, N <= 64, a tile an SM), 0: the split (default 0)\n"
+            "  --whole-cl N     CTAs sharing each B stage with --whole 1: 0 (auto), 1, 2 or 4 (default 0)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32 and on 128-row\n"
             "                   ones at N 17-32, else the whole ring) or 1..24 (24: the ring; default 0)\n"
@@ -248,6 +251,11 @@ static int parse(int argc, char **argv, bench_cfg *c)
             if (!VAL() || arg_u32("dak bench", "--bn24", v, 0, 1, &c->bn24)) return -1;
         } else if (arg_is(a, "--bnw")) {
             if (!VAL() || arg_u32("dak bench", "--bnw", v, 0, 1, &c->bnw)) return -1;
+        } else if (arg_is(a, "--whole")) {
+            if (!VAL() || arg_u32("dak bench", "--whole", v, 0, 1, &c->whole)) return -1;
+        } else if (arg_is(a, "--whole-cl")) {
+            static const uint32_t ok[] = {0, 1, 2, 4};
+            if (!VAL() || arg_u32_oneof("--whole-cl", v, ok, 4, "0 (auto), 1, 2 or 4", &c->whole_cl)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {

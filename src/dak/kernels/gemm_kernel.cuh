@@ -71,6 +71,7 @@ typedef struct {
     uint32_t fix_rs;           /* reduce-scatter fix-up where every contributor ends in the tile (opts.fix_rs) */
     uint32_t nob;              /* diagnostic: no B copies (opts.diag_nob) */
     uint32_t prod2;            /* diagnostic: two producer threads, alternate slots (opts.diag_prod2) */
+    uint32_t whole_rows, whole_loaders; /* k_whole: B rows a cluster member fetches a stage, members that do */
 } kparams;
 
 /* The split kernel's signature, shared by its definitions (K_SPLIT in gemm_split.cu) and the
@@ -93,6 +94,9 @@ K_SPLIT_SIG(k_split_dyn);
 K_SPLIT_SIG(k_split_n128);
 K_SPLIT_SIG(k_split_n256);
 K_SPLIT_SIG(k_split_m256);
+/* Defined in gemm_whole.cu: whole-K tiles, one a CTA, B multicast in clusters (opts.whole, dak_gemm_plan.kernel
+ * DAK_SPLIT_WHOLE); tbw is B as 2-D {K, N} in boxes of whole_rows rows, the other maps unused. */
+K_SPLIT_SIG(k_whole);
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void);
 
 #endif

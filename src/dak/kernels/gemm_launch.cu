@@ -26,7 +26,7 @@ struct dak_gemm_launch {
 static const void *const split_kernels[DAK_SPLIT_KERNELS] = {
     (const void *)k_split,      (const void *)k_split_nn,   (const void *)k_split_nn2, (const void *)k_split_n8,
     (const void *)k_split_dyn,
-    (const void *)k_split_n128, (const void *)k_split_n256, (const void *)k_split_m256};
+    (const void *)k_split_n128, (const void *)k_split_n256, (const void *)k_split_m256, (const void *)k_whole};
 
 extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
 {
@@ -202,6 +202,59 @@ static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, con
     return 0;
 }
 
+static int prepare_diag_times(dak_gemm_launch *l, const dak_gemm_opts *o, cm_err *err)
+{
+    if (!o->diag_times) return 0;
+    const size_t nt = (size_t)(l->plan.host.ctas + l->plan.hbm.ctas) * DAK_GEMM_NTIMES;
+    cudaError_t e = cudaMalloc((void **)&l->times, nt * 8u);
+    if (e == cudaSuccess) e = cudaMemset(l->times, 0, nt * 8u);
+    if (e != cudaSuccess) return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
+    l->kp.times = l->times;
+    return 0;
+}
+
+/* The launch of k_whole (the plan's kernel DAK_SPLIT_WHOLE; its rules are plan.c's whole_plan): B as 2-D {K, N} in
+ * boxes of 64 columns x whole_rows rows, 128-byte swizzle ([n][64] in a stage, the layout of a one-block
+ * [block][n][64] box), in tbw; A from the packed layout by bulk copies. */
+static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
+                         const dak_gemm_opts *o, cm_err *err)
+{
+    dak_gemm_ctx *ctx = l->ctx;
+    const dak_gemm_plan *p = &l->plan;
+    if (!A->packed) return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) for whole-K tiles");
+    char shape[96];
+    snprintf(shape, sizeof shape, "M %u, N %u, K %u, whole-K tiles", A->M, N, A->K);
+    if (check_extent(ctx, B, (size_t)N * A->K * 2u, "B (K x N bf16)", shape, err) ||
+        check_extent(ctx, C, (size_t)A->M * N * (o->out_bf16 ? 2u : 4u),
+                     o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)", shape, err) ||
+        check_extent(ctx, A->dev, (size_t)A->M * A->K * 2u, "A's HBM rows", shape, err))
+        return -1;
+    if (encode_2d(ctx, &l->tbw, B, A->K, N, 64u, p->whole_rows, err)) return -1;
+    DAK_CU(cudaMalloc((void **)&l->hb, 8), err); /* dak_gemm_host_bytes: none */
+    DAK_CU(cudaMemset(l->hb, 0, 8), err);
+    kparams *k = &l->kp;
+    memset(k, 0, sizeof *k);
+    k->M = A->M, k->N = N, k->K = A->K, k->c = p->cluster, k->kstep = 1u, k->kblocks = A->K / 64u;
+    k->kchunks = p->kchunks;
+    k->mh[1] = p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
+    k->ctas[1] = p->hbm.ctas;
+    k->a_ptr[1] = A->dev;
+    k->whole_rows = p->whole_rows, k->whole_loaders = p->whole_loaders;
+    k->l2_hints = o->l2_hints ? 1u : 0u;
+    k->wgmma = 1u;
+    l->pdl = o->pdl != 0;
+    k->pdl = (uint32_t)l->pdl;
+    k->pre_hbm = p->hbm_pre;
+    k->out_bf16 = o->out_bf16;
+    k->C = C;
+    k->host_bytes = l->hb;
+    l->plain_launch = o->diag_plain_launch;
+    l->smem = p->smem_bytes;
+    if (prepare_diag_times(l, o, err)) return -1;
+    DAK_CU(cudaStreamSynchronize(0), err); /* the cudaMemsets above, on the legacy stream (prepare_launch's note) */
+    return 0;
+}
+
 /* prepare_launch's requests to plan again (the driver refused B's [block][n][64] map): 64-column tiles (wide tiles
  * need that map; bn was auto), no 24-row B box (only the offsets consumers, which read that map, keep inside it) */
 #define REPLAN_BN64 1
@@ -217,6 +270,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     dak_gemm_plan *p = &l->plan;
     if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) return -1;
     if (!B || !C) return cm_fail(err, "gemm: B and C must be device pointers");
+    if (p->kernel == DAK_SPLIT_WHOLE) return prepare_whole(l, A, B, C, N, o, err);
     if (!o->a_tma2d && !A->packed)
         return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
     if (o->a_tma2d && A->packed) return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");
@@ -364,13 +418,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
         k->dyn = 1, k->dyn_p = p->dyn_p, k->dyn_units = p->dyn_units, k->dyn_first = p->dyn_first;
         k->dynctr = ctx->dynctr, k->accw = ctx->accw;
     }
-    if (o->diag_times) {
-        size_t nt = (size_t)(p->host.ctas + p->hbm.ctas) * DAK_GEMM_NTIMES;
-        cudaError_t e = cudaMalloc((void **)&l->times, nt * 8u);
-        if (e == cudaSuccess) e = cudaMemset(l->times, 0, nt * 8u);
-        if (e != cudaSuccess) return cm_fail(err, "gemm: stamp buffer: %s", cudaGetErrorString(e));
-        k->times = l->times;
-    }
+    if (prepare_diag_times(l, o, err)) return -1;
     /* The counters and buffers above were zeroed by cudaMemset on the default stream, which does not order
      * against a non-blocking stream: the caller's first launch could find them half zeroed.  Wait here for
      * that stream alone, stream 0 naming the one cudaMemset used (legacy, or per-thread under

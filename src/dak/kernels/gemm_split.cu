@@ -91,18 +91,6 @@ static __device__ __forceinline__ void stamp_slot(unsigned long long *ts)
     ts[4] = t;
 }
 
-/* A consumer warp hands ring slot `bar_empty_s` back, after all its lanes are done with it: to
- * this CTA's producer, or with multicast to every member's (c lanes arrive at once). */
-static __device__ __forceinline__ void slot_release(uint32_t bar_empty_s, uint32_t c, uint32_t lane)
-{
-    __syncwarp();
-    if (c > 1) {
-        if (lane < c) ptx_mbar_arrive_cluster(bar_empty_s, lane);
-    } else if (lane == 0) {
-        ptx_mbar_arrive(bar_empty_s);
-    }
-}
-
 /* 64-row boxes of A that tile row mt of `tier` holds: mh (2 for 128-row tiles), but 1 for the
  * last 128-row tile when the tier has an odd number of 64-row tile rows (its second warpgroup
  * idles).  Uniform over the CTA. */

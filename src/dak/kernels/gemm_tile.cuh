@@ -82,6 +82,18 @@ static __device__ __forceinline__ void dak_acc_copy(float (*acc)[4][4], float (*
             for (uint32_t e = 0; e < 4; e++) acc[a][b][e] = w[a][b][e];
 }
 
+/* A consumer warp hands ring slot `bar_empty_s` back, after all its lanes are done with it: to
+ * this CTA's producer, or with multicast to every member's (c lanes arrive at once). */
+static __device__ __forceinline__ void slot_release(uint32_t bar_empty_s, uint32_t c, uint32_t lane)
+{
+    __syncwarp();
+    if (c > 1) {
+        if (lane < c) ptx_mbar_arrive_cluster(bar_empty_s, lane);
+    } else if (lane == 0) {
+        ptx_mbar_arrive(bar_empty_s);
+    }
+}
+
 /* The barrier after mbarrier init: the whole cluster when the CTA multicasts with
  * c - 1 others (their copies and remote arrives target this CTA's barriers), else
  * the block. */

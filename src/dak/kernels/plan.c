@@ -118,6 +118,8 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
     o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
     o->bn = 0;    /* auto: HBM column tiles as wide as N (up to 256) with 128-row tiles (A read once per bn columns) */
+    o->whole = 0;
+    o->whole_cluster = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -281,6 +283,58 @@ static uint32_t hbm_offsets_kernel(const dak_gemm_plan *p, uint32_t N, const dak
     return N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn && p->bm <= 2u * TILE ? p->bm / TILE : 0u;
 }
 
+/* Whole-K tiles (opts.whole, k_whole): the plan when the shape and options allow it (1), else 0 and the split plan.
+ * One CTA a tile of 64 rows (or 128 where 64-row tiles outnumber the SMs), one 64-column block of A and its B rows
+ * a stage, as many stages as fit; each member of a cluster fetches whole_rows of every stage's B rows (multiples of
+ * 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
+ * runs on the H200 (whole-K tiles on 88-112 CTAs, B shared in clusters of 4, 10-16 stages: NOTES-dak-kernels.md,
+ * seventeenth session), with PDL: A's copies need nothing from the kernel before, only B's wait for it. */
+static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
+{
+    const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
+    if (p->rows_host || N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
+        o->diag_nob || o->diag_prod2 || o->wgmma == 0 || o->bm == 256)
+        return 0;
+    uint32_t mh = o->bm == 128 || (o->bm == 0 && mt > sm_count) ? 2u : 1u;
+    const uint32_t tiles = ceil_div(mt, mh);
+    if (tiles > sm_count) return 0;
+    uint32_t c = o->whole_cluster;
+    if (c && c != 1 && c != 2 && c != 4)
+        return cm_fail(err, "gemm: whole_cluster %u must be 0 (auto), 1, 2 or 4", c);
+    if (c && tiles % c)
+        return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
+                       mh * TILE);
+    if (!c) c = tiles % 4u == 0 ? 4u : tiles % 2u == 0 ? 2u : 1u;
+    const uint32_t brows = ceil_div(N, 8) * 8; /* the wgmma's n: N rounded up to 8 */
+    const uint32_t rows = ceil_div(ceil_div(brows, c), 8) * 8, loaders = ceil_div(brows, rows);
+    const uint32_t stage = mh * TILE * TILE * 2u + loaders * rows * 128u;
+    uint32_t fit = (uint32_t)((smem_bytes - DAK_GEMM_SMEM_BASE) / stage);
+    if (fit > MAX_STAGES) fit = MAX_STAGES;
+    if (o->stages) {
+        if (o->stages > fit)
+            return cm_fail(err, "gemm: %u stages do not fit in %zu bytes of shared memory", o->stages, smem_bytes);
+        fit = o->stages;
+    }
+    if (fit < 4) return 0; /* (each consumer warpgroup holds two stages) */
+    p->kstep = 1, p->kchunks = kblocks;
+    p->ntiles = 1, p->cluster = c, p->ngroups = 1, p->bn = TILE;
+    p->bn_box = loaders * rows, p->whole_rows = rows, p->whole_loaders = loaders;
+    p->stages = p->hbm_stages = fit, p->bm = mh * TILE;
+    p->ws_bytes = 0, p->dyn_p = p->dyn_units = p->dyn_first = 0, p->hbm_stash = 0;
+    /* with pdl, A's copies before the wait: the ring (pdl_pre auto), what was asked (at most the ring), or none */
+    p->hbm_pre = !o->pdl || o->pdl_pre == DAK_GEMM_PDL_PRE_NONE ? 0 : o->pdl_pre && o->pdl_pre < fit ? o->pdl_pre : fit;
+    p->smem_bytes = DAK_GEMM_SMEM_BASE + fit * stage;
+    p->wgmma = 1, p->kernel = DAK_SPLIT_WHOLE;
+    memset(&p->host, 0, sizeof p->host);
+    memset(&p->panel, 0, sizeof p->panel);
+    dak_tier_plan *h = &p->hbm;
+    memset(h, 0, sizeof *h);
+    h->mtiles = h->ctas = h->items = tiles;
+    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks, h->window = fit, h->ngroups = 1;
+    h->balance = (double)mt / ((double)tiles * mh); /* a half last 128-row tile */
+    return 1;
+}
+
 /* The tiled kernel's instantiation for the HBM tier's tiles (gemm.h's dak_split_kernel, in its order of
  * precedence).  The offsets consumers need B as [block][n][64]: not with diag_b_nmajor (nor where the driver
  * refuses that map, which prepare finds out). */
@@ -369,6 +423,12 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: the panel path (panel 1) needs packed A (1-D bulk copies); set a_tma2d 0");
 
     p->M = M, p->N = N, p->K = K, p->rows_host = rows_host;
+    p->whole_rows = p->whole_loaders = 0;
+    if (o->whole > 1) return cm_fail(err, "gemm: whole %u must be 0 (off) or 1 (where it applies)", o->whole);
+    if (o->whole) {
+        const int w = whole_plan(p, o, sm_count, smem_bytes, err);
+        if (w) return w < 0 ? -1 : 0;
+    }
     p->ntiles = ceil_div(N, TILE);
     while (c > 1 && c / 2 >= p->ntiles) c /= 2; /* a cluster wider than the column tiles is idle */
     p->cluster = c;
@@ -660,7 +720,7 @@ const char *dak_split_kernel_name(uint32_t kernel)
 {
     static const char *const names[DAK_SPLIT_KERNELS] = {"k_split",     "k_split_nn",   "k_split_nn2", "k_split_n8",
                                                          "k_split_dyn",
-                                                         "k_split_n128", "k_split_n256", "k_split_m256"};
+                                                         "k_split_n128", "k_split_n256", "k_split_m256", "k_whole"};
     return kernel < DAK_SPLIT_KERNELS ? names[kernel] : "?";
 }
 

@@ -1,0 +1,190 @@
+/* Whole-K decode tiles (dak_gemm_opts.whole; plan: whole_plan in plan.c): the shape of work cuBLAS runs at decode
+ * widths on the H200 (NOTES-dak-kernels.md, seventeenth session), with PDL.
+ *
+ * One CTA a tile of 64 mh rows over the whole K: no split-K, no fix-up.  A ring of S stages, each one 64-column
+ * block of A (mh boxes of 8 KiB, the packed layout's swizzled image, one bulk copy each) and the same block's B
+ * rows ([n][64], 128-byte swizzle).  The CTAs of a cluster share B: member r fetches rows r whole_rows.. of every
+ * stage and multicasts them into every member's slot, so L2 serves B once per cluster.  Two producer warps: A's
+ * copies (warp NCW) need nothing from the kernel before and its first pre_hbm go out at once (dak_gemm_plan.hbm_pre:
+ * the ring, or what opts.pdl_pre asks); B's (warp NCW + 1) wait for it (griddepcontrol.wait under PDL).  A stage's full barrier takes both producers' arrivals and the bytes of A and of
+ * every member's B slice; its empty barrier the releases of every member's consumers (a slot is written by every
+ * member's B producer).  Consumers: with 128-row tiles warpgroup h computes rows 64 h.. of every stage; with
+ * 64-row tiles the two warpgroups take alternate stages and sum at the end.  wgmma m64n<8 wn>k16, wn = N / 8 rounded
+ * up, a constant in each of eight inlined copies of the loop.  C is staged [column][row] through the idle ring
+ * and stored by float4 rows. */
+#include <cuda_bf16.h>
+
+#include "common/ptx.cuh"
+#include "dak/gemm.h"
+#include "gemm_kernel.cuh"
+#include "gemm_tile.cuh"
+
+#define WH_CONSUMERS (NCW * 32u) /* two warpgroups */
+
+/* Warpgroup h's stages of the tile: every stage's box h (mh 2), or the stages h, h + 2, .. (mh 1).  Leaves the sums in
+ * d (wgmma layout, gemm_layout.h), every wgmma group complete. */
+static __device__ __forceinline__ void whole_consume(float *d, uint32_t KB, uint32_t S, uint32_t mh, uint32_t c,
+                                                     uint32_t ring, uint32_t stage, uint32_t bar_full,
+                                                     uint32_t bar_empty, uint32_t h, unsigned long long *ts,
+                                                     const uint32_t wn)
+{
+    const uint32_t lane = threadIdx.x & 31u, step = mh == 1u ? 2u : 1u, box = mh == 1u ? 0u : h;
+    uint32_t s = mh == 1u ? h : 0u, ph = 0u, prev = 0xffffffffu;
+    for (uint32_t kb = s; kb < KB; kb += step) {
+        ptx_mbar_wait(bar_full + 8u * s, ph);
+        if (ts) { /* thread 0 only: the first and last stage full */
+            const unsigned long long t = ptx_globaltimer();
+            if (!ts[3]) ts[3] = t;
+            ts[4] = t;
+        }
+        const uint32_t a = ring + s * stage + box * DAK_A_BLOCK, b = ring + s * stage + mh * DAK_A_BLOCK;
+        ptx_wgmma_fence();
+#pragma unroll
+        for (uint32_t k16 = 0; k16 < 4u; k16++)
+            ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + k16 * 32u, DAK_WG_SBO),
+                                     ptx_wgmma_desc_sw128(b + k16 * 32u, DAK_WG_SBO), wn);
+        ptx_wgmma_commit();
+        ptx_wgmma_wait1(); /* the stage before is read: hand it back to every member's producers */
+        if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, c, lane);
+        prev = s;
+        s += step;
+        if (s >= S) s -= S, ph ^= 1u;
+    }
+    ptx_wgmma_wait0();
+    ptx_wgmma_fence_acc(d, 32);
+    if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, c, lane);
+}
+
+/* Warpgroup h's sums into the staging tile T[column][row] (rs floats a column): rows 64 box + 16 q + .. of the
+ * wgmma layout, the n8 groups j < wn; `add`: onto what is there. */
+static __device__ __forceinline__ void whole_stage(float *T, const float *d, uint32_t rs, uint32_t box, uint32_t wn,
+                                                   bool add)
+{
+    const uint32_t lane = threadIdx.x & 31u, q = (threadIdx.x >> 5) & 3u, g = lane >> 2, t4 = lane & 3u;
+    const uint32_t r0 = 64u * box + 16u * q + g;
+#pragma unroll
+    for (uint32_t j = 0; j < 8u; j++) {
+        if (j >= wn) continue;
+#pragma unroll
+        for (uint32_t e = 0; e < 4u; e++) {
+            float *t = T + (8u * j + 2u * t4 + (e & 1u)) * rs + r0 + (e >> 1) * 8u;
+            *t = add ? *t + d[4u * j + e] : d[4u * j + e];
+        }
+    }
+}
+
+K_SPLIT_SIG(k_whole)
+{
+    (void)ta_h, (void)ta_g, (void)tb;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
+    const uint32_t S = p.stages[1], mh = p.mh[1], KB = p.kblocks, c = p.c, N = p.N;
+    const uint32_t rows = p.whole_rows, bbytes = p.bn_box[1] * 128u, stage = mh * DAK_A_BLOCK + bbytes;
+    const uint32_t ring = ptx_smem(sm), bar_full = ring + S * stage, bar_empty = bar_full + 8u * S;
+    /* the warp index through a shuffle: visibly warp-uniform, so that the wgmma are not on a "divergent" path
+     * (ptxas C7518) */
+    const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u;
+    const uint32_t rank = c > 1u ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
+    const uint32_t mt = blockIdx.x * mh, nbox = p.mt64[1] - mt < mh ? p.mt64[1] - mt : mh;
+    /* diag_times (dak_gemm_times' words; those of the split-K epilogue and the host tier stay 0) */
+    unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
+    if (ts && threadIdx.x == 0)
+        ts[0] = ptx_globaltimer(), ts[1] = ts[2] = ts[3] = ts[8] = ts[9] = ts[11] = ts[12] = 0, ts[6] = ptx_smid();
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < S; s++) {
+            ptx_mbar_init(bar_full + 8u * s, 2u);                          /* A's producer and B's */
+            ptx_mbar_init(bar_empty + 8u * s, c * (mh == 1u ? 4u : 8u)); /* the consumer warps of each member */
+        }
+        ptx_fence_mbar_init();
+    }
+    dak_group_sync(c); /* the barriers exist before any member's copies or arrives reach them */
+    /* PDL: the next kernel may be scheduled once every CTA of this one runs; its CTAs take the SMs left idle (fewer
+     * tiles than SMs) and load their A there */
+    if (p.pdl) ptx_griddep_launch_dependents();
+
+    if (warp == NCW) {
+        if (lane == 0) { /* A: mh boxes of one 64-column block a stage, from the packed layout */
+            if (ts) ts[10] = ptx_globaltimer();
+            const uint64_t pol = p.l2_hints ? ptx_l2_evict_first() : 0ull;
+            const uint16_t *A = p.a_ptr[1];
+            for (uint32_t kb = 0, s = 0, ph = 0; kb < KB; kb++) {
+                if (p.pdl && kb == p.pre_hbm) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
+                if (kb >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                ptx_mbar_arrive_expect_tx(bar_full + 8u * s, nbox * DAK_A_BLOCK);
+                for (uint32_t m = 0; m < nbox; m++) {
+                    const uint16_t *src = A + ((size_t)(mt + m) * KB + kb) * (DAK_A_BLOCK / 2u);
+                    if (pol)
+                        ptx_bulk_g2s_hint(ring + s * stage + m * DAK_A_BLOCK, src, DAK_A_BLOCK, bar_full + 8u * s, pol);
+                    else
+                        ptx_bulk_g2s(ring + s * stage + m * DAK_A_BLOCK, src, DAK_A_BLOCK, bar_full + 8u * s);
+                }
+                if (++s == S) s = 0, ph ^= 1u;
+            }
+        }
+    } else if (warp == NCW + 1u) {
+        if (lane == 0) { /* B: this member's slice of every stage's rows, to every member */
+            if (p.pdl) ptx_griddep_wait(); /* B is the kernel before's output */
+            if (ts && p.pdl) ts[2] = ptx_globaltimer();
+            const uint16_t mask = (uint16_t)((1u << c) - 1u);
+            const bool loads = rank < p.whole_loaders;
+            for (uint32_t kb = 0, s = 0, ph = 0; kb < KB; kb++) {
+                if (kb >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                ptx_mbar_arrive_expect_tx(bar_full + 8u * s, bbytes); /* every member's slice lands here */
+                const uint32_t dst = ring + s * stage + mh * DAK_A_BLOCK + rank * rows * 128u;
+                if (loads && c > 1u)
+                    ptx_tma_2d_g2s_multicast(dst, &tbw, (int)(kb * 64u), (int)(rank * rows), bar_full + 8u * s, mask);
+                else if (loads)
+                    ptx_tma_2d_g2s(dst, &tbw, (int)(kb * 64u), (int)(rank * rows), bar_full + 8u * s);
+                if (ts && kb == 0) ts[1] = ptx_globaltimer();
+                if (++s == S) s = 0, ph ^= 1u;
+            }
+        }
+    } else {
+        const uint32_t h = warp >> 2;
+        float d[32];
+#pragma unroll
+        for (uint32_t i = 0; i < 32u; i++) d[i] = 0.0f;
+        const uint32_t wn = (N + 7u) / 8u;
+        unsigned long long *tc = threadIdx.x == 0 ? ts : NULL;
+        /* one inlined loop per wgmma shape (a run-time shape inside it: ptxas C7519) */
+        switch (wn) {
+        case 1: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 1u); break;
+        case 2: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 2u); break;
+        case 3: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 3u); break;
+        case 4: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 4u); break;
+        case 5: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 5u); break;
+        case 6: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 6u); break;
+        case 7: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 7u); break;
+        default: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 8u); break;
+        }
+        /* C through the idle ring: every stage of every member has landed here and been read (each member's B
+         * producer fills a stage only after all members released it, and there are KB of them) */
+        const uint32_t rs = 64u * mh + 4u; /* 4 rs = 16 banks mod 32: the fragment stores are conflict-free */
+        float *T = (float *)ptx_smem_generic(ring);
+        if (tc) tc[7] = ptx_globaltimer();
+        ptx_bar_sync(1, WH_CONSUMERS); /* the last wgmma of both warpgroups have read the ring */
+        if (mh == 2u || h == 0u) whole_stage(T, d, rs, mh == 2u ? h : 0u, wn, false);
+        if (mh == 1u) {
+            ptx_bar_sync(1, WH_CONSUMERS);
+            if (h == 1u) whole_stage(T, d, rs, 0u, wn, true);
+        }
+        ptx_bar_sync(1, WH_CONSUMERS);
+        const uint32_t nq = 16u * nbox, row0 = 64u * mt; /* float4 a column */
+        for (uint32_t i = threadIdx.x; i < N * nq; i += WH_CONSUMERS) {
+            const uint32_t col = i / nq, r = 4u * (i - col * nq);
+            const float4 v = *(const float4 *)(T + col * rs + r);
+            const size_t idx = (size_t)col * p.M + row0 + r;
+            if (p.out_bf16) {
+                __nv_bfloat162 *o = (__nv_bfloat162 *)((__nv_bfloat16 *)p.C + idx);
+                o[0] = __floats2bfloat162_rn(v.x, v.y);
+                o[1] = __floats2bfloat162_rn(v.z, v.w);
+            } else {
+                *(float4 *)((float *)p.C + idx) = v;
+            }
+        }
+    }
+    /* no member leaves while another may still arrive on its empty barriers */
+    __syncwarp();
+    if (c > 1u) ptx_cluster_sync();
+    if (ts && threadIdx.x == 0) ts[5] = ptx_globaltimer();
+}
