@@ -221,16 +221,19 @@ typedef struct {
                            is summed by reduce-scatter: each contributor adds and stores a share of its rows.
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
-    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off (default), 1 where it applies: no host rows,
+    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off (the default until measured at every width),
+                           2 auto (where it applies and 64-row tiles fill 80-100 % of the SMs, e.g. 7168 rows on 132:
+                           3-4 % faster than the split at N 8-32 as PDL graphs on the H200), 1 where it applies: no host rows,
                            N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and
                            every tile on an SM of its own (64-row tiles, or 128-row ones where 64-row tiles
                            outnumber the SMs; opts.bm forces one).  One CTA a tile over the whole K (no split-K,
-                           no fix-up), in clusters of whole_cluster CTAs that each fetch a slice of every B stage
-                           and multicast it to all (L2 serves B once per cluster), a deep ring of one 64-column
-                           block a stage (A's and B's copies from two producer warps), wgmma m64n<N rounded up
-                           to 8>k16.  Elsewhere the split plan, as without it */
-    uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (the largest of 4, 2, 1 dividing the
-                               tiles), 1, 2 or 4 (refused where it does not divide them) */
+                           no fix-up), optionally in clusters of whole_cluster CTAs that each fetch a slice of every
+                           B stage and multicast it to all (L2 serves B once per cluster), a deep ring of kstep
+                           64-column blocks a stage (opts.kstep; auto 2, else 1; A's and B's copies from two
+                           producer warps), wgmma m64n<N rounded up to 8>k16.  Elsewhere the split plan */
+    uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (1: no multicast, which was 1.2 us slower at
+                               N = 64 on 7168^2 with clusters of 4, neutral at N 8-32), 1, 2 or 4 (refused where it
+                               does not divide the tiles) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,

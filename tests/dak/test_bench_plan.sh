@@ -6,6 +6,8 @@
 # divide, so it keeps 64-row tiles on 112 CTAs up to N = 40 (the 40-row B box of N 33..40); at N = 64 every shape
 # takes 128-row tiles, and 7168^2's 56 of them, two CTAs each, are all summed by reduce-scatter.  The kernel:
 # k_split_n8 at N <= 8, the offsets consumers at N 9..32 (k_split_nn2 on 128-row tiles), k_split (wgmma) above.
+# Those are the split's plans (--whole 0, the default); with whole-K tiles auto (--whole 2) 7168^2's 112 64-row tiles,
+# 85 % of the SMs, go to k_whole at r = 0, and 11008x4096 (172 > 132) keeps the split.
 # $1: the dak program.
 set -u
 DAK=$1
@@ -15,7 +17,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 
-"$DAK" bench gemm --plan-only --shapes 11008x4096,7168x7168 --n 8,17,40,64 --ratios 0 --json "$tmp/p.json" \
+"$DAK" bench gemm --plan-only --shapes 11008x4096,7168x7168 --n 8,17,40,64 --ratios 0 --whole 0 --json "$tmp/p.json" \
     >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ $rc -eq 0 ] && grep -q "nothing runs" "$tmp/out"; then ok; else bad "plan-only exit $rc: $(cat "$tmp/err")"; fi
@@ -58,8 +60,13 @@ expect 2 "--smem: expected" -- --plan-only --smem 0
 expect 2 "--pdl: expected" -- --plan-only --pdl 2
 expect 2 "--bn24: expected an integer in \[0, 1\], got '2'" -- --plan-only --bn24 2
 expect 2 "--bnw: expected an integer in \[0, 1\], got '2'" -- --plan-only --bnw 2
-expect 2 "--whole: expected an integer in \[0, 1\], got '2'" -- --plan-only --whole 2
+expect 2 "--whole: expected an integer in \[0, 2\], got '3'" -- --plan-only --whole 3
 expect 2 "--whole-cl: expected 0 (auto), 1, 2 or 4" -- --plan-only --whole 1 --whole-cl 3
+# --whole 2 (auto): k_whole on 7168^2 at r = 0, the split on 11008x4096 and with host rows; the default (0) the split
+expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --whole 2
+expect 0 "k_split_nn2" -- --plan-only --shapes 11008x4096 --n 24 --ratios 0 --whole 2
+expect 0 "k_split_n8" -- --plan-only --shapes 7168x7168 --n 8 --ratios 2 --whole 2
+expect 0 "k_split_n8" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0
 # --whole 1: k_whole where it applies (7168^2 N 64: 112 whole-K tiles), the split where not (host rows)
 expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 64 --ratios 0 --whole 1
 expect 0 "k_split" -- --plan-only --shapes 7168x7168 --n 64 --ratios 5 --whole 1

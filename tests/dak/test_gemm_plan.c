@@ -1160,11 +1160,25 @@ static void test_plan_whole(void)
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
     CHECK(o.whole == 0 && o.whole_cluster == 0);
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    /* auto: where 64-row tiles fill 80-100 % of the SMs (7168: 112 of 132, 8192: 128; not 4096's 64, 11008's 172,
+     * nor 112 tiles on 144 SMs: 78 %) */
+    o.whole = 2;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(8192, 8, 8192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 144, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    /* K > 8192 (7168 x 28672): at N <= 8 only */
+    CHECK(dak_gemm_plan_make(7168, 8, 28672, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(7168, 9, 28672, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(7168, 64, 8192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    o.whole = 0;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE &&
           p.whole_rows == 0);
     o.whole = 1;
     static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster */
-                                       {7168, 7168, 64, 4}, {11008, 4096, 128, 2}, {1088, 1024, 64, 1}, {8640, 1024, 128, 4}};
+                                       {7168, 7168, 64, 1}, {11008, 4096, 128, 1}, {1088, 1024, 64, 1}, {8640, 1024, 128, 1}};
     for (int si = 0; si < 4; si++)
         for (uint32_t N = 1; N <= 64; N++) {
             const uint32_t M = shp[si][0], K = shp[si][1], bm = shp[si][2], tiles = (M / 64 + bm / 64 - 1) / (bm / 64);
@@ -1172,9 +1186,10 @@ static void test_plan_whole(void)
             const int ok = dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0;
             CHECK(ok && p.kernel == DAK_SPLIT_WHOLE && strcmp(dak_split_kernel_name(p.kernel), "k_whole") == 0);
             if (!ok) continue;
-            const uint32_t n8 = (N + 7) / 8 * 8, stage = bm * 128 + p.bn_box * 128;
-            CHECK(p.bm == bm && p.hbm.ctas == tiles && p.host.ctas == 0 && p.hbm.ksplit == 1 && p.kstep == 1 &&
-                  p.kchunks == K / 64 && p.ws_bytes == 0 && p.cluster == shp[si][3] && tiles % p.cluster == 0);
+            /* stages of 2 blocks (K / 64 is even for these shapes, and four of them fit) */
+            const uint32_t n8 = (N + 7) / 8 * 8, stage = 2 * (bm * 128 + p.bn_box * 128);
+            CHECK(p.bm == bm && p.hbm.ctas == tiles && p.host.ctas == 0 && p.hbm.ksplit == 1 && p.kstep == 2 &&
+                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == shp[si][3] && tiles % p.cluster == 0);
             CHECK(p.whole_rows % 8 == 0 && p.bn_box == p.whole_rows * p.whole_loaders && p.whole_loaders <= p.cluster &&
                   p.bn_box >= n8 && (p.whole_loaders - 1) * p.whole_rows < n8 && p.bn_box <= 64);
             CHECK(p.hbm_stages >= 4 && p.hbm_stages <= 24 && p.smem_bytes <= SMEM &&
@@ -1201,14 +1216,25 @@ static void test_plan_whole(void)
     /* asked for: 128-row tiles on 7168^2 (56 of them), a cluster, the ring's depth */
     o.bm = 128;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
-          p.bm == 128 && p.hbm.ctas == 56 && p.cluster == 4);
+          p.bm == 128 && p.hbm.ctas == 56 && p.cluster == 1);
     o.bm = 0, o.whole_cluster = 2;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 2 && p.whole_rows == 24 &&
           p.whole_loaders == 2);
     /* 40 rows over 4 members in whole 8-row slices: slices of 16 rows, 3 members fetch (48 rows, 8 zero-filled) */
-    o.whole_cluster = 0, o.stages = 4;
+    o.whole_cluster = 4, o.stages = 4, o.kstep = 1;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm_stages == 4 &&
           p.whole_rows == 16 && p.whole_loaders == 3 && p.smem_bytes == 1536 + 4 * (8192 + 48 * 128));
+    o.whole_cluster = 0, o.kstep = 0;
+    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 1 && p.whole_rows == 40 &&
+          p.whole_loaders == 1 && p.kstep == 2);
+    /* stages of kstep blocks (asked for): 7168^2 N 64, 64-row tiles, cluster 4 (4 slices of 16 rows): kstep 4 is 64 KiB a
+     * stage, three fit (enough when asked); 128-row tiles at kstep 4 (96 KiB, two) fall back to the split */
+    o.stages = 0, o.kstep = 4, o.whole_cluster = 4;
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+          p.kstep == 4 && p.kchunks == 28 && p.hbm_stages == 3 && p.smem_bytes == 1536 + 3 * 4 * (8192 + 64 * 128));
+    o.whole_cluster = 0;
+    CHECK(dak_gemm_plan_make(11008, 64, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    o.kstep = 0;
     o.stages = 24; /* 24 one-block stages of 16 KiB do not fit */
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "do not fit"));
     o.stages = 0;
@@ -1217,8 +1243,8 @@ static void test_plan_whole(void)
     CHECK(dak_gemm_plan_make(11008, 32, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "does not divide"));
     o.whole_cluster = 3;
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_cluster 3"));
-    o.whole_cluster = 0, o.whole = 2;
-    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole 2"));
+    o.whole_cluster = 0, o.whole = 3;
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole 3"));
 }
 
 int main(void)

@@ -520,7 +520,7 @@ static dak_gemm_launch *case_checked(dak_gemm_ctx *ctx, pshape *s, uint32_t N, d
  * tiles outnumber the SMs (11008 x 4096: 86 in clusters of 2; 8640 x 1024: 68 with a half last tile, clusters of 4),
  * N 1..64 (every wgmma width n8..n64; member slices that run past N, zero-filled), fp32 and bf16 C, PDL sequences,
  * clusters asked for (1, 2), a 4-stage ring (the phases wrap many times), the stamps, nothing read before the PDL
- * wait (pdl_pre none).  And the plan's refusals and
+ * wait (pdl_pre none), stages of two blocks (kstep 2: B by slices of each block, or one 3-D copy without a cluster).  And the plan's refusals and
  * fall-backs: a cluster that does not divide the tiles, host rows or N > 64 (the split plan). */
 static int test_whole(dak_gemm_ctx *ctx, int full)
 {
@@ -534,7 +534,7 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
             const uint32_t N = ns[ni];
             if (!full && ni % 3) continue;
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 8; v++) {
+            for (int v = 0; v < 10; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.whole = 1;
@@ -547,8 +547,11 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
                 if (v == 5) o.stages = 4, o.pdl = 1, runs = 2, w = "4 stages pdl x2";
                 if (v == 6) o.diag_times = 1, w = "stamps";
                 if (v == 7) o.pdl = 1, o.pdl_pre = DAK_GEMM_PDL_PRE_NONE, runs = 3, w = "pdl pre none x3";
-                if (!full && v >= 3 && v != 5) continue;
-                if (v == 4 && si == 2) continue; /* 17 tiles: no cluster of 2 divides them (refused, below) */
+                if (v == 8) o.kstep = 2, o.whole_cluster = 2, o.pdl = 1, runs = 2, w = "kstep 2 cluster 2 pdl x2";
+                if (v == 9) o.kstep = 1, o.whole_cluster = 4, w = "kstep 1 cluster 4";
+                if (!full && v >= 3 && v != 5 && v != 8) continue;
+                if ((v == 4 || v == 8 || v == 9) && si == 2) continue; /* 17 tiles: no cluster divides them */
+                if (v == 9 && si == 1) continue; /* 86 tiles: clusters of 4 do not divide them (refused, below) */
                 char label[64];
                 uint32_t rows;
                 double e;
@@ -557,7 +560,8 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
                 if (!l) continue;
                 const dak_gemm_plan *p = dak_gemm_launch_plan(l);
                 const uint32_t mh = s.M / 64u > dak_gemm_ctx_sms(ctx) ? 2u : 1u, tiles = (s.M / 64u + mh - 1u) / mh;
-                CHECK(p->kernel == DAK_SPLIT_WHOLE && p->bm == 64u * mh && p->hbm.ctas == tiles && p->hbm.ksplit == 1,
+                CHECK(p->kernel == DAK_SPLIT_WHOLE && p->bm == 64u * mh && p->hbm.ctas == tiles && p->hbm.ksplit == 1 &&
+                          p->kstep == (o.kstep ? o.kstep : 2u),
                       "%s %ux%u N %u: plan %s, bm %u, %u CTAs, ksplit %u; expected k_whole, bm %u, %u CTAs, 1", label,
                       s.M, s.K, N, dak_split_kernel_name(p->kernel), p->bm, p->hbm.ctas, p->hbm.ksplit, 64u * mh, tiles);
                 CHECK(p->bn_box >= N && p->bn_box == p->whole_rows * p->whole_loaders && p->whole_rows % 8u == 0 &&

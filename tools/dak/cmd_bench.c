@@ -59,9 +59,11 @@ static void usage(FILE *o)
             "                   of B a slot), 0: 32 rows (default 1)\n"
             "  --bnw N          1: at N 33..56 the wgmma tiles' B box is N rounded up to 8 rows, their wgmma\n"
             "                   m64n40 / n48 / n56 (dak_gemm_opts.bnw), 0: 64 rows, m64n64 (default 1)\n"
-            "  --whole N        1: whole-K tiles, one a CTA, B multicast in clusters (k_whole, dak_gemm_opts.whole)\n"
-            "                   where they apply (no host rows, N <= 64, a tile an SM), 0: the split (default 0)\n"
-            "  --whole-cl N     CTAs sharing each B stage with --whole 1: 0 (auto), 1, 2 or 4 (default 0)\n"
+            "  --whole N        whole-K tiles, one a CTA (k_whole, dak_gemm_opts.whole): 1 where they apply (no\n"
+            "                   host rows, N <= 64, a tile an SM), 2 auto (where 64-row tiles fill 80-100 %% of the\n"
+            "                   SMs), 0: the split (default 0)\n"
+            "  --whole-cl N     with --whole, CTAs sharing each B stage by multicast: 0 (auto: 1), 1, 2 or 4\n"
+            "                   (default 0)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32 and on 128-row\n"
             "                   ones at N 17-32, else the whole ring) or 1..24 (24: the ring; default 0)\n"
@@ -200,7 +202,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
     dak_gemm_opts_default(&d);
     c->panel = d.panel, c->tile_align = (uint32_t)d.tile_align, c->l2_hints = (uint32_t)d.l2_hints;
     c->fix_rs = (uint32_t)d.fix_rs, c->bn8 = (uint32_t)d.bn8, c->bn24 = (uint32_t)d.bn24, c->bnw = (uint32_t)d.bnw;
-    c->stash = d.stash;
+    c->stash = d.stash, c->whole = d.whole;
     c->sec_sweep = c->sec_cong = c->sec_amp = c->sec_wave = 1;
     c->base_cublas = c->base_prefetch = c->base_overlap = c->base_naive = c->base_uvm = 1;
     c->json = "dak-gemm.json";
@@ -252,7 +254,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--bnw")) {
             if (!VAL() || arg_u32("dak bench", "--bnw", v, 0, 1, &c->bnw)) return -1;
         } else if (arg_is(a, "--whole")) {
-            if (!VAL() || arg_u32("dak bench", "--whole", v, 0, 1, &c->whole)) return -1;
+            if (!VAL() || arg_u32("dak bench", "--whole", v, 0, 2, &c->whole)) return -1;
         } else if (arg_is(a, "--whole-cl")) {
             static const uint32_t ok[] = {0, 1, 2, 4};
             if (!VAL() || arg_u32_oneof("--whole-cl", v, ok, 4, "0 (auto), 1, 2 or 4", &c->whole_cl)) return -1;

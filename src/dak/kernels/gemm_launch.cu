@@ -229,12 +229,15 @@ static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t
                      o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)", shape, err) ||
         check_extent(ctx, A->dev, (size_t)A->M * A->K * 2u, "A's HBM rows", shape, err))
         return -1;
-    if (encode_2d(ctx, &l->tbw, B, A->K, N, 64u, p->whole_rows, err)) return -1;
+    /* B: one 3-D copy of a stage's [block][n][64] without multicast; with it each member's slice of every block */
+    if (p->cluster == 1u ? encode_b_perm(ctx, &l->tb, B, N, A->K, p->bn_box, p->kstep, err)
+                         : encode_2d(ctx, &l->tbw, B, A->K, N, 64u, p->whole_rows, err))
+        return -1;
     DAK_CU(cudaMalloc((void **)&l->hb, 8), err); /* dak_gemm_host_bytes: none */
     DAK_CU(cudaMemset(l->hb, 0, 8), err);
     kparams *k = &l->kp;
     memset(k, 0, sizeof *k);
-    k->M = A->M, k->N = N, k->K = A->K, k->c = p->cluster, k->kstep = 1u, k->kblocks = A->K / 64u;
+    k->M = A->M, k->N = N, k->K = A->K, k->c = p->cluster, k->kstep = p->kstep, k->kblocks = A->K / 64u;
     k->kchunks = p->kchunks;
     k->mh[1] = p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
     k->ctas[1] = p->hbm.ctas;

@@ -1,10 +1,10 @@
 /* Whole-K decode tiles (dak_gemm_opts.whole; plan: whole_plan in plan.c): the shape of work cuBLAS runs at decode
  * widths on the H200 (NOTES-dak-kernels.md, seventeenth session), with PDL.
  *
- * One CTA a tile of 64 mh rows over the whole K: no split-K, no fix-up.  A ring of S stages, each one 64-column
- * block of A (mh boxes of 8 KiB, the packed layout's swizzled image, one bulk copy each) and the same block's B
- * rows ([n][64], 128-byte swizzle).  The CTAs of a cluster share B: member r fetches rows r whole_rows.. of every
- * stage and multicasts them into every member's slot, so L2 serves B once per cluster.  Two producer warps: A's
+ * One CTA a tile of 64 mh rows over the whole K: no split-K, no fix-up.  A ring of S stages, each kstep 64-column
+ * blocks of A (mh boxes of kstep x 8 KiB, the packed layout's swizzled image, one bulk copy each) and the same
+ * blocks' B rows ([block][n][64], 128-byte swizzle).  The CTAs of a cluster share B: member r fetches rows r whole_rows.. of every
+ * block of a stage and multicasts them into every member's slot, so L2 serves B once per cluster.  Two producer warps: A's
  * copies (warp NCW) need nothing from the kernel before and its first pre_hbm go out at once (dak_gemm_plan.hbm_pre:
  * the ring, or what opts.pdl_pre asks); B's (warp NCW + 1) wait for it (griddepcontrol.wait under PDL).  A stage's full barrier takes both producers' arrivals and the bytes of A and of
  * every member's B slice; its empty barrier the releases of every member's consumers (a slot is written by every
@@ -23,26 +23,28 @@
 
 /* Warpgroup h's stages of the tile: every stage's box h (mh 2), or the stages h, h + 2, .. (mh 1).  Leaves the sums in
  * d (wgmma layout, gemm_layout.h), every wgmma group complete. */
-static __device__ __forceinline__ void whole_consume(float *d, uint32_t KB, uint32_t S, uint32_t mh, uint32_t c,
-                                                     uint32_t ring, uint32_t stage, uint32_t bar_full,
-                                                     uint32_t bar_empty, uint32_t h, unsigned long long *ts,
-                                                     const uint32_t wn)
+static __device__ __forceinline__ void whole_consume(float *d, uint32_t KC, uint32_t kstep, uint32_t S, uint32_t mh,
+                                                     uint32_t c, uint32_t rk, uint32_t ring, uint32_t stage,
+                                                     uint32_t bar_full, uint32_t bar_empty, uint32_t h,
+                                                     unsigned long long *ts, const uint32_t wn)
 {
     const uint32_t lane = threadIdx.x & 31u, step = mh == 1u ? 2u : 1u, box = mh == 1u ? 0u : h;
     uint32_t s = mh == 1u ? h : 0u, ph = 0u, prev = 0xffffffffu;
-    for (uint32_t kb = s; kb < KB; kb += step) {
+    for (uint32_t kc = s; kc < KC; kc += step) {
         ptx_mbar_wait(bar_full + 8u * s, ph);
         if (ts) { /* thread 0 only: the first and last stage full */
             const unsigned long long t = ptx_globaltimer();
             if (!ts[3]) ts[3] = t;
             ts[4] = t;
         }
-        const uint32_t a = ring + s * stage + box * DAK_A_BLOCK, b = ring + s * stage + mh * DAK_A_BLOCK;
+        const uint32_t a = ring + s * stage + box * kstep * DAK_A_BLOCK, b = ring + s * stage + mh * kstep * DAK_A_BLOCK;
         ptx_wgmma_fence();
+#pragma unroll 1
+        for (uint32_t bk = 0; bk < kstep; bk++)
 #pragma unroll
-        for (uint32_t k16 = 0; k16 < 4u; k16++)
-            ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + k16 * 32u, DAK_WG_SBO),
-                                     ptx_wgmma_desc_sw128(b + k16 * 32u, DAK_WG_SBO), wn);
+            for (uint32_t k16 = 0; k16 < 4u; k16++)
+                ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + dak_wg_a_off(bk, k16), DAK_WG_SBO),
+                                         ptx_wgmma_desc_sw128(b + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO), wn);
         ptx_wgmma_commit();
         ptx_wgmma_wait1(); /* the stage before is read: hand it back to every member's producers */
         if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, c, lane);
@@ -75,11 +77,12 @@ static __device__ __forceinline__ void whole_stage(float *T, const float *d, uin
 
 K_SPLIT_SIG(k_whole)
 {
-    (void)ta_h, (void)ta_g, (void)tb;
+    (void)ta_h, (void)ta_g;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
-    const uint32_t S = p.stages[1], mh = p.mh[1], KB = p.kblocks, c = p.c, N = p.N;
-    const uint32_t rows = p.whole_rows, bbytes = p.bn_box[1] * 128u, stage = mh * DAK_A_BLOCK + bbytes;
+    const uint32_t S = p.stages[1], mh = p.mh[1], KB = p.kblocks, c = p.c, N = p.N, kstep = p.kstep, KC = KB / kstep;
+    const uint32_t rk = p.bn_box[1], rows = p.whole_rows, bbytes = kstep * rk * 128u, abox = kstep * DAK_A_BLOCK;
+    const uint32_t stage = mh * abox + bbytes;
     const uint32_t ring = ptx_smem(sm), bar_full = ring + S * stage, bar_empty = bar_full + 8u * S;
     /* the warp index through a shuffle: visibly warp-uniform, so that the wgmma are not on a "divergent" path
      * (ptxas C7518) */
@@ -107,16 +110,16 @@ K_SPLIT_SIG(k_whole)
             if (ts) ts[10] = ptx_globaltimer();
             const uint64_t pol = p.l2_hints ? ptx_l2_evict_first() : 0ull;
             const uint16_t *A = p.a_ptr[1];
-            for (uint32_t kb = 0, s = 0, ph = 0; kb < KB; kb++) {
-                if (p.pdl && kb == p.pre_hbm) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
-                if (kb >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
-                ptx_mbar_arrive_expect_tx(bar_full + 8u * s, nbox * DAK_A_BLOCK);
-                for (uint32_t m = 0; m < nbox; m++) {
-                    const uint16_t *src = A + ((size_t)(mt + m) * KB + kb) * (DAK_A_BLOCK / 2u);
+            for (uint32_t kc = 0, s = 0, ph = 0; kc < KC; kc++) {
+                if (p.pdl && kc == p.pre_hbm) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
+                if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                ptx_mbar_arrive_expect_tx(bar_full + 8u * s, nbox * abox);
+                for (uint32_t m = 0; m < nbox; m++) { /* box m's kstep blocks are contiguous */
+                    const uint16_t *src = A + ((size_t)(mt + m) * KB + kc * kstep) * (DAK_A_BLOCK / 2u);
                     if (pol)
-                        ptx_bulk_g2s_hint(ring + s * stage + m * DAK_A_BLOCK, src, DAK_A_BLOCK, bar_full + 8u * s, pol);
+                        ptx_bulk_g2s_hint(ring + s * stage + m * abox, src, abox, bar_full + 8u * s, pol);
                     else
-                        ptx_bulk_g2s(ring + s * stage + m * DAK_A_BLOCK, src, DAK_A_BLOCK, bar_full + 8u * s);
+                        ptx_bulk_g2s(ring + s * stage + m * abox, src, abox, bar_full + 8u * s);
                 }
                 if (++s == S) s = 0, ph ^= 1u;
             }
@@ -127,15 +130,18 @@ K_SPLIT_SIG(k_whole)
             if (ts && p.pdl) ts[2] = ptx_globaltimer();
             const uint16_t mask = (uint16_t)((1u << c) - 1u);
             const bool loads = rank < p.whole_loaders;
-            for (uint32_t kb = 0, s = 0, ph = 0; kb < KB; kb++) {
-                if (kb >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+            for (uint32_t kc = 0, s = 0, ph = 0; kc < KC; kc++) {
+                if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                 ptx_mbar_arrive_expect_tx(bar_full + 8u * s, bbytes); /* every member's slice lands here */
-                const uint32_t dst = ring + s * stage + mh * DAK_A_BLOCK + rank * rows * 128u;
-                if (loads && c > 1u)
-                    ptx_tma_2d_g2s_multicast(dst, &tbw, (int)(kb * 64u), (int)(rank * rows), bar_full + 8u * s, mask);
-                else if (loads)
-                    ptx_tma_2d_g2s(dst, &tbw, (int)(kb * 64u), (int)(rank * rows), bar_full + 8u * s);
-                if (ts && kb == 0) ts[1] = ptx_globaltimer();
+                const uint32_t dst = ring + s * stage + mh * abox;
+                if (c == 1u) /* [block][n][64]: one 3-D copy (tb: {64, N, K/64} in boxes of {64, rk, kstep}) */
+                    ptx_tma_3d_g2s(dst, &tb, 0, 0, (int)(kc * kstep), bar_full + 8u * s);
+                else if (loads) /* this member's rows of each block (tbw: {K, N} in boxes of {64, rows}) */
+                    for (uint32_t bk = 0; bk < kstep; bk++)
+                        ptx_tma_2d_g2s_multicast(dst + (bk * rk + rank * rows) * 128u, &tbw,
+                                                 (int)((kc * kstep + bk) * 64u), (int)(rank * rows), bar_full + 8u * s,
+                                                 mask);
+                if (ts && kc == 0) ts[1] = ptx_globaltimer();
                 if (++s == S) s = 0, ph ^= 1u;
             }
         }
@@ -148,14 +154,14 @@ K_SPLIT_SIG(k_whole)
         unsigned long long *tc = threadIdx.x == 0 ? ts : NULL;
         /* one inlined loop per wgmma shape (a run-time shape inside it: ptxas C7519) */
         switch (wn) {
-        case 1: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 1u); break;
-        case 2: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 2u); break;
-        case 3: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 3u); break;
-        case 4: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 4u); break;
-        case 5: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 5u); break;
-        case 6: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 6u); break;
-        case 7: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 7u); break;
-        default: whole_consume(d, KB, S, mh, c, ring, stage, bar_full, bar_empty, h, tc, 8u); break;
+        case 1: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 1u); break;
+        case 2: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 2u); break;
+        case 3: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 3u); break;
+        case 4: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 4u); break;
+        case 5: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 5u); break;
+        case 6: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 6u); break;
+        case 7: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 7u); break;
+        default: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 8u); break;
         }
         /* C through the idle ring: every stage of every member has landed here and been read (each member's B
          * producer fills a stage only after all members released it, and there are KB of them) */

@@ -51,6 +51,8 @@
  * (7168^2, 28672 x 7168), at K = 4096 3.3-3.8 % slower (16384 x 4096, whose 128-row tiles come one a CTA), equal on
  * 4096 x 4096 and 4096 x 11008 (thirtieth session) */
 #define WIDE64_MIN_K 7168u
+/* whole-K tiles auto (opts.whole 2) at K above this only at N <= 8 (whole_plan) */
+#define WHOLE_AUTO_MAX_K 8192u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -118,7 +120,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
     o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
     o->bn = 0;    /* auto: HBM column tiles as wide as N (up to 256) with 128-row tiles (A read once per bn columns) */
-    o->whole = 0;
+    o->whole = 0; /* 2 (auto) measured 3-4 % faster at N 8-32 on 7168^2, not yet at every width: whole_plan */
     o->whole_cluster = 0;
 }
 
@@ -298,16 +300,31 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     uint32_t mh = o->bm == 128 || (o->bm == 0 && mt > sm_count) ? 2u : 1u;
     const uint32_t tiles = ceil_div(mt, mh);
     if (tiles > sm_count) return 0;
+    /* auto (whole 2): where 64-row tiles fill 80-100 % of the SMs, the band tile alignment keeps (7168^2: 112 tiles on
+     * 132 SMs, 3-4 % faster than the split at N 8-32 as PDL graphs on the H200); with fewer tiles the idle SMs cost
+     * more than the split's tail saves (11008 x 4096's 86 128-row tiles 1.1-2.7 us slower, 4096^2's 64 3 us;
+     * thirty-first session) */
+    if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u)) return 0;
+    /* and at K > WHOLE_AUTO_MAX_K only at N <= 8: 7168 x 28672 ran 0.8-1.9 % faster at N 1 / 8, 1.8-4.9 % slower at N
+     * 24-64 (7168^2: faster at every N 1..64) */
+    if (o->whole == 2 && p->K > WHOLE_AUTO_MAX_K && N > 8u) return 0;
     uint32_t c = o->whole_cluster;
     if (c && c != 1 && c != 2 && c != 4)
         return cm_fail(err, "gemm: whole_cluster %u must be 0 (auto), 1, 2 or 4", c);
     if (c && tiles % c)
         return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
                        mh * TILE);
-    if (!c) c = tiles % 4u == 0 ? 4u : tiles % 2u == 0 ? 2u : 1u;
+    if (!c) c = 1u; /* auto: no multicast (clusters of 4 were 1.2 us slower at N = 64 on 7168^2 and neutral at N 8-32) */
     const uint32_t brows = ceil_div(N, 8) * 8; /* the wgmma's n: N rounded up to 8 */
     const uint32_t rows = ceil_div(ceil_div(brows, c), 8) * 8, loaders = ceil_div(brows, rows);
-    const uint32_t stage = mh * TILE * TILE * 2u + loaders * rows * 128u;
+    /* a stage: kstep 64-column blocks, each box's kstep blocks one contiguous bulk copy: opts.kstep, else 2 where it
+     * divides K / 64 and leaves 4 stages (16 KiB copies streamed 7168^2 8-12 % faster than 8 KiB ones; 32 KiB ones
+     * leave too few stages at N = 64: 3), else 1 */
+    const uint32_t slot1 = mh * TILE * TILE * 2u + loaders * rows * 128u; /* a one-block stage */
+    const uint32_t kstep = o->kstep                                                                  ? o->kstep
+                           : kblocks % 2u == 0 && smem_bytes >= DAK_GEMM_SMEM_BASE + 4u * 2u * slot1 ? 2u
+                                                                                                     : 1u;
+    const uint32_t stage = kstep * slot1;
     uint32_t fit = (uint32_t)((smem_bytes - DAK_GEMM_SMEM_BASE) / stage);
     if (fit > MAX_STAGES) fit = MAX_STAGES;
     if (o->stages) {
@@ -315,8 +332,8 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
             return cm_fail(err, "gemm: %u stages do not fit in %zu bytes of shared memory", o->stages, smem_bytes);
         fit = o->stages;
     }
-    if (fit < 4) return 0; /* (each consumer warpgroup holds two stages) */
-    p->kstep = 1, p->kchunks = kblocks;
+    if (fit < (o->kstep ? 3u : 4u)) return 0; /* (a consumer warpgroup holds two stages; three run, four overlap) */
+    p->kstep = kstep, p->kchunks = kblocks / kstep;
     p->ntiles = 1, p->cluster = c, p->ngroups = 1, p->bn = TILE;
     p->bn_box = loaders * rows, p->whole_rows = rows, p->whole_loaders = loaders;
     p->stages = p->hbm_stages = fit, p->bm = mh * TILE;
@@ -330,7 +347,7 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     dak_tier_plan *h = &p->hbm;
     memset(h, 0, sizeof *h);
     h->mtiles = h->ctas = h->items = tiles;
-    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks, h->window = fit, h->ngroups = 1;
+    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks / kstep, h->window = fit, h->ngroups = 1;
     h->balance = (double)mt / ((double)tiles * mh); /* a half last 128-row tile */
     return 1;
 }
@@ -424,7 +441,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
     p->M = M, p->N = N, p->K = K, p->rows_host = rows_host;
     p->whole_rows = p->whole_loaders = 0;
-    if (o->whole > 1) return cm_fail(err, "gemm: whole %u must be 0 (off) or 1 (where it applies)", o->whole);
+    if (o->whole > 2)
+        return cm_fail(err, "gemm: whole %u must be 0 (off), 1 (where it applies) or 2 (auto)", o->whole);
     if (o->whole) {
         const int w = whole_plan(p, o, sm_count, smem_bytes, err);
         if (w) return w < 0 ? -1 : 0;
