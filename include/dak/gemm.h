@@ -222,8 +222,9 @@ typedef struct {
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
     uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off (the default until measured at every width),
-                           2 auto (where it applies and 64-row tiles fill 80-100 % of the SMs, e.g. 7168 rows on 132:
-                           3-4 % faster than the split at N 8-32 as PDL graphs on the H200), 1 where it applies: no host rows,
+                           2 auto (where it applies, 64-row tiles fill 80-100 % of the SMs and K <= 8192 or N <= 8,
+                           e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
+                           0.1-4.9 %), 1 where it applies: no host rows,
                            N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and
                            every tile on an SM of its own (64-row tiles, or 128-row ones where 64-row tiles
                            outnumber the SMs; opts.bm forces one).  One CTA a tile over the whole K (no split-K,

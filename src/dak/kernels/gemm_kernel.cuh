@@ -94,8 +94,9 @@ K_SPLIT_SIG(k_split_dyn);
 K_SPLIT_SIG(k_split_n128);
 K_SPLIT_SIG(k_split_n256);
 K_SPLIT_SIG(k_split_m256);
-/* Defined in gemm_whole.cu: whole-K tiles, one a CTA, B multicast in clusters (opts.whole, dak_gemm_plan.kernel
- * DAK_SPLIT_WHOLE); tbw is B as 2-D {K, N} in boxes of whole_rows rows, the other maps unused. */
+/* Defined in gemm_whole.cu: whole-K tiles, one a CTA (opts.whole, dak_gemm_plan.kernel DAK_SPLIT_WHOLE); B is tb
+ * ({64, N, K/64} in boxes of {64, bn_box, kstep}) without a cluster, tbw (2-D {K, N} in boxes of whole_rows rows) with
+ * one; ta_h and ta_g unused. */
 K_SPLIT_SIG(k_whole);
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void);
 

@@ -3,15 +3,16 @@
  *
  * One CTA a tile of 64 mh rows over the whole K: no split-K, no fix-up.  A ring of S stages, each kstep 64-column
  * blocks of A (mh boxes of kstep x 8 KiB, the packed layout's swizzled image, one bulk copy each) and the same
- * blocks' B rows ([block][n][64], 128-byte swizzle).  The CTAs of a cluster share B: member r fetches rows r whole_rows.. of every
- * block of a stage and multicasts them into every member's slot, so L2 serves B once per cluster.  Two producer warps: A's
- * copies (warp NCW) need nothing from the kernel before and its first pre_hbm go out at once (dak_gemm_plan.hbm_pre:
- * the ring, or what opts.pdl_pre asks); B's (warp NCW + 1) wait for it (griddepcontrol.wait under PDL).  A stage's full barrier takes both producers' arrivals and the bytes of A and of
- * every member's B slice; its empty barrier the releases of every member's consumers (a slot is written by every
- * member's B producer).  Consumers: with 128-row tiles warpgroup h computes rows 64 h.. of every stage; with
- * 64-row tiles the two warpgroups take alternate stages and sum at the end.  wgmma m64n<8 wn>k16, wn = N / 8 rounded
- * up, a constant in each of eight inlined copies of the loop.  C is staged [column][row] through the idle ring
- * and stored by float4 rows. */
+ * blocks' B rows ([block][n][64], 128-byte swizzle; one 3-D copy).  With a cluster (whole_cluster > 1) its CTAs
+ * share B instead: member r fetches rows r whole_rows.. of every block of a stage and multicasts them into every
+ * member's slot, so L2 serves B once per cluster.  Two producer warps: A's copies (warp NCW) need nothing from the
+ * kernel before and its first pre_hbm go out at once (dak_gemm_plan.hbm_pre: the ring, or what opts.pdl_pre asks);
+ * B's (warp NCW + 1) wait for it (griddepcontrol.wait under PDL).  A stage's full barrier takes both producers'
+ * arrivals and the bytes of A and of every member's B slice; its empty barrier the releases of every member's
+ * consumers (a slot is written by every member's B producer).  Consumers: with 128-row tiles warpgroup h computes
+ * rows 64 h.. of every stage; with 64-row tiles the two warpgroups take alternate stages and sum at the end.  wgmma
+ * m64n<8 wn>k16, wn = N / 8 rounded up, a constant in each of eight inlined copies of the loop.  C is staged
+ * [column][row] through the idle ring and stored by float4 rows. */
 #include <cuda_bf16.h>
 
 #include "common/ptx.cuh"
@@ -164,7 +165,7 @@ K_SPLIT_SIG(k_whole)
         default: whole_consume(d, KC, kstep, S, mh, c, rk, ring, stage, bar_full, bar_empty, h, tc, 8u); break;
         }
         /* C through the idle ring: every stage of every member has landed here and been read (each member's B
-         * producer fills a stage only after all members released it, and there are KB of them) */
+         * producer fills a stage only after all members released it, and there are KC of them) */
         const uint32_t rs = 64u * mh + 4u; /* 4 rs = 16 banks mod 32: the fragment stores are conflict-free */
         float *T = (float *)ptx_smem_generic(ring);
         if (tc) tc[7] = ptx_globaltimer();

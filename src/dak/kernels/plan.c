@@ -120,7 +120,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
     o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
     o->bn = 0;    /* auto: HBM column tiles as wide as N (up to 256) with 128-row tiles (A read once per bn columns) */
-    o->whole = 0; /* 2 (auto) measured 3-4 % faster at N 8-32 on 7168^2, not yet at every width: whole_plan */
+    o->whole = 0; /* 2 (auto) measured faster on 7168^2 at every N 1..64 (whole_plan); off until the GPU suites ran with it */
     o->whole_cluster = 0;
 }
 
@@ -286,9 +286,9 @@ static uint32_t hbm_offsets_kernel(const dak_gemm_plan *p, uint32_t N, const dak
 }
 
 /* Whole-K tiles (opts.whole, k_whole): the plan when the shape and options allow it (1), else 0 and the split plan.
- * One CTA a tile of 64 rows (or 128 where 64-row tiles outnumber the SMs), one 64-column block of A and its B rows
- * a stage, as many stages as fit; each member of a cluster fetches whole_rows of every stage's B rows (multiples of
- * 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
+ * One CTA a tile of 64 rows (or 128 where 64-row tiles outnumber the SMs), kstep 64-column blocks of A and their B
+ * rows a stage, as many stages as fit; with a cluster (whole_cluster) each member fetches whole_rows of every
+ * block's B rows (multiples of 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
  * runs on the H200 (whole-K tiles on 88-112 CTAs, B shared in clusters of 4, 10-16 stages: NOTES-dak-kernels.md,
  * seventeenth session), with PDL: A's copies need nothing from the kernel before, only B's wait for it. */
 static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
@@ -308,9 +308,7 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     /* and at K > WHOLE_AUTO_MAX_K only at N <= 8: 7168 x 28672 ran 0.8-1.9 % faster at N 1 / 8, 1.8-4.9 % slower at N
      * 24-64 (7168^2: faster at every N 1..64) */
     if (o->whole == 2 && p->K > WHOLE_AUTO_MAX_K && N > 8u) return 0;
-    uint32_t c = o->whole_cluster;
-    if (c && c != 1 && c != 2 && c != 4)
-        return cm_fail(err, "gemm: whole_cluster %u must be 0 (auto), 1, 2 or 4", c);
+    uint32_t c = o->whole_cluster; /* (its value checked by dak_gemm_plan_make) */
     if (c && tiles % c)
         return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
                        mh * TILE);
@@ -443,6 +441,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
     p->whole_rows = p->whole_loaders = 0;
     if (o->whole > 2)
         return cm_fail(err, "gemm: whole %u must be 0 (off), 1 (where it applies) or 2 (auto)", o->whole);
+    if (o->whole_cluster && o->whole_cluster != 1 && o->whole_cluster != 2 && o->whole_cluster != 4)
+        return cm_fail(err, "gemm: whole_cluster %u must be 0 (auto), 1, 2 or 4", o->whole_cluster);
     if (o->whole) {
         const int w = whole_plan(p, o, sm_count, smem_bytes, err);
         if (w) return w < 0 ? -1 : 0;
