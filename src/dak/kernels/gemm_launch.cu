@@ -202,6 +202,23 @@ static int check_extent(const dak_gemm_ctx *ctx, const void *p, size_t need, con
     return 0;
 }
 
+/* Every operand of C = A.B against its allocation (check_extent): B, C, A's HBM rows and its host rows (a tier with no
+ * rows needs 0 bytes, which passes); `plan` names the kernel's plan in the message */
+static int check_operands(const dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, const void *C, uint32_t N,
+                          int out_bf16, const char *plan, cm_err *err)
+{
+    char shape[96];
+    snprintf(shape, sizeof shape, "M %u, N %u, K %u, %u host rows%s", A->M, N, A->K, A->rows_host, plan);
+    const size_t arow = (size_t)A->K * 2u;
+    return check_extent(ctx, B, (size_t)N * A->K * 2u, "B (K x N bf16)", shape, err) ||
+                   check_extent(ctx, C, (size_t)A->M * N * (out_bf16 ? 2u : 4u),
+                                out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)", shape, err) ||
+                   check_extent(ctx, A->dev, (size_t)(A->M - A->rows_host) * arow, "A's HBM rows", shape, err) ||
+                   check_extent(ctx, A->host_dev, (size_t)A->rows_host * arow, "A's host rows", shape, err)
+               ? -1
+               : 0;
+}
+
 static int prepare_diag_times(dak_gemm_launch *l, const dak_gemm_opts *o, cm_err *err)
 {
     if (!o->diag_times) return 0;
@@ -222,13 +239,7 @@ static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t
     dak_gemm_ctx *ctx = l->ctx;
     const dak_gemm_plan *p = &l->plan;
     if (!A->packed) return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) for whole-K tiles");
-    char shape[96];
-    snprintf(shape, sizeof shape, "M %u, N %u, K %u, whole-K tiles", A->M, N, A->K);
-    if (check_extent(ctx, B, (size_t)N * A->K * 2u, "B (K x N bf16)", shape, err) ||
-        check_extent(ctx, C, (size_t)A->M * N * (o->out_bf16 ? 2u : 4u),
-                     o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)", shape, err) ||
-        check_extent(ctx, A->dev, (size_t)A->M * A->K * 2u, "A's HBM rows", shape, err))
-        return -1;
+    if (check_operands(ctx, A, B, C, N, o->out_bf16, ", whole-K tiles", err)) return -1;
     /* B: one 3-D copy of a stage's [block][n][64] without multicast; with it each member's slice of every block */
     if (p->cluster == 1u ? encode_b_perm(ctx, &l->tb, B, N, A->K, p->bn_box, p->kstep, err)
                          : encode_2d(ctx, &l->tbw, B, A->K, N, 64u, p->whole_rows, err))
@@ -401,16 +412,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     k->fix_rs = (uint32_t)(o->fix_rs != 0);
     k->rot = o->diag_rotate;
     k->l2_hints = !o->l2_hints ? 0u : (uint64_t)N * A->K * 2u <= (16ull << 20) ? 2u : 1u;
-    char shape[96];
-    snprintf(shape, sizeof shape, "M %u, N %u, K %u, %u host rows", A->M, N, A->K, A->rows_host);
-    const size_t arow = (size_t)A->K * 2u;
-    const char *cname = o->out_bf16 ? "C (M x N bf16)" : "C (M x N fp32)";
-    /* check_extent passes a size of 0 (a tier with no rows) */
-    if (check_extent(ctx, B, (size_t)N * A->K * 2u, "B (K x N bf16)", shape, err) ||
-        check_extent(ctx, C, (size_t)A->M * N * (o->out_bf16 ? 2u : 4u), cname, shape, err) ||
-        check_extent(ctx, A->dev, (size_t)(A->M - A->rows_host) * arow, "A's HBM rows", shape, err) ||
-        check_extent(ctx, A->host_dev, (size_t)A->rows_host * arow, "A's host rows", shape, err))
-        return -1;
+    if (check_operands(ctx, A, B, C, N, o->out_bf16, "", err)) return -1;
     if (p->dyn_units) {
         if (dak_ctx_grow(ctx, (void **)&ctx->accw, &ctx->accw_bytes, (size_t)(A->M / 64u) * 4096u * 4u, 1, err))
             return -1;
