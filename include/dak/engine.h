@@ -305,6 +305,9 @@ typedef struct {
                                  as fit; those with host rows keep that, the host link needs its depth) */
     uint32_t gemm_dyn;        /* diagnostic: every GEMM's dak_gemm_opts.dyn (the HBM tier in dynamically claimed
                                  units; 0, the default: a static split) */
+    uint32_t gemm_whole;      /* the GEMMs' whole-K tiles (dak_gemm_opts.whole): DAK_ENG_WHOLE_GEMM (0, the
+                                 default) the GEMM's choice (auto), DAK_ENG_WHOLE_OFF the split kernels only,
+                                 DAK_ENG_WHOLE_ON k_whole wherever it applies (no host rows, N <= 64) */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */
@@ -332,6 +335,11 @@ typedef struct {
                                     ones (what a model larger than the GPU needs), and dak_engine_setup accepts
                                     this placement only */
 } dak_eng_opts;
+
+/* dak_eng_opts.gemm_whole */
+#define DAK_ENG_WHOLE_GEMM 0u
+#define DAK_ENG_WHOLE_OFF 1u
+#define DAK_ENG_WHOLE_ON 2u
 
 /* dak_eng_opts.load_pin.  REGISTER: ordinary memory, whose pages the CPU touches first as it packs a checkpoint's
  * rows (on the read threads), registered with cudaHostRegister once a layer's rows are written (synthetic weights,

@@ -111,7 +111,7 @@ typedef struct {
                            link binds (host rows more than 1/64 of A), max(12, SMs x host share)) */
     uint32_t hbm_ctas;  /* SMs that read HBM tile rows (0: all SMs left) */
     uint32_t window;    /* in-flight copies per host SM (0: auto, ~1 MiB in flight over all host SMs) */
-    uint32_t stages;    /* ring slots per SM (0: as many as fit, at most 24) */
+    uint32_t stages;    /* ring slots per SM of the split kernels (0: as many as fit, at most 24) */
     uint32_t cluster;   /* 1, 2, 4 or 8 CTAs sharing each A tile by multicast */
     int wave_align;     /* 1: choose CTAs and K split so tiles per SM divide evenly */
     int tile_align;     /* 1 (default): with wave_align and hbm_ctas auto, and host rows at most M / 64 (where
@@ -221,10 +221,9 @@ typedef struct {
                            is summed by reduce-scatter: each contributor adds and stores a share of its rows.
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
-    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off (the default until measured at every width),
-                           2 auto (where it applies, 64-row tiles fill 80-100 % of the SMs and K <= 8192 or N <= 8,
+    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off, 2 auto (the default: where it applies, 64-row tiles fill 80-100 % of the SMs and K <= 8192 or N <= 8,
                            e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
-                           0.1-4.9 %), 1 where it applies: no host rows,
+                           2.6-5.6 %; dak decode OPT-30B b8 -0.9 % a token), 1 where it applies: no host rows,
                            N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and
                            every tile on an SM of its own (64-row tiles, or 128-row ones where 64-row tiles
                            outnumber the SMs; opts.bm forces one).  One CTA a tile over the whole K (no split-K,
@@ -235,10 +234,16 @@ typedef struct {
     uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (1: no multicast, which was 1.2 us slower at
                                N = 64 on 7168^2 with clusters of 4, neutral at N 8-32), 1, 2 or 4 (refused where it
                                does not divide the tiles) */
+    uint32_t whole_stages;  /* with whole: ring stages per CTA (0: as many as fit, at most 24; fewer than 4 of kstep
+                               auto fall back to the split plan, of kstep asked fewer than 3).  opts.stages does not
+                               apply to k_whole */
+    uint32_t whole_window;  /* with whole: stages of A in flight per CTA after the PDL wait (each copy then waits for
+                               the stage `window` before it to land); 0 auto (4: the CTAs' HBM shares even out),
+                               1..24 (at least the ring: the ring) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
- * panel auto, wgmma auto, bm auto, bn auto, l2_hints 1, fix_rs 1. */
+ * panel auto, wgmma auto, bm auto, bn auto, l2_hints 1, fix_rs 1, whole auto. */
 void dak_gemm_opts_default(dak_gemm_opts *o);
 
 typedef struct {

@@ -6,7 +6,7 @@
 # divide, so it keeps 64-row tiles on 112 CTAs up to N = 40 (the 40-row B box of N 33..40); at N = 64 every shape
 # takes 128-row tiles, and 7168^2's 56 of them, two CTAs each, are all summed by reduce-scatter.  The kernel:
 # k_split_n8 at N <= 8, the offsets consumers at N 9..32 (k_split_nn2 on 128-row tiles), k_split (wgmma) above.
-# Those are the split's plans (--whole 0, the default); with whole-K tiles auto (--whole 2) 7168^2's 112 64-row tiles,
+# Those are the split's plans (--whole 0); with whole-K tiles auto (--whole 2, the default) 7168^2's 112 64-row tiles,
 # 85 % of the SMs, go to k_whole at r = 0, and 11008x4096 (172 > 132) keeps the split.
 # $1: the dak program.
 set -u
@@ -62,11 +62,15 @@ expect 2 "--bn24: expected an integer in \[0, 1\], got '2'" -- --plan-only --bn2
 expect 2 "--bnw: expected an integer in \[0, 1\], got '2'" -- --plan-only --bnw 2
 expect 2 "--whole: expected an integer in \[0, 2\], got '3'" -- --plan-only --whole 3
 expect 2 "--whole-cl: expected 0 (auto), 1, 2 or 4" -- --plan-only --whole 1 --whole-cl 3
-# --whole 2 (auto): k_whole on 7168^2 at r = 0, the split on 11008x4096 and with host rows; the default (0) the split
+expect 2 "--whole-stages: expected an integer in \[0, 24\], got '25'" -- --plan-only --whole-stages 25
+expect 2 "--whole-window: expected an integer in \[0, 24\], got '30'" -- --plan-only --whole-window 30
+expect 1 "whole-K stages do not fit" -- --plan-only --shapes 7168x7168 --n 64 --ratios 0 --whole-stages 24
+# --whole 2 (auto, the default): k_whole on 7168^2 at r = 0, the split on 11008x4096 and with host rows; 0 the split
 expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --whole 2
-expect 0 "k_split_nn2" -- --plan-only --shapes 11008x4096 --n 24 --ratios 0 --whole 2
-expect 0 "k_split_n8" -- --plan-only --shapes 7168x7168 --n 8 --ratios 2 --whole 2
-expect 0 "k_split_n8" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0
+expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0
+expect 0 "k_split_nn2" -- --plan-only --shapes 11008x4096 --n 24 --ratios 0
+expect 0 "k_split_n8" -- --plan-only --shapes 7168x7168 --n 8 --ratios 2
+expect 0 "k_split_n8" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --whole 0
 # --whole 1: k_whole where it applies (7168^2 N 64: 112 whole-K tiles), the split where not (host rows)
 expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 64 --ratios 0 --whole 1
 expect 0 "k_split" -- --plan-only --shapes 7168x7168 --n 64 --ratios 5 --whole 1
@@ -74,11 +78,11 @@ expect 1 "whole_cluster 4 does not divide the 86" -- --plan-only --shapes 11008x
 expect 1 "shared memory" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --smem 16KiB
 expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --pdl 1
 expect 2 "--pdl-pre: expected 'none' or an integer in \[0, 24\]" -- --plan-only --pdl-pre nothing
-# --pdl-pre none: nothing before the wait, not even the stash N = 1 on 64-row tiles takes otherwise
-expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 1 --ratios 0 --pdl 1 --pdl-pre none
+# --pdl-pre none: nothing before the wait, not even the stash N = 1 on the split's 64-row tiles takes otherwise
+expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 1 --ratios 0 --pdl 1 --pdl-pre none --whole 0
 if python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['plans'][0]; sys.exit(p['hbm_pre'] != 0 or p['hbm_stash'] != 0)" \
     "$tmp/x.json"; then ok; else bad "--pdl-pre none: the plan copies before the wait"; fi
-expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 1 --ratios 0 --pdl 1
+expect 0 "PDL launches" -- --plan-only --shapes 7168x7168 --n 1 --ratios 0 --pdl 1 --whole 0
 if python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['plans'][0]; sys.exit(p['hbm_stash'] != 2)" \
     "$tmp/x.json"; then ok; else bad "--pdl-pre auto: the stash of 2 expected"; fi
 echo "$pass passed, $fail failed"

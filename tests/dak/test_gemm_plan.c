@@ -11,6 +11,7 @@
 #include "dak/gemm.h"
 #include "dak/gemm_layout.h"
 #include "dak/tiered.h"
+#include "gemm_test_opts.h"
 
 static int passed, failed;
 #define CHECK(cond)                                                                   \
@@ -52,7 +53,7 @@ static void test_plan_decode(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     /* auto host SMs: 132 x 64/7168 = 1.2 -> at least 4; window 1 MiB / (4 x 32 KiB) = 8 -> the ring, 6 slots
      * with the 8-row B box of N <= 8 (5 with 16 rows, below) */
@@ -165,7 +166,7 @@ static void test_plan_wave(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan a, b;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.bm = 64; /* the hand-worked counts below are 64-row tiles' (auto takes 128 rows here with wave alignment on) */
     /* 11008 rows = 172 tile rows on 132 SMs: without alignment 2 waves for 40 SMs */
     o.wave_align = 0;
@@ -184,7 +185,7 @@ static void test_plan_multicast(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     /* the default sends host rows that the tiled path would fetch twice to the panel kernel */
     CHECK(o.panel == 2);
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
@@ -221,7 +222,7 @@ static void test_plan_errors(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     CHECK(dak_gemm_plan_make(100, 8, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "M = 100"));
     CHECK(dak_gemm_plan_make(7168, 8, 100, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "K = 100"));
     CHECK(dak_gemm_plan_make(7168, 0, 7168, 0, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "N"));
@@ -254,7 +255,7 @@ static void test_plan_errors(void)
     for (int d = 0; d < 2; d++) {
         const char *name = d ? "diag_prod2" : "diag_nob";
         const uint32_t N = d ? 24u : 8u;
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         if (d)
             o.diag_prod2 = 1;
         else
@@ -281,7 +282,7 @@ static void test_plan_panel(void)
     const uint64_t abytes = 7168ull * 7168 * 2;
     static const uint32_t ns[] = {100, 256, 512, 1000, 1024, 2048, 4096};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         o.panel = 1;
         CHECK(dak_gemm_plan_make(7168, ns[i], 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
         CHECK(p.panel.on == 1 && p.host.ctas == 0 && p.hbm.ctas == 0);
@@ -297,7 +298,7 @@ static void test_plan_panel(void)
      * piece 2 blocks, 112 / 8 = 14 panels per tile row, 112 x 14 = 1568 units; shared memory
      * 19456 fixed + 2 x 64 KiB + 5 x 16 KiB B slots = 232448 exactly; all 132 SMs rounded down
      * to 16 clusters (128 CTAs), 98 units each; window 1 MiB / (128 x 2 KiB) = 4 (of 8) */
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     o.panel = 1;
     CHECK(dak_gemm_plan_make(7168, 4096, 7168, 7168, &o, 132, SMEM, &p, &e) == 0);
@@ -360,7 +361,7 @@ static void test_plan_panel(void)
           dak_gemm_plan_host_bytes(&p) == 0);
 
     /* auto: on only where the tiled path would re-fetch host tiles */
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.panel = 2, o.cluster = 8;
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 0);
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 7168, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 1);
@@ -371,7 +372,7 @@ static void test_plan_panel(void)
     CHECK(dak_gemm_plan_make(7168, 128, 7168, 640, &o, 132, SMEM, &p, &e) == 0 && p.panel.on == 0);
 
     /* bad options, each with a message naming it */
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.panel = 3;
     CHECK(dak_gemm_plan_make(7168, 1024, 7168, 640, &o, 132, SMEM, &p, &e) != 0 && strstr(e.msg, "panel 3"));
     o.panel = 1, o.panel_cluster = 3;
@@ -396,7 +397,7 @@ static void test_plan_wgmma(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     cm_err e;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     CHECK(o.wgmma == 2); /* auto: measured faster wherever wide tiles exist */
     CHECK(dak_gemm_plan_make(7168, 512, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 1);
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.wgmma == 0);
@@ -515,7 +516,7 @@ static void test_plan_bm(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     CHECK(o.bm == 0);
     /* auto, N = 64, r = 0: 128 rows.  No 64-row tier, so no hand-over area: 1536 B fixed.
@@ -535,7 +536,7 @@ static void test_plan_bm(void)
      * alignment; at N 17..32 with a window of 2 HBM copies (at N 9..16 the ring) */
     {
         dak_gemm_opts d;
-        dak_gemm_opts_default(&d);
+        split_opts_default(&d);
         CHECK(dak_gemm_plan_make(11008, 16, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.hbm.mtiles == 86);
         CHECK(dak_gemm_plan_make(11008, 9, 4096, 0, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128);
         CHECK(dak_gemm_plan_make(11008, 12, 4096, 64, &d, 132, SMEM, &p, &e) == 0 && p.bm == 128 && p.host.ctas > 0);
@@ -629,7 +630,7 @@ static void test_plan_bm(void)
         CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &q, &e) == 0 && q.hbm.window == 3);
         for (int pdl = 0; pdl < 2; pdl++) { /* the defaults' plans, PDL or not */
             dak_gemm_opts d;
-            dak_gemm_opts_default(&d);
+            split_opts_default(&d);
             d.pdl = pdl;
             /* 64-row tiles at N 9-32 (k_split_nn): 2 */
             for (uint32_t n = 9; n <= 32; n += 23)
@@ -653,7 +654,7 @@ static void test_plan_bm(void)
     {
         dak_gemm_plan q;
         dak_gemm_opts d;
-        dak_gemm_opts_default(&d);
+        split_opts_default(&d);
         for (uint32_t n = 17; n <= 24; n += 7)
             CHECK(dak_gemm_plan_make(7168, n, 7168, 0, &d, 132, SMEM, &q, &e) == 0 && q.kernel == DAK_SPLIT_NN &&
                   q.bn_box == 24 && q.kstep == 4 && q.hbm_stages >= 4 && q.smem_bytes <= SMEM);
@@ -679,7 +680,7 @@ static void test_plan_bm(void)
     {
         dak_gemm_plan q;
         dak_gemm_opts d;
-        dak_gemm_opts_default(&d);
+        split_opts_default(&d);
         for (uint32_t n = 33; n <= 64; n++) {
             const uint32_t box = n <= 56 ? (n + 7) / 8 * 8 : 64;
             for (uint32_t m = 7168; m <= 28672; m += 21504) {
@@ -811,7 +812,7 @@ static void test_plan_bn(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.tile_align = 0; /* the hand-worked CTA counts below use every SM (tile alignment: test_plan_tile_align) */
     CHECK(o.bn == 0);
     /* N = 128, r = 0: bn 128.  Slot per block 16384 + 16384 = 32768 B; kstep 4 (131072 B) holds
@@ -929,7 +930,7 @@ static void test_plan_tile_align(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     CHECK(o.tile_align == 1);
     /* 7168^2, N = 1: 112 tiles of 64 rows; 112 divides 112 -> 112 CTAs, one tile each */
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.hbm.ctas == 112);
@@ -1020,7 +1021,7 @@ static void test_plan_rs(void)
     dak_gemm_plan p;
     dak_gemm_opts o;
     cm_err e;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     CHECK(o.fix_rs == 1);
     /* 7168^2, N = 64, r = 0, tile-aligned: 56 tiles of 128 rows on 112 CTAs, two a tile, both
      * ending there: all 56 */
@@ -1065,7 +1066,7 @@ static void test_plan_bm256(void)
     dak_gemm_plan p;
     dak_gemm_opts o;
     cm_err e;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.bm = 256;
     /* 7168^2, N = 128, r = 0: 28 tiles of 256 x 128; slots of 4 x 8 KiB of A + 128 x 128 B of B = 48 KiB at
      * kstep 1 (kstep 2: 96 KiB, 2 slots < 4), 4 fit in 232448 - 1536 B; tile-aligned on 112 CTAs (28
@@ -1092,7 +1093,7 @@ static void test_plan_bm256(void)
     CHECK(dak_gemm_plan_make(7168, 128, 7168, 128, &o, 132, SMEM, &p, &e) == 0 && p.panel.on && p.bm == 256 &&
           p.hbm.mtiles == 28); /* 110 HBM tile rows: 27 whole 256-row tiles and one of 2 boxes */
     /* auto: 256 for 64 < N <= 128 where it is allowed, else 128 (never refused) */
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     static const uint32_t an[5] = {64, 65, 100, 128, 129};
     static const uint32_t abm[5] = {128, 256, 256, 256, 128};
     for (int i = 0; i < 5; i++)
@@ -1116,7 +1117,7 @@ static void test_plan_kernel(void)
     cm_err e;
     dak_gemm_opts o;
     dak_gemm_plan p;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     CHECK(dak_gemm_plan_make(7168, 1, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_N8);
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_N8);
     CHECK(dak_gemm_plan_make(7168, 9, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.bm == 64 && p.kernel == DAK_SPLIT_NN);
@@ -1159,11 +1160,9 @@ static void test_plan_whole(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
-    CHECK(o.whole == 0 && o.whole_cluster == 0);
-    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
-    /* auto: where 64-row tiles fill 80-100 % of the SMs (7168: 112 of 132, 8192: 128; not 4096's 64, 11008's 172,
-     * nor 112 tiles on 144 SMs: 78 %) */
-    o.whole = 2;
+    /* auto (the default): where 64-row tiles fill 80-100 % of the SMs (7168: 112 of 132, 8192: 128; not 4096's 64,
+     * 11008's 172, nor 112 tiles on 144 SMs: 78 %) */
+    CHECK(o.whole == 2 && o.whole_cluster == 0);
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(8192, 8, 8192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 144, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
@@ -1196,6 +1195,7 @@ static void test_plan_whole(void)
                   p.smem_bytes >= p.hbm_stages * stage &&
                   (p.hbm_stages == 24 || p.smem_bytes + stage > SMEM)); /* the deepest ring that fits */
             CHECK(p.hbm_pre == (o.pdl ? p.hbm_stages : 0));
+            CHECK(p.hbm.window == 4); /* auto: 4 stages of A in flight after the wait (the ring is deeper here) */
         }
     o.pdl = 1, o.pdl_pre = 3;
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE && p.hbm_pre == 3);
@@ -1221,7 +1221,7 @@ static void test_plan_whole(void)
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 2 && p.whole_rows == 24 &&
           p.whole_loaders == 2);
     /* 40 rows over 4 members in whole 8-row slices: slices of 16 rows, 3 members fetch (48 rows, 8 zero-filled) */
-    o.whole_cluster = 4, o.stages = 4, o.kstep = 1;
+    o.whole_cluster = 4, o.whole_stages = 4, o.kstep = 1;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm_stages == 4 &&
           p.whole_rows == 16 && p.whole_loaders == 3 && p.smem_bytes == 1536 + 4 * (8192 + 48 * 128));
     o.whole_cluster = 0, o.kstep = 0;
@@ -1229,21 +1229,37 @@ static void test_plan_whole(void)
           p.whole_loaders == 1 && p.kstep == 2);
     /* stages of kstep blocks (asked for): 7168^2 N 64, 64-row tiles, cluster 4 (4 slices of 16 rows): kstep 4 is 64 KiB a
      * stage, three fit (enough when asked); 128-row tiles at kstep 4 (96 KiB, two) fall back to the split */
-    o.stages = 0, o.kstep = 4, o.whole_cluster = 4;
+    o.whole_stages = 0, o.kstep = 4, o.whole_cluster = 4;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
           p.kstep == 4 && p.kchunks == 28 && p.hbm_stages == 3 && p.smem_bytes == 1536 + 3 * 4 * (8192 + 64 * 128));
     o.whole_cluster = 0;
     CHECK(dak_gemm_plan_make(11008, 64, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     o.kstep = 0;
-    o.stages = 24; /* 24 one-block stages of 16 KiB do not fit */
+    o.whole_stages = 24; /* 24 stages of 2 blocks (32 KiB at N 64) do not fit */
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "do not fit"));
+    o.whole_stages = 0;
+    /* the split kernels' ring (opts.stages, which the engine caps at 4) leaves k_whole's as deep as fits: 7168^2 N 8,
+     * stages of 2 x (8 KiB of A + 8 rows x 128 B of B) = 18 KiB, (232448 - 1536) / 18432 = 12 */
+    o.stages = 4;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+          p.hbm_stages == 12);
     o.stages = 0;
     /* refused */
     o.whole_cluster = 4;
     CHECK(dak_gemm_plan_make(11008, 32, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "does not divide"));
     o.whole_cluster = 3;
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_cluster 3"));
-    o.whole_cluster = 0, o.whole = 3;
+    /* the window asked for, and one at least the ring (the ring: no window) */
+    o.whole_cluster = 0, o.whole_window = 7;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.window == 7 && p.hbm_stages == 12);
+    o.whole_window = 24;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm.window == 12);
+    o.whole_window = 25;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_window 25"));
+    o.whole_window = 0;
+    o.whole_cluster = 0, o.whole_stages = 25;
+    CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_stages 25"));
+    o.whole_stages = 0, o.whole = 3;
     CHECK(dak_gemm_plan_make(7168, 32, 7168, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole 3"));
 }
 

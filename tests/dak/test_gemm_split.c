@@ -37,7 +37,8 @@
  * first segments shorter than the stash (test_stash).  Two producer threads (diag_prod2, test_prod2): kstep 1 and auto,
  * N 1 / 24, r 0 / 10 %.
  * PDL chains with a true data dependence (each launch's B the launch before's bf16 C; test_chain): 2048^2 and 7168^2,
- * N 1 / 8 / 64, r 0 and 10 %; an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 /
+ * N 1 / 8 / 64, r 0 and 10 %; 7168^2 with whole-K tiles (the default there) too, alone and alternating with host-row
+ * layers (the split); an MLP's up and down projections alternating with host shares 0-12.5 % (N 8 / 16 /
  * 40); and launches prepared before a prepare that grew the context's workspace (test_ctx_grow, with --chain).
  * Small shapes (test_small; not with --quick): 1024^2, 2048^2 and 1024 x 4096 at N 1 to 64 (ten widths, the B boxes
  * of 40-56 rows among them), r 0 and 6.25 %, with wave
@@ -46,7 +47,8 @@
  * checked back at zero after each.  Written for the fifteenth session's stall of `dak bench gemm --sections wave`
  * at N = 64; the sixteenth found its cause in the bench (B and C sized by --n, not the section's N: the writes past
  * C reached the counters), which the operand extents (test_extents) now refuse, and these cases all passed.
- * Whole-K tiles (test_whole): k_whole's C on four shapes at N 1..64, its plan's refusals and fall-backs.
+ * Whole-K tiles (test_whole): k_whole's C on four shapes at N 1..64, its plan's refusals and fall-backs.  Every other
+ * test runs the split kernels (whole 0: gemm_test_opts.h) unless it says otherwise.
  * Usage: test_gemm_split [--quick | --panel | --wgmma | --bn | --stash | --chain | --whole | --small [FIRST]]   (quick:
  * the smallest shape and the panel tests on small shapes; panel / wgmma / bn / stash / chain / whole / small: those
  * tests only;
@@ -65,6 +67,7 @@
 #include "common/error.h"
 #include "dak/gemm.h"
 #include "dak/tiered.h"
+#include "gemm_test_opts.h"
 
 static int passed, failed;
 #define CHECK(cond, ...)                                                              \
@@ -161,7 +164,7 @@ static void test_extents(dak_gemm_ctx *ctx)
     CU(cudaMalloc((void **)&c_small, (size_t)M * NS * 4));
     CU(cudaMalloc((void **)&c_wide, (size_t)M * (N + NS) * 4));
     dak_gemm_opts o;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     const struct {
         const uint16_t *B;
         void *C;
@@ -346,7 +349,7 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
             if (pshape_ref(&s, N)) return -1;
             for (int v = 0; v < 8; v++) { /* bf16 C, r = 50 %, wide tiles on mma.sync (not the default) */
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.panel = 1;
                 o.out_bf16 = v & 1;
                 if (v & 4) o.wgmma = 0;
@@ -357,14 +360,14 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
                 static const uint32_t cls[4] = {1, 2, 4, 16};
                 for (int ci = 0; ci < 4; ci++) {
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     o.panel = 1, o.panel_cluster = cls[ci];
                     char w[32];
                     snprintf(w, sizeof w, "cluster %u", cls[ci]);
                     panel_case(ctx, &s, N, 1.0, &o, 1, w);
                 }
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.panel = 1, o.window = 1, o.host_ctas = 8;
                 panel_case(ctx, &s, N, 1.0, &o, 1, "window 1");
                 o.window = 0, o.host_ctas = 0, o.panel_blocks = 3; /* 6 panels, the last of 1 block */
@@ -384,7 +387,7 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
         if (pshape_init(&s, 7168, 7168, 1024, 0x9a0f0) || pshape_ref(&s, 1024)) return -1;
         for (int v = 0; v < 3; v++) {
             dak_gemm_opts o;
-            dak_gemm_opts_default(&o);
+            split_opts_default(&o);
             o.panel = 1, o.out_bf16 = v == 2;
             panel_case(ctx, &s, 1024, v == 1 ? 0.5 : 1.0, &o, 1, v == 2 ? "7168 bf16" : "7168 fp32");
         }
@@ -393,7 +396,7 @@ static int test_panel(dak_gemm_ctx *ctx, int full)
     /* bad options through prepare: explicit panel with pdl, and too many panel blocks */
     {
         dak_gemm_opts o;
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         o.panel = 1, o.pdl = 1;
         expect_refused(ctx, &o, "pdl");
         o.pdl = 0, o.panel_blocks = 20;
@@ -445,7 +448,7 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
             static const double rs[3] = {0.0, 0.1, 1.0};
             for (int ri = 0; ri < 3; ri++) {
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.wgmma = 1;
                 wg_case(ctx, &s, Ah, N, rs[ri], &o, 1, "default"); /* panel auto */
                 if (N >= 128) {
@@ -460,7 +463,7 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
             /* variants at r = 10 % (r = 50 % for the explicit panel ones) */
             for (int v = 0; v < 14; v++) {
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.wgmma = 1;
                 double r = 0.1;
                 int runs = 1;
@@ -488,7 +491,7 @@ static int test_wgmma(dak_gemm_ctx *ctx, int full)
     /* refused: wgmma 1 with the [n][block][64] B layout, wgmma 3 */
     {
         dak_gemm_opts o;
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         o.wgmma = 1, o.diag_b_nmajor = 1;
         expect_refused(ctx, &o, "wgmma 1");
         o.diag_b_nmajor = 0, o.wgmma = 3;
@@ -520,7 +523,7 @@ static dak_gemm_launch *case_checked(dak_gemm_ctx *ctx, pshape *s, uint32_t N, d
  * tiles outnumber the SMs (11008 x 4096: 86 in clusters of 2; 8640 x 1024: 68 with a half last tile, clusters of 4),
  * N 1..64 (every wgmma width n8..n64; member slices that run past N, zero-filled), fp32 and bf16 C, PDL sequences,
  * clusters asked for (1, 2), a 4-stage ring (the phases wrap many times), the stamps, nothing read before the PDL
- * wait (pdl_pre none), stages of two blocks (kstep 2: B by slices of each block, or one 3-D copy without a cluster).  And the plan's refusals and
+ * wait (pdl_pre none), a window of 3 stages after the wait (pdl) and of 1 (without), stages of two blocks (kstep 2: B by slices of each block, or one 3-D copy without a cluster).  And the plan's refusals and
  * fall-backs: a cluster that does not divide the tiles, host rows or N > 64 (the split plan). */
 static int test_whole(dak_gemm_ctx *ctx, int full)
 {
@@ -534,7 +537,7 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
             const uint32_t N = ns[ni];
             if (!full && ni % 3) continue;
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 10; v++) {
+            for (int v = 0; v < 12; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.whole = 1;
@@ -544,11 +547,13 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
                 if (v == 2) o.pdl = 1, runs = 3, w = "pdl x3";
                 if (v == 3) o.whole_cluster = 1, w = "cluster 1";
                 if (v == 4) o.whole_cluster = 2, o.pdl = 1, runs = 2, w = "cluster 2 pdl x2";
-                if (v == 5) o.stages = 4, o.pdl = 1, runs = 2, w = "4 stages pdl x2";
+                if (v == 5) o.whole_stages = 4, o.pdl = 1, runs = 2, w = "4 stages pdl x2";
                 if (v == 6) o.diag_times = 1, w = "stamps";
                 if (v == 7) o.pdl = 1, o.pdl_pre = DAK_GEMM_PDL_PRE_NONE, runs = 3, w = "pdl pre none x3";
                 if (v == 8) o.kstep = 2, o.whole_cluster = 2, o.pdl = 1, runs = 2, w = "kstep 2 cluster 2 pdl x2";
                 if (v == 9) o.kstep = 1, o.whole_cluster = 4, w = "kstep 1 cluster 4";
+                if (v == 10) o.whole_window = 3, o.pdl = 1, runs = 3, w = "window 3 pdl x3";
+                if (v == 11) o.whole_window = 1, w = "window 1";
                 if (!full && v >= 3 && v != 5 && v != 8) continue;
                 if ((v == 4 || v == 8 || v == 9) && si == 2) continue; /* 17 tiles: no cluster divides them */
                 if (v == 9 && si == 1) continue; /* 86 tiles: clusters of 4 do not divide them (refused, below) */
@@ -569,6 +574,9 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
                       "%s N %u: B box %u = %u rows x %u loaders, cluster %u of %u tiles", label, N, p->bn_box,
                       p->whole_rows, p->whole_loaders, p->cluster, tiles);
                 if (o.whole_cluster) CHECK(p->cluster == o.whole_cluster, "%s: cluster %u", label, p->cluster);
+                if (o.whole_window)
+                    CHECK(p->hbm.window == o.whole_window, "%s: window %u, asked %u", label, p->hbm.window,
+                          o.whole_window);
                 if (v == 6) {
                     uint64_t t[256 * DAK_GEMM_NTIMES];
                     uint32_t ctas = 0;
@@ -651,7 +659,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
             for (int ri = 0; ri < 4; ri++)
                 for (int bi = 0; bi < 3; bi++) {
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     o.bn = bns[bi];
                     /* r = 2 % with the tiled host tier (panel 0): bn 256 is refused there, then runs
                      * with the panel path (auto) */
@@ -674,7 +682,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
              * 128 beside a tiled host tier (panel 0, r = 2 %) */
             for (int ri = 0; ri < 5; ri++) {
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 if (ri == 4) o.panel = 0;
                 bn_case(ctx, &s, N, rs[ri < 4 ? ri : 1], &o, 1, N <= 128 || ri == 4 ? 128u : 256u,
                         ri == 4 ? "auto tiled" : "auto");
@@ -685,7 +693,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
             if (N <= 200)
                 for (int v = 0; v < 10; v++) {
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     o.bm = 256;
                     double r = 0.0;
                     int runs = 1;
@@ -707,7 +715,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
              * as a real launch needs them: the plain launch after it is correct (bn_case) */
             if (N == 128 || (full && N == 512)) {
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.diag_noload = 1, o.panel = 0;
                 uint32_t rows;
                 dak_gemm_launch *l = case_run(ctx, &s, NULL, N, 0.02, &o, 2, "noload", &rows);
@@ -719,7 +727,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
             for (int bi = 1; bi < 3; bi++)
                 for (int v = 0; v < 12; v++) {
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     o.bn = bns[bi];
                     int runs = 1;
                     const char *w = "";
@@ -745,7 +753,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
     /* refused with a message: a bad width; wide with 64-row tiles, mma.sync or dyn */
     {
         dak_gemm_opts o;
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         o.bn = 96;
         expect_refused(ctx, &o, "bn 96");
         o.bn = 128, o.bm = 64;
@@ -786,7 +794,7 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
             if (pshape_ref(&s, N)) return -1;
             for (int v = 0; v < 10; v++) {
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.pdl = 1;
                 o.bm = 64; /* the stash is the 64-row tiles' (auto takes 128 rows on 11008 x 4096 at r = 0: plan.c) */
                 double r = 0.0;
@@ -841,7 +849,7 @@ static int test_prod2(dak_gemm_ctx *ctx, int full)
             if (pshape_ref(&s, ns[ni])) return -1;
             for (int v = 0; v < 8; v++) {
                 dak_gemm_opts o;
-                dak_gemm_opts_default(&o);
+                split_opts_default(&o);
                 o.diag_prod2 = 1;
                 o.kstep = v & 1 ? 0u : 1u;
                 o.pdl = (v & 4) != 0;
@@ -861,7 +869,7 @@ static int test_prod2(dak_gemm_ctx *ctx, int full)
         pshape_free(&s);
     }
     dak_gemm_opts o;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     o.diag_prod2 = 1, o.dyn = 1;
     expect_refused(ctx, &o, "diag_prod2");
     fprintf(stderr, "prod2 tests done (%d passed, %d failed so far)\n", passed, failed);
@@ -870,6 +878,9 @@ static int test_prod2(dak_gemm_ctx *ctx, int full)
 
 /* 1: the chains run with two producer threads on 16 KiB slots (opts.diag_prod2, kstep 1) */
 static int chain_prod2;
+/* 1: the chains run with the default options, whole-K tiles auto (k_whole on 7168^2's all-HBM layers, checked where
+ * its 112 tiles fill 80-100 % of the SMs); 0: the split kernels (whole 0) */
+static int chain_whole;
 
 /* PDL sequences with a true data dependence: a chain of PDL launches on a square A where each launch's B is the launch
  * before's bf16 C (X_{i+1} = A X_i), run twice; each X_{i+1} against the fp32 reference A X_i of the X_i the GPU left,
@@ -892,7 +903,8 @@ static void chain_run(dak_gemm_ctx *ctx, pshape *const *sh, const double *r, int
     X[0] = sh[0]->B;
     for (int i = 1; i <= L; i++) CU(cudaMalloc((void **)&X[i], (size_t)sh[i - 1]->M * N * 2));
     dak_gemm_opts o;
-    dak_gemm_opts_default(&o);
+    if (chain_whole) dak_gemm_opts_default(&o);
+    else split_opts_default(&o);
     o.pdl = 1, o.out_bf16 = 1;
     if (chain_prod2) o.diag_prod2 = 1, o.kstep = 1; /* two producers on 16 KiB slots */
     int ok = 1;
@@ -903,6 +915,11 @@ static void chain_run(dak_gemm_ctx *ctx, pshape *const *sh, const double *r, int
              !dak_tiered_view(&A, s->M, s->K, rows[i], s->Ahp, s->Adp, 1, &err) &&
              !dak_gemm_prepare(ctx, &A, X[i], X[i + 1], N, &o, &l[i], &err);
         CHECK(ok, "chain %s N %u: prepare %d (%ux%u r %g): %s", what, N, i, s->M, s->K, r[i], err.msg);
+        const uint32_t sms = dak_gemm_ctx_sms(ctx);
+        if (ok && chain_whole && s->M == 7168 && s->K == 7168 && rows[i] == 0 && N <= 64 && 112u <= sms &&
+            112u * 5u >= sms * 4u)
+            CHECK(dak_gemm_launch_plan(l[i])->kernel == DAK_SPLIT_WHOLE, "chain %s N %u launch %d: kernel %s, expected "
+                  "k_whole", what, N, i, dak_split_kernel_name(dak_gemm_launch_plan(l[i])->kernel));
     }
     for (int round = 0; round < 2 && ok; round++) {
         for (int i = 1; i <= L && ok; i++)
@@ -981,6 +998,15 @@ static int test_chain(dak_gemm_ctx *ctx, int full)
             }
             chain_prod2 = 0;
         }
+        if (si == 1) { /* k_whole (the default here) in chains, alone and alternating with the split's host-row layers */
+            chain_whole = 1;
+            for (int ni = 0; ni < 3; ni++) chain_case(ctx, &s, ns[ni], 0.0, "whole r0");
+            pshape *sh[CHAIN_L];
+            static const double mix[CHAIN_L] = {0.0, 0.1, 0.0, 0.1};
+            for (int i = 0; i < CHAIN_L; i++) sh[i] = &s;
+            for (int ni = 0; ni < 3; ni++) chain_run(ctx, sh, mix, CHAIN_L, ns[ni], "whole mix");
+            chain_whole = 0;
+        }
         pshape_free(&s);
     }
     pshape up, down;
@@ -1031,7 +1057,7 @@ static int test_small(dak_gemm_ctx *ctx, unsigned first)
                 for (int v = 0; v < 5; v++, idx++) {
                     if (idx < first) continue;
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     static const char *const what[5] = {"default", "wave off", "fix-rs 0", "pdl x3", "bf16"};
                     if (v == 1) o.wave_align = 0;
                     if (v == 2) o.fix_rs = 0;
@@ -1087,7 +1113,7 @@ static int test_view_rows(dak_gemm_ctx *ctx)
         if (gb) CU(cudaMemcpy(own, s.Adp + (size_t)rh * s.K, gb, cudaMemcpyDeviceToDevice));
         dak_tiered A, Af;
         dak_gemm_opts o;
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         dak_gemm_launch *l = NULL;
         int rc = dak_tiered_view_rows(&A, s.M, s.K, rh, rh ? s.Ahp : NULL, own, 1, &err);
         if (!rc) rc = dak_tiered_view(&Af, s.M, s.K, rh, s.Ahp, s.Adp, 1, &err);
@@ -1145,7 +1171,7 @@ static int test_ctx_grow(void)
     }
     dak_tiered A;
     dak_gemm_opts o;
-    dak_gemm_opts_default(&o);
+    split_opts_default(&o);
     dak_gemm_launch *small = NULL, *big = NULL;
     if (dak_tiered_view(&A, s.M, s.K, 0, s.Ahp, s.Adp, 1, &err) ||
         dak_gemm_prepare(ctx, &A, s.B, s.C, 8, &o, &small, &err) || dak_gemm_prepare(ctx, &A, s.B, s.C, 512, &o, &big, &err)) {
@@ -1300,7 +1326,7 @@ int main(int argc, char **argv)
                     if (mc == 1 && N < 128) continue; /* one column tile: nothing to share */
                     if (mc == 2 && N <= 32) continue; /* no wide tile */
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     o.cluster = mc && N >= 128 ? 8 : 1;
                     o.wgmma = mc == 2; /* wide tiles through wgmma, with multicast from N = 128 */
                     if (mc == 1) o.panel = 0; /* the tiled host tier with multicast at every ratio */
@@ -1334,7 +1360,7 @@ int main(int argc, char **argv)
                     const int vw = vwb % 32, v = vw % 16, wgv = vw / 16, bmv = vwb / 32;
                     if (wgv && N <= 32) continue;
                     dak_gemm_opts o;
-                    dak_gemm_opts_default(&o);
+                    split_opts_default(&o);
                     o.wgmma = (uint32_t)wgv;
                     o.bm = bmv ? (N > 32 ? 64u : 128u) : 0u;
                     if (wgv && v == 6) { /* wgmma 1 with B as [n][block][64]: refused with a message */
@@ -1418,7 +1444,7 @@ int main(int argc, char **argv)
         CHECK(dak_tiered_create(&A, 128, 64, 0.5, &err) == 0 && A.rows_host == 64 && A.host && A.dev,
               "%s", err.msg);
         dak_gemm_opts o;
-        dak_gemm_opts_default(&o);
+        split_opts_default(&o);
         o.cluster = 5;
         CHECK(dak_gemm_split(ctx, &A, A.dev, A.dev, 8, &o, &err) != 0 && strstr(err.msg, "cluster"), "%s",
               err.msg);

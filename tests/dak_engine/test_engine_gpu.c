@@ -152,8 +152,9 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
  * before the GEMMs' wait (gemm_pdl_pre none), the stamps (diag_times: checked after the r = 0 run), dak decode's
  * options (dak_eng_opts_default: o_proj reading nothing before its wait, 4-slot rings, a window of 2 HBM copies)
  * instead of all zero, the GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window), q / k / v
- * post-processed inside the attention (fuse_qkv) */
-enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32, V_FUSE = 64 };
+ * post-processed inside the attention (fuse_qkv), whole-K tiles (k_whole) in every GEMM they apply to (gemm_whole:
+ * the tiny models' shapes are outside the auto rule's band) */
+enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32, V_FUSE = 64, V_WHOLE = 128 };
 
 /* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v
  * post-processing and attention CTA's stamps in order, every GEMM with CTAs and an exit after its entry; the
@@ -207,10 +208,11 @@ static void check_stamps(dak_engine *e, const char *an, int fused)
 static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, unsigned var)
 {
     char an[96];
-    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
+    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
              hidden == 4096 ? "-wide" : hidden ? "-6144" : "", var & V_NARROW ? "-narrow" : "",
              var & V_PRE_NONE ? "-prenone" : "", var & V_TIMES ? "-stamped" : "", var & V_DEFAULTS ? "-defaults" : "",
-             var & V_DYN ? "-dyn" : "", var & V_WINDOW ? "-window3" : "", var & V_FUSE ? "-fused" : "");
+             var & V_DYN ? "-dyn" : "", var & V_WINDOW ? "-window3" : "", var & V_FUSE ? "-fused" : "",
+             var & V_WHOLE ? "-whole" : "");
     dak_model_config c;
     dak_eng_tiny_config(arch, &c);
     if (hidden)
@@ -232,6 +234,7 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
     if (var & V_DYN) o.gemm_dyn = 1;
     if (var & V_WINDOW) o.gemm_hbm_window = 3;
     if (var & V_FUSE) o.fuse_qkv = 1;
+    if (var & V_WHOLE) o.gemm_whole = DAK_ENG_WHOLE_ON;
     const int fused = o.fuse_qkv;
     if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create: %s", err.msg);
@@ -663,5 +666,9 @@ int main(void)
     run_case(DAK_ARCH_OPT, 3, 2, 0, V_DEFAULTS);
     run_case(DAK_ARCH_OPT, 5, 2, 4096, V_DYN | V_FUSE);
     run_case(DAK_ARCH_LLAMA, 3, 2, 0, V_WINDOW);
+    /* k_whole: 64-row tiles (hidden 256), 128-row ones (hidden 4096's q/k/v: 192 64-row tiles), stamped, fused */
+    run_case(DAK_ARCH_LLAMA, 3, 1, 0, V_WHOLE);
+    run_case(DAK_ARCH_OPT, 5, 2, 4096, V_WHOLE | V_TIMES | V_FUSE);
+    run_case(DAK_ARCH_LLAMA, 8, 2, 4096, V_WHOLE | V_DEFAULTS);
     return check_done();
 }

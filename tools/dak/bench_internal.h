@@ -41,8 +41,10 @@ typedef struct {
     uint32_t bn8;           /* dak_gemm_opts.bn8 (B box of 8 rows at N <= 8; default 1) */
     uint32_t bn24;          /* dak_gemm_opts.bn24 (B box of 24 rows at N 17..24; default 1) */
     uint32_t bnw;           /* dak_gemm_opts.bnw (B box of N rounded up to 8 rows at N 33..56 on wgmma tiles; default 1) */
-    uint32_t whole;         /* dak_gemm_opts.whole (whole-K tiles: 1 where they apply, 2 auto; default 0) */
+    uint32_t whole;         /* dak_gemm_opts.whole (whole-K tiles: 1 where they apply, 2 auto, the default) */
     uint32_t whole_cl;      /* dak_gemm_opts.whole_cluster (0 auto) */
+    uint32_t whole_stages;  /* dak_gemm_opts.whole_stages (0: as many as fit) */
+    uint32_t whole_window;  /* dak_gemm_opts.whole_window (0 auto) */
     uint32_t pdl_pre;       /* dak_gemm_opts.pdl_pre: HBM-tier copies before the PDL wait, 0 auto */
     uint32_t prod2;         /* dak_gemm_opts.diag_prod2: two producer threads (single launches) */
     uint32_t hbm_window;    /* dak_gemm_opts.hbm_window: HBM-tier copies in flight, 0 auto */

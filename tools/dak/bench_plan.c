@@ -32,6 +32,8 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->bnw = (int)c->bnw;
     o->whole = c->whole;
     o->whole_cluster = c->whole_cl;
+    o->whole_stages = c->whole_stages;
+    o->whole_window = c->whole_window;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

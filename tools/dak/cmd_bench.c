@@ -61,9 +61,12 @@ static void usage(FILE *o)
             "                   m64n40 / n48 / n56 (dak_gemm_opts.bnw), 0: 64 rows, m64n64 (default 1)\n"
             "  --whole N        whole-K tiles, one a CTA (k_whole, dak_gemm_opts.whole): 1 where they apply (no\n"
             "                   host rows, N <= 64, a tile an SM), 2 auto (where 64-row tiles fill 80-100 %% of the\n"
-            "                   SMs), 0: the split (default 0)\n"
+            "                   SMs and K <= 8192 or N <= 8; the default), 0: the split kernels only\n"
             "  --whole-cl N     with --whole, CTAs sharing each B stage by multicast: 0 (auto: 1), 1, 2 or 4\n"
             "                   (default 0)\n"
+            "  --whole-stages N with --whole, k_whole's ring stages: 0 (as many as fit, the default) or 1..24\n"
+            "  --whole-window N with --whole, k_whole's stages of A in flight a CTA after the PDL wait: 0 (auto:\n"
+            "                   4) or 1..24 (24: the ring)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32 and on 128-row\n"
             "                   ones at N 17-32, else the whole ring) or 1..24 (24: the ring; default 0)\n"
@@ -258,6 +261,10 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--whole-cl")) {
             static const uint32_t ok[] = {0, 1, 2, 4};
             if (!VAL() || arg_u32_oneof("--whole-cl", v, ok, 4, "0 (auto), 1, 2 or 4", &c->whole_cl)) return -1;
+        } else if (arg_is(a, "--whole-stages")) {
+            if (!VAL() || arg_u32("dak bench", "--whole-stages", v, 0, 24, &c->whole_stages)) return -1;
+        } else if (arg_is(a, "--whole-window")) {
+            if (!VAL() || arg_u32("dak bench", "--whole-window", v, 0, 24, &c->whole_window)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {

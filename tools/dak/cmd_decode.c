@@ -36,7 +36,7 @@ static void usage(FILE *o)
             "                  [--host-mem BYTES] [--gpu-mem BYTES] [--deploy 0|1|auto] [--profile FILE] [--pdl 0|1|2]\n"
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
-            "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1]\n"
+            "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1] [--gemm-whole 0|1|2]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--fuse-qkv 0|1] [--prompt-text TEXT]\n"
             "                  [--tokenizer PATH] [--load-times 0|1] [--load-pin register|alloc]\n"
             "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
@@ -93,6 +93,9 @@ static void usage(FILE *o)
             "                   GEMM's choice)\n"
             "  --gemm-stages S  ring slots per SM of every GEMM without host rows (default 4; 0: as many as fit)\n"
             "  --gemm-dyn 0|1   diagnostic: every GEMM's HBM rows in dynamically claimed units\n"
+            "  --gemm-whole 0|1|2 whole-K tiles (k_whole, as dak bench gemm --whole): 2 (default) where the GEMM\n"
+            "                   picks them (all-HBM rows, N <= 64, 64-row tiles filling 80-100 %% of the SMs);\n"
+            "                   1 wherever they apply; 0 the split kernels only\n"
             "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
             "                   done) or end (its stores issued)\n"
             "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
@@ -310,7 +313,8 @@ static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",     
                                              "--load-times",  "--load-pin",
                                              "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
                                              "--gemm-pre-none", "--norm-trigger", "--norm-narrow",
-                                             "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn", "--fuse-qkv"};
+                                             "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn", "--gemm-whole",
+                                             "--fuse-qkv"};
 
 /* Greedy decoding of batch sequences on the CPU: the prompt's steps, then `tokens` steps, timed; tok[S][batch] as
  * the GPU engine's history (dak_engine_tokens).  1 when the reference cannot be made (a model too large for it). */
@@ -508,7 +512,7 @@ static int decode(int argc, char **argv, decode_held *h)
     dak_eng_opts_default(&defaults);
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
     uint32_t pre_none = defaults.gemm_pre_none, gemm_window = defaults.gemm_hbm_window;
-    uint32_t gemm_stages = defaults.gemm_stages, gemm_dyn = 0;
+    uint32_t gemm_stages = defaults.gemm_stages, gemm_dyn = 0, gemm_whole = 2;
     uint32_t fuse_qkv = (uint32_t)defaults.fuse_qkv;
     int fuse_given = 0; /* --fuse-qkv on the command line */
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
@@ -564,6 +568,9 @@ static int decode(int argc, char **argv, decode_held *h)
         } else if (arg_is(a, "--gemm-dyn")) {
             VAL();
             if (arg_u32(prog, "--gemm-dyn", v, 0, 1, &gemm_dyn)) return 2;
+        } else if (arg_is(a, "--gemm-whole")) {
+            VAL();
+            if (arg_u32(prog, "--gemm-whole", v, 0, 2, &gemm_whole)) return 2;
         } else if (arg_is(a, "--fuse-qkv")) {
             VAL();
             if (arg_u32(prog, "--fuse-qkv", v, 0, 1, &fuse_qkv)) return 2;
@@ -829,6 +836,7 @@ static int decode(int argc, char **argv, decode_held *h)
     eo.gemm_pdl_pre = gemm_pre, eo.diag_times = times_path != NULL, eo.norm_trigger = norm_trig;
     eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none, eo.load_pin = load_pin;
     eo.gemm_hbm_window = gemm_window, eo.gemm_stages = gemm_stages, eo.gemm_dyn = gemm_dyn;
+    eo.gemm_whole = gemm_whole == 0 ? DAK_ENG_WHOLE_OFF : gemm_whole == 1 ? DAK_ENG_WHOLE_ON : DAK_ENG_WHOLE_GEMM;
     eo.fuse_qkv = (int)fuse_qkv;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
@@ -982,6 +990,7 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "gemm_hbm_window", gemm_window);
         json_kv_u64(&w, "gemm_stages", gemm_stages);
         json_kv_u64(&w, "gemm_dyn", gemm_dyn);
+        json_kv_u64(&w, "gemm_whole", gemm_whole);
         json_kv_str(&w, "load_pin", load_pin == DAK_ENG_PIN_ALLOC ? "alloc" : "register");
         json_kv_u64(&w, "fuse_qkv", fuse_qkv);
         if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */

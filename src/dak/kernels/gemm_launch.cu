@@ -251,6 +251,7 @@ static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t
     k->M = A->M, k->N = N, k->K = A->K, k->c = p->cluster, k->kstep = p->kstep, k->kblocks = A->K / 64u;
     k->kchunks = p->kchunks;
     k->mh[1] = p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
+    k->window[1] = p->hbm.window;
     k->ctas[1] = p->hbm.ctas;
     k->a_ptr[1] = A->dev;
     k->whole_rows = p->whole_rows, k->whole_loaders = p->whole_loaders;

@@ -111,9 +111,16 @@ K_SPLIT_SIG(k_whole)
             if (ts) ts[10] = ptx_globaltimer();
             const uint64_t pol = p.l2_hints ? ptx_l2_evict_first() : 0ull;
             const uint16_t *A = p.a_ptr[1];
+            const uint32_t W = p.window[1], pre = p.pdl ? p.pre_hbm : 0u;
             for (uint32_t kc = 0, s = 0, ph = 0; kc < KC; kc++) {
                 if (p.pdl && kc == p.pre_hbm) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
                 if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+                /* the window (whole_window): after the wait, at most W stages in flight, so that the SMs' HBM
+                 * shares even out where nothing follows to fill the early ones' time (an engine's step) */
+                if (W < S && kc >= W && kc >= pre) {
+                    const uint32_t o = kc - W;
+                    ptx_mbar_wait(bar_full + 8u * (o % S), (o / S) & 1u);
+                }
                 ptx_mbar_arrive_expect_tx(bar_full + 8u * s, nbox * abox);
                 for (uint32_t m = 0; m < nbox; m++) { /* box m's kstep blocks are contiguous */
                     const uint16_t *src = A + ((size_t)(mt + m) * KB + kc * kstep) * (DAK_A_BLOCK / 2u);

@@ -53,6 +53,12 @@
 #define WIDE64_MIN_K 7168u
 /* whole-K tiles auto (opts.whole 2) at K above this only at N <= 8 (whole_plan) */
 #define WHOLE_AUTO_MAX_K 8192u
+/* k_whole's stages of A in flight per CTA after the PDL wait (opts.whole_window 0): with the whole ring (12 stages,
+ * 192 KiB at N 8) some SMs drew more than their share of HBM and others finished up to 20 us late in an engine's
+ * step (dak decode OPT-30B b8, o_proj); 4 (64 KiB of A a CTA, 7 MiB over 112) evened them: 7168 x 28672 N 1 / 8
+ * -6.3 / -6.9 % against the split (the ring: -1.4 / -1.2 %), 7168^2 within +-1.2 % of the ring, OPT-30B b8 -1.0 % a
+ * token (thirty-second session, NOTES-dak-kernels.md) */
+#define WHOLE_WINDOW_AUTO 4u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -120,8 +126,11 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->wgmma = 2; /* auto: 1.06-1.10x at N = 64, 1.08x at N = 128-512 on the H200 (dak-gemm.md) */
     o->bm = 0;    /* auto: 128-row HBM tiles where N > 32 (B read once per 128 rows) */
     o->bn = 0;    /* auto: HBM column tiles as wide as N (up to 256) with 128-row tiles (A read once per bn columns) */
-    o->whole = 0; /* 2 (auto) measured faster on 7168^2 at every N 1..64 (whole_plan); off until the GPU suites ran with it */
+    o->whole = 2; /* auto: 7168^2 2.6-5.6 % under the split at every N 1..64 as PDL graphs on the H200, OPT-30B b8
+                   * -0.9 % a token (whole_plan; NOTES-dak-kernels.md, thirty-second session) */
     o->whole_cluster = 0;
+    o->whole_stages = 0;
+    o->whole_window = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -325,10 +334,12 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     const uint32_t stage = kstep * slot1;
     uint32_t fit = (uint32_t)((smem_bytes - DAK_GEMM_SMEM_BASE) / stage);
     if (fit > MAX_STAGES) fit = MAX_STAGES;
-    if (o->stages) {
-        if (o->stages > fit)
-            return cm_fail(err, "gemm: %u stages do not fit in %zu bytes of shared memory", o->stages, smem_bytes);
-        fit = o->stages;
+    if (o->whole_stages) { /* (opts.stages, the split kernels' ring, does not apply: a caller that caps those, e.g. the
+                            * engine's gemm_stages, would leave k_whole too few bytes in flight) */
+        if (o->whole_stages > fit)
+            return cm_fail(err, "gemm: %u whole-K stages do not fit in %zu bytes of shared memory", o->whole_stages,
+                           smem_bytes);
+        fit = o->whole_stages;
     }
     if (fit < (o->kstep ? 3u : 4u)) return 0; /* (a consumer warpgroup holds two stages; three run, four overlap) */
     p->kstep = kstep, p->kchunks = kblocks / kstep;
@@ -345,7 +356,9 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     dak_tier_plan *h = &p->hbm;
     memset(h, 0, sizeof *h);
     h->mtiles = h->ctas = h->items = tiles;
-    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks / kstep, h->window = fit, h->ngroups = 1;
+    const uint32_t win = o->whole_window ? o->whole_window : WHOLE_WINDOW_AUTO;
+    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks / kstep, h->ngroups = 1;
+    h->window = win && win < fit ? win : fit;
     h->balance = (double)mt / ((double)tiles * mh); /* a half last 128-row tile */
     return 1;
 }
@@ -383,6 +396,10 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
                        o->hbm_ctas, sm_count);
     if (o->stages > MAX_STAGES)
         return cm_fail(err, "gemm: stages %u must be <= %u", o->stages, MAX_STAGES);
+    if (o->whole_stages > MAX_STAGES)
+        return cm_fail(err, "gemm: whole_stages %u must be <= %u", o->whole_stages, MAX_STAGES);
+    if (o->whole_window > MAX_STAGES)
+        return cm_fail(err, "gemm: whole_window %u must be 0 (auto) or 1..%u", o->whole_window, MAX_STAGES);
     if (o->dyn > 1) return cm_fail(err, "gemm: dyn %u must be 0 (off) or 1 (on)", o->dyn);
     if (o->dyn_slots > 16) return cm_fail(err, "gemm: dyn_slots %u must be 0 (auto) or 1..16", o->dyn_slots);
     if (o->stash > DAK_STASH_MAX)
