@@ -4,9 +4,10 @@
    OUTDIR/dak-gemm-extra.png  congestion sweep, read amplification, wave alignment
    OUTDIR/dak-gemm-floor.png  (fixed section) the streaming floor and a GEMM's costs added to it, against the
                               split under PDL and cuBLAS, us a launch in a graph of 8, per shape and N
-plot_dak.py --width OUTDIR JSON...   (fixed-section runs, e.g. one per list of 16 widths)
-   OUTDIR/dak-gemm-width.png  the split under PDL and cuBLAS as graphs of 8 against the batch width N, per shape,
-                              as % of the bound (A's bytes / B_g)"""
+plot_dak.py --width OUTDIR [LABEL=]JSON...   (fixed-section runs, e.g. one per list of 16 widths)
+   OUTDIR/dak-gemm-width.png  the GEMM as planned under PDL and cuBLAS as graphs of 8 against the batch width N, per
+                              shape, as % of the bound (A's bytes / B_g); LABEL= groups files into series (e.g.
+                              default=... split=... for runs with --whole 2 and --whole 0)"""
 import sys
 
 import matplotlib
@@ -56,29 +57,47 @@ def plot_floor(d, out):
     print("wrote", f"{out}/dak-gemm-floor.png")
 
 
-def plot_width(paths, out):
-    """Every fixed-section graph row of the files: the split under PDL and cuBLAS, % of the bound, against N."""
-    shapes = {}
-    for path in paths:
+WIDTH_STYLES = [("o-", "tab:blue"), ("^-", "tab:red"), ("d-", "tab:green"), ("v-", "tab:purple")]
+
+
+def plot_width(args, out):
+    """Every fixed-section graph row of the files: the GEMM under PDL (the plan the run took) and cuBLAS, % of the
+    bound, against N.  An argument LABEL=PATH puts that file's rows in a series of that label (several files may
+    share one: a run a list of 16 widths); a plain PATH goes to "as planned, PDL graph".  cuBLAS from every file."""
+    shapes = {}  # shape -> label -> [(N, % of bound)]; label None: cuBLAS
+    labels = []
+    for arg in args:
+        label, path = arg.split("=", 1) if "=" in arg else ("as planned, PDL graph", arg)
+        if label not in labels:
+            labels.append(label)
         d = load_json(path)
         for k, v in d.items():
             if not k.startswith("fixed_") or not isinstance(v, list):
                 continue
             M, K = (int(x) for x in k[6:].split("x"))
             bound = 2.0 * M * K / (d["probes"]["B_g_GBs"] * 1e3)  # us
+            series = shapes.setdefault(k[6:], {})
             for r in v:
                 if r.get("mode") == "graph" and r.get("split_pdl_us"):
-                    shapes.setdefault(k[6:], []).append((r["N"], 100 * bound / r["split_pdl_us"],
-                                                         100 * bound / r["cublas_us"] if r.get("cublas_us") else None))
+                    series.setdefault(label, []).append((r["N"], 100 * bound / r["split_pdl_us"]))
+                    if r.get("cublas_us"):
+                        series.setdefault(None, []).append((r["N"], 100 * bound / r["cublas_us"]))
     if not shapes:
-        print("no fixed-section graph rows in", paths, file=sys.stderr)
+        print("no fixed-section graph rows in", args, file=sys.stderr)
         return 1
     fig, axes = plt.subplots(1, len(shapes), figsize=(6 * len(shapes), 3.6), squeeze=False)
-    for ax, (shape, rows) in zip(axes[0], sorted(shapes.items())):
-        rows.sort()
-        ax.plot([r[0] for r in rows], [r[1] for r in rows], "o-", ms=3, color="tab:blue", label="split, PDL graph")
-        ax.plot([r[0] for r in rows], [float("nan") if r[2] is None else r[2] for r in rows], "s:", ms=3,
-                color="tab:gray", label="cuBLAS graph")
+    for ax, (shape, series) in zip(axes[0], sorted(shapes.items())):
+        for i, label in enumerate(labels):
+            rows = sorted(series.get(label, []))
+            if not rows:
+                continue
+            st, col = WIDTH_STYLES[i % len(WIDTH_STYLES)]
+            ax.plot([r[0] for r in rows], [r[1] for r in rows], st, ms=3, color=col, label=label)
+        by_n = {}
+        for n, pct in series.get(None, []):  # cuBLAS: the mean over the files that ran this N
+            by_n.setdefault(n, []).append(pct)
+        ns = sorted(by_n)
+        ax.plot(ns, [sum(by_n[n]) / len(by_n[n]) for n in ns], "s:", ms=3, color="tab:gray", label="cuBLAS graph")
         ax.axhline(95, color="k", ls=":", lw=1, label="95 % of the bound")
         ax.set_title(f"{shape}, r = 0", fontsize=9)
         ax.set_xlabel("batch width N")
@@ -95,7 +114,7 @@ def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "--width":
         return plot_width(sys.argv[3:], sys.argv[2])
     if len(sys.argv) != 3:
-        print("usage: plot_dak.py JSON OUTDIR | plot_dak.py --width OUTDIR JSON...", file=sys.stderr)
+        print("usage: plot_dak.py JSON OUTDIR | plot_dak.py --width OUTDIR [LABEL=]JSON...", file=sys.stderr)
         return 2
     d = load_json(sys.argv[1])
     out = sys.argv[2]
