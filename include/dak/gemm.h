@@ -221,8 +221,8 @@ typedef struct {
                            is summed by reduce-scatter: each contributor adds and stores a share of its rows.
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
-    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off, 2 auto (the default: where it applies, 64-row tiles fill 80-100 % of the SMs and K <= 8192 or N <= 8,
-                           e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
+    uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off, 2 auto (the default: where it applies,
+                           64-row tiles fill 80-100 % of the SMs and K <= 8192 or N <= 8, e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
                            2.6-5.6 %; dak decode OPT-30B b8 -0.9 % a token), 1 where it applies: no host rows,
                            N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and
                            every tile on an SM of its own (64-row tiles, or 128-row ones where 64-row tiles

@@ -296,8 +296,9 @@ static uint32_t hbm_offsets_kernel(const dak_gemm_plan *p, uint32_t N, const dak
 
 /* Whole-K tiles (opts.whole, k_whole): the plan when the shape and options allow it (1), else 0 and the split plan.
  * One CTA a tile of 64 rows (or 128 where 64-row tiles outnumber the SMs), kstep 64-column blocks of A and their B
- * rows a stage, as many stages as fit; with a cluster (whole_cluster) each member fetches whole_rows of every
- * block's B rows (multiples of 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
+ * rows a stage, as many stages as fit (whole_stages), at most `window` of A in flight after the PDL wait
+ * (whole_window); with a cluster (whole_cluster) each member fetches whole_rows of every block's B rows (multiples
+ * of 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
  * runs on the H200 (whole-K tiles on 88-112 CTAs, B shared in clusters of 4, 10-16 stages: NOTES-dak-kernels.md,
  * seventeenth session), with PDL: A's copies need nothing from the kernel before, only B's wait for it. */
 static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
@@ -310,7 +311,7 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     const uint32_t tiles = ceil_div(mt, mh);
     if (tiles > sm_count) return 0;
     /* auto (whole 2): where 64-row tiles fill 80-100 % of the SMs, the band tile alignment keeps (7168^2: 112 tiles on
-     * 132 SMs, 3-4 % faster than the split at N 8-32 as PDL graphs on the H200); with fewer tiles the idle SMs cost
+     * 132 SMs, 2.6-5.6 % faster than the split at every N 1..64 as PDL graphs on the H200); with fewer tiles the idle SMs cost
      * more than the split's tail saves (11008 x 4096's 86 128-row tiles 1.1-2.7 us slower, 4096^2's 64 3 us;
      * thirty-first session) */
     if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u)) return 0;
@@ -358,7 +359,7 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     h->mtiles = h->ctas = h->items = tiles;
     const uint32_t win = o->whole_window ? o->whole_window : WHOLE_WINDOW_AUTO;
     h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks / kstep, h->ngroups = 1;
-    h->window = win && win < fit ? win : fit;
+    h->window = win < fit ? win : fit; /* (win >= 1: asked, or the auto window) */
     h->balance = (double)mt / ((double)tiles * mh); /* a half last 128-row tile */
     return 1;
 }
