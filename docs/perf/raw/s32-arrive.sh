@@ -4,7 +4,8 @@
 # generic kstep loop keeps its 16), against the landed build (s32c6), both with the defaults, interleaved, two rounds;
 # and test_gemm_split --whole on the new build.  Prediction: within +-0.3 % (the kernel waits on HBM, not on its
 # wgmma issue), perhaps up to 1 % at N = 64 where the math per stage is largest.
-# Not run: the device could not be started (refused, then too little device time left).  The change is
+# Not run in the thirty-second session: the device could not be started (refused, then too little device time
+# left).  Run in the thirty-third as part of s33-carveout.sh (its arr/), then landed (gemm_whole.cu's whole_block_mma).  The change is
 # `s32-arrive.patch` beside this script (not in the tree: untested on the GPU); the carry's arr/ was its build
 # (`git apply docs/perf/raw/s32-arrive.patch`, build, pack dak and test_gemm_split as arr/ into s32c7.tar.xz).
 # carry ["build-s32-carry"]; OUT=... bash docs/perf/raw/s32-arrive.sh

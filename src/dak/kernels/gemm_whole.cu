@@ -23,6 +23,16 @@
 
 #define WH_CONSUMERS (NCW * 32u) /* two warpgroups */
 
+/* Block bk of a stage (64 columns of K): 4 wgmma k16 into d.  a, b: the stage's A box and B rows (shared addresses). */
+static __device__ __forceinline__ void whole_block_mma(float *d, uint32_t a, uint32_t b, uint32_t bk, uint32_t rk,
+                                                       const uint32_t wn)
+{
+#pragma unroll
+    for (uint32_t k16 = 0; k16 < 4u; k16++)
+        ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + dak_wg_a_off(bk, k16), DAK_WG_SBO),
+                                 ptx_wgmma_desc_sw128(b + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO), wn);
+}
+
 /* Warpgroup h's stages of the tile: every stage's box h (mh 2), or the stages h, h + 2, .. (mh 1).  Leaves the sums in
  * d (wgmma layout, gemm_layout.h), every wgmma group complete. */
 static __device__ __forceinline__ void whole_consume(float *d, uint32_t KC, uint32_t kstep, uint32_t S, uint32_t mh,
@@ -40,13 +50,17 @@ static __device__ __forceinline__ void whole_consume(float *d, uint32_t KC, uint
             ts[4] = t;
         }
         const uint32_t a = ring + s * stage + box * kstep * DAK_A_BLOCK, b = ring + s * stage + mh * kstep * DAK_A_BLOCK;
-        ptx_wgmma_fence();
+        /* the auto stage (2 blocks) without a loop, which would make ptxas inject warpgroup.arrive (C7519: 0.6-1.0 %
+         * at N 32-64, thirty-third session); the fence in each branch, the form measured */
+        if (kstep == 2u) {
+            ptx_wgmma_fence();
+            whole_block_mma(d, a, b, 0u, rk, wn);
+            whole_block_mma(d, a, b, 1u, rk, wn);
+        } else {
+            ptx_wgmma_fence();
 #pragma unroll 1
-        for (uint32_t bk = 0; bk < kstep; bk++)
-#pragma unroll
-            for (uint32_t k16 = 0; k16 < 4u; k16++)
-                ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + dak_wg_a_off(bk, k16), DAK_WG_SBO),
-                                         ptx_wgmma_desc_sw128(b + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO), wn);
+            for (uint32_t bk = 0; bk < kstep; bk++) whole_block_mma(d, a, b, bk, rk, wn);
+        }
         ptx_wgmma_commit();
         ptx_wgmma_wait1(); /* the stage before is read: hand it back to every member's producers */
         if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, c, lane);
@@ -112,15 +126,16 @@ K_SPLIT_SIG(k_whole)
             if (ts) ts[10] = ptx_globaltimer();
             const uint64_t pol = p.l2_hints ? ptx_l2_evict_first() : 0ull;
             const uint16_t *A = p.a_ptr[1];
-            const uint32_t W = p.window[1], pre = p.pdl ? p.pre_hbm : 0u;
-            for (uint32_t kc = 0, s = 0, ph = 0; kc < KC; kc++) {
-                if (p.pdl && kc == p.pre_hbm) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
+            const uint32_t W = p.window[1], pre = p.pre_hbm; /* pre_hbm is 0 without PDL (whole_plan) */
+            /* slot and phase of this stage (s, ph) and of the stage W before it (sw, phw), as running counters */
+            for (uint32_t kc = 0, s = 0, ph = 0, sw = 0, phw = 0; kc < KC; kc++) {
+                if (p.pdl && kc == pre) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
                 if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
                 /* the window (whole_window): after the wait, at most W stages in flight, so that the SMs' HBM
                  * shares even out where nothing follows to fill the early ones' time (an engine's step) */
-                if (W < S && kc >= W && kc >= pre) {
-                    const uint32_t o = kc - W;
-                    ptx_mbar_wait(bar_full + 8u * (o % S), (o / S) & 1u);
+                if (W < S && kc >= W) {
+                    if (kc >= pre) ptx_mbar_wait(bar_full + 8u * sw, phw);
+                    if (++sw == S) sw = 0, phw ^= 1u;
                 }
                 ptx_mbar_arrive_expect_tx(bar_full + 8u * s, nbox * abox);
                 for (uint32_t m = 0; m < nbox; m++) { /* box m's kstep blocks are contiguous */
