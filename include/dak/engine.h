@@ -308,6 +308,11 @@ typedef struct {
     uint32_t gemm_whole;      /* the GEMMs' whole-K tiles (dak_gemm_opts.whole): DAK_ENG_WHOLE_GEMM (0, the
                                  default) the GEMM's choice (auto), DAK_ENG_WHOLE_OFF the split kernels only,
                                  DAK_ENG_WHOLE_ON k_whole wherever it applies (no host rows, N <= 64) */
+    uint32_t gemm_whole_cluster; /* every GEMM's dak_gemm_opts.whole_cluster (k_whole's CTAs sharing each B stage by
+                                    multicast): 0 the GEMM's choice (auto: clusters of 4 where they divide the
+                                    tiles), 1 none (larger clusters are not taken: a prefetch or unified-memory
+                                    baseline's HBM rows may not divide by them); dak_eng_opts_default:
+                                    DAK_ENG_WHOLE_CLUSTER */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */
@@ -357,6 +362,11 @@ typedef struct {
  * N 9-32 only (plan.c's HBM_WINDOW_NN).  On those 4-slot rings it evens the SMs' HBM shares out at N <= 8 too:
  * OPT-6.7B b8 -2.2 % a token on the H200, b64 +-0.1 % (NOTES-dak-engine.md, twenty-ninth session) */
 #define DAK_ENG_GEMM_HBM_WINDOW 2u
+/* ... and k_whole without multicast (gemm_whole_cluster 1).  The GEMM's auto clusters of 4 (7168 x 28672 at every N,
+ * 7168^2 from N 41), 2-9 % faster as the GEMM bench's PDL graphs (one launch's slow CTAs overlapping the next one's
+ * start), did not carry into a step, where a cluster streams at its slowest member's pace: dak decode OPT-30B b1
+ * +0.1, b8 -0.1, b32 +0.2, b64 -0.3 % a token with them (two rounds; NOTES-dak-engine.md, thirty-third session) */
+#define DAK_ENG_WHOLE_CLUSTER 1u
 void dak_eng_opts_default(dak_eng_opts *o);
 
 /* Bytes dak_engine_create allocates for this model, batch and length: with deploy NULL the full copies in

@@ -222,7 +222,8 @@ typedef struct {
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
     uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off, 2 auto (the default: where it applies,
-                           64-row tiles fill 80-100 % of the SMs and K <= 8192 or N <= 8, e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
+                           64-row tiles fill 80-100 % of the SMs, and at K > 8192 and N > 8 only with clusters of 4;
+                           e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
                            2.6-5.6 %; dak decode OPT-30B b8 -0.9 % a token), 1 where it applies: no host rows,
                            N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and
                            every tile on an SM of its own (64-row tiles, or 128-row ones where 64-row tiles
@@ -231,9 +232,10 @@ typedef struct {
                            B stage and multicast it to all (L2 serves B once per cluster), a deep ring of kstep
                            64-column blocks a stage (opts.kstep; auto 2, else 1; A's and B's copies from two
                            producer warps), wgmma m64n<N rounded up to 8>k16.  Elsewhere the split plan */
-    uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (1: no multicast, which was 1.2 us slower at
-                               N = 64 on 7168^2 with clusters of 4, neutral at N 8-32), 1, 2 or 4 (refused where it
-                               does not divide the tiles) */
+    uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (4 where it divides the tiles and K > 8192
+                               or N >= 41, else 1: 7168 x 28672 2-9 % faster at every N 1..64, 7168^2 0.6-3.1 % at
+                               N 41-64, slower below; plan.c's WHOLE_CL_*), 1, 2 or 4 (refused where it does not
+                               divide the tiles) */
     uint32_t whole_stages;  /* with whole: ring stages per CTA (0: as many as fit, at most 24; fewer than 4 of kstep
                                auto fall back to the split plan, of kstep asked fewer than 3).  opts.stages does not
                                apply to k_whole */

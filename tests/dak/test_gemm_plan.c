@@ -1150,10 +1150,11 @@ static void test_plan_kernel(void)
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_KERNELS), "?") == 0);
 }
 
-/* Whole-K tiles (opts.whole, k_whole): off by default; where they apply, one CTA a tile of 64 rows (128 where 64-row
+/* Whole-K tiles (opts.whole, k_whole): auto by default; where they apply, one CTA a tile of 64 rows (128 where 64-row
  * tiles outnumber the SMs), no split-K, B's stage rows (N rounded up to 8) in whole 8-row slices over at most the
- * cluster's members and no member's slice wholly past them, the deepest ring of one-block stages that fits (at most
- * 24), the cluster the largest of 4 / 2 / 1 dividing the tiles; the split plan elsewhere; bad values refused. */
+ * cluster's members and no member's slice wholly past them, the deepest ring of two-block stages that fits (at most
+ * 24), the auto cluster 4 where it divides the tiles and K > 8192 or N >= 41, else 1; the split plan elsewhere; bad
+ * values refused. */
 static void test_plan_whole(void)
 {
     cm_err e;
@@ -1168,16 +1169,27 @@ static void test_plan_whole(void)
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 144, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
-    /* K > 8192 (7168 x 28672): at N <= 8 only */
-    CHECK(dak_gemm_plan_make(7168, 8, 28672, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    /* the auto cluster: 4 at K > 8192 (7168 x 28672) at every N, at K <= 8192 from N 41; K > 8192 at N > 8 only with
+     * clusters of 4 (without them, the split) */
+    static const uint32_t kn[8][3] = {/* K, N, cluster */
+                                      {28672, 1, 4}, {28672, 8, 4}, {28672, 9, 4}, {28672, 64, 4},
+                                      {7168, 40, 1}, {7168, 41, 4}, {8192, 64, 4}, {8192, 8, 1}};
+    for (int i = 0; i < 8; i++)
+        CHECK(dak_gemm_plan_make(7168, kn[i][1], kn[i][0], 0, &o, 132, SMEM, &p, &e) == 0 &&
+              p.kernel == DAK_SPLIT_WHOLE && p.cluster == kn[i][2] && p.whole_rows * p.whole_loaders >= kn[i][1]);
+    o.whole_cluster = 1;
+    CHECK(dak_gemm_plan_make(7168, 8, 28672, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+          p.cluster == 1);
     CHECK(dak_gemm_plan_make(7168, 9, 28672, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
-    CHECK(dak_gemm_plan_make(7168, 64, 8192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+          p.cluster == 1);
+    o.whole_cluster = 0;
     o.whole = 0;
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE &&
           p.whole_rows == 0);
     o.whole = 1;
-    static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster */
-                                       {7168, 7168, 64, 1}, {11008, 4096, 128, 1}, {1088, 1024, 64, 1}, {8640, 1024, 128, 1}};
+    static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster at N >= 41 (1 below) */
+                                       {7168, 7168, 64, 4}, {11008, 4096, 128, 1}, {1088, 1024, 64, 1}, {8640, 1024, 128, 4}};
     for (int si = 0; si < 4; si++)
         for (uint32_t N = 1; N <= 64; N++) {
             const uint32_t M = shp[si][0], K = shp[si][1], bm = shp[si][2], tiles = (M / 64 + bm / 64 - 1) / (bm / 64);
@@ -1188,7 +1200,7 @@ static void test_plan_whole(void)
             /* stages of 2 blocks (K / 64 is even for these shapes, and four of them fit) */
             const uint32_t n8 = (N + 7) / 8 * 8, stage = 2 * (bm * 128 + p.bn_box * 128);
             CHECK(p.bm == bm && p.hbm.ctas == tiles && p.host.ctas == 0 && p.hbm.ksplit == 1 && p.kstep == 2 &&
-                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == shp[si][3] && tiles % p.cluster == 0);
+                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == (N >= 41 ? shp[si][3] : 1) && tiles % p.cluster == 0);
             CHECK(p.whole_rows % 8 == 0 && p.bn_box == p.whole_rows * p.whole_loaders && p.whole_loaders <= p.cluster &&
                   p.bn_box >= n8 && (p.whole_loaders - 1) * p.whole_rows < n8 && p.bn_box <= 64);
             CHECK(p.hbm_stages >= 4 && p.hbm_stages <= 24 && p.smem_bytes <= SMEM &&

@@ -111,7 +111,10 @@ expect 2 "--gemm-stages" -- "$dak" decode --tiny opt --gemm-stages
 expect 2 "--gemm-dyn: expected an integer in \[0, 1\], got '2'" -- "$dak" decode --tiny opt --gemm-dyn 2
 expect 2 "--gemm-whole: expected an integer in \[0, 2\], got '3'" -- "$dak" decode --tiny opt --gemm-whole 3
 expect 2 "--gemm-whole: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --gemm-whole 0
-expect 2 "--pdl" -- "$dak" decode --tiny opt --gemm-stages 0 --gemm-hbm-window 3 --gemm-dyn 1 --gemm-whole 1 --pdl 3
+expect 2 "--gemm-whole-cl: expected an integer in \[0, 1\], got '4'" -- "$dak" decode --tiny opt --gemm-whole-cl 4
+expect 2 "--gemm-whole-cl: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --gemm-whole-cl 1
+expect 2 "--pdl" -- "$dak" decode --tiny opt --gemm-stages 0 --gemm-hbm-window 3 --gemm-dyn 1 --gemm-whole 1 \
+    --gemm-whole-cl 0 --pdl 3
 expect 2 "--diag-times: expected --deploy 0" -- "$dak" decode --tiny opt --deploy 1 --diag-times "$tmp/t.json"
 expect 2 "--load-times: expected an integer in \[0, 1\], got '2'" -- "$dak" decode --tiny opt --load-times 2
 expect 2 "--load-times" -- "$dak" decode --tiny opt --load-times

@@ -153,7 +153,8 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
  * options (dak_eng_opts_default: o_proj reading nothing before its wait, 4-slot rings, a window of 2 HBM copies)
  * instead of all zero, the GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window), q / k / v
  * post-processed inside the attention (fuse_qkv), whole-K tiles (k_whole) in every GEMM they apply to (gemm_whole:
- * the tiny models' shapes are outside the auto rule's band) */
+ * the tiny models' shapes are outside the auto rule's band; gemm_whole_cluster 0 unless V_DEFAULTS: the GEMM's auto
+ * clusters) */
 enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32, V_FUSE = 64, V_WHOLE = 128 };
 
 /* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v
@@ -334,6 +335,34 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
     free(lg), free(lr), free(hist), free(tok), free(u), free(ops);
     dak_profile_free(&prof);
     dak_engine_destroy(e);
+}
+
+/* dak_engine_create's refusals of the GEMM options it passes on: gemm_whole past DAK_ENG_WHOLE_ON, gemm_whole_cluster
+ * past 1 */
+static void opts_refusals(void)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(DAK_ARCH_LLAMA, &c);
+    dak_eng_model m;
+    cm_err err = {{0}};
+    if (dak_eng_model_make(&c, 0, &m, &err)) {
+        CHECK(0, "model: %s", err.msg);
+        return;
+    }
+    static const uint32_t bad_cl[2] = {2, 4};
+    for (int i = 0; i < 3; i++) {
+        dak_eng_opts o;
+        dak_eng_opts_default(&o);
+        if (i < 2) o.gemm_whole_cluster = bad_cl[i];
+        else o.gemm_whole = DAK_ENG_WHOLE_ON + 1;
+        dak_engine *e = NULL;
+        const int rc = dak_engine_create(&e, &m, 3, S, SEED, &o, &err);
+        CHECK(rc != 0 && strstr(err.msg, i < 2 ? "gemm_whole_cluster" : "gemm_whole"),
+              "create with gemm_whole_cluster %u, gemm_whole %u: expected a refusal naming it, got rc %d '%s'",
+              o.gemm_whole_cluster, o.gemm_whole, rc, rc ? err.msg : "");
+        if (rc == 0) dak_engine_destroy(e);
+    }
+    printf("engine option refusals checked\n");
 }
 
 /* The unified-memory baseline's refusals: managed bytes past dak_eng_opts.um_cap (the same path as past a quarter
@@ -670,5 +699,9 @@ int main(void)
     run_case(DAK_ARCH_LLAMA, 3, 1, 0, V_WHOLE);
     run_case(DAK_ARCH_OPT, 5, 2, 4096, V_WHOLE | V_TIMES | V_FUSE);
     run_case(DAK_ARCH_LLAMA, 8, 2, 4096, V_WHOLE | V_DEFAULTS);
+    /* k_whole in the GEMM's auto clusters of 4 (batch 48; hidden 256: every GEMM's tiles a multiple of 4 at r = 0,
+     * the baselines' HBM rows not always: clusters of 1 there), stamped */
+    run_case(DAK_ARCH_OPT, 48, 2, 0, V_WHOLE | V_TIMES);
+    opts_refusals();
     return check_done();
 }

@@ -84,11 +84,12 @@ int bench_plan_only(const bench_cfg *c)
     printf("# split kernel plans for %u SMs, %llu B of shared memory a block%s (dak_gemm_plan_make; nothing runs)\n"
            "# host: CTAs reading host rows (tiled tier, or the panel kernel's), HBM: CTAs reading HBM rows;\n"
            "# split: even (wave-aligned ranges) or rr (round-robin), ksplit: most CTAs a tile, rs: tiles summed by\n"
-           "# reduce-scatter; slots: ring slots of kstep 64-column blocks; kernel: the tiled kernel's instantiation\n",
+           "# reduce-scatter; cl: CTAs a multicast cluster; slots: ring slots of kstep 64-column blocks; kernel: the\n"
+           "# tiled kernel's instantiation\n",
            c->plan_sms, (unsigned long long)c->plan_smem, c->plan_pdl ? ", PDL launches" : "");
-    printf("%6s %6s %5s %6s %6s | %5s %6s %5s | %5s %7s %6s %5s %6s %4s %5s | %5s %5s %7s %8s %5s %5s  %s\n", "M", "K",
-           "N", "r%", "hrows", "host", "panel", "hwin", "HBM", "tile", "mtiles", "split", "ksplit", "rs", "bal", "kstep",
-           "slots", "smemKiB", "wsMiB", "wgmma", "stash", "kernel");
+    printf("%6s %6s %5s %6s %6s | %5s %6s %5s | %5s %7s %6s %5s %6s %4s %5s %3s | %5s %5s %7s %8s %5s %5s  %s\n", "M",
+           "K", "N", "r%", "hrows", "host", "panel", "hwin", "HBM", "tile", "mtiles", "split", "ksplit", "rs", "bal", "cl",
+           "kstep", "slots", "smemKiB", "wsMiB", "wgmma", "stash", "kernel");
     int refused = 0;
     for (int si = 0; si < c->nshapes; si++)
         for (int ni = 0; ni < c->nn; ni++)
@@ -108,11 +109,12 @@ int bench_plan_only(const bench_cfg *c)
                 }
                 char tile[16];
                 snprintf(tile, sizeof tile, "%ux%u", p.bm, p.bn);
-                printf("%6u %6u %5u %6.2f %6u | %5u %6u %5u | %5u %7s %6u %5s %6u %4u %5.2f | %5u %5u %7.1f %8.2f %5u "
-                       "%5u  %s\n",
+                printf("%6u %6u %5u %6.2f %6u | %5u %6u %5u | %5u %7s %6u %5s %6u %4u %5.2f %3u | %5u %5u %7.1f %8.2f "
+                       "%5u %5u  %s\n",
                        M, K, N, 100.0 * rows / M, rows, p.host.ctas, p.panel.on ? p.panel.ctas : 0u,
                        p.panel.on ? p.panel.window : p.host.window, p.hbm.ctas, tile, p.hbm.mtiles,
-                       p.hbm.even ? "even" : "rr", p.hbm.ksplit, p.hbm.rs_tiles, p.hbm.balance, p.kstep, p.hbm_stages,
+                       p.hbm.even ? "even" : "rr", p.hbm.ksplit, p.hbm.rs_tiles, p.hbm.balance, p.cluster, p.kstep,
+                       p.hbm_stages,
                        p.smem_bytes / 1024.0, p.ws_bytes / 1048576.0, p.wgmma, p.hbm_stash,
                        dak_split_kernel_name(p.kernel));
                 json_obj_begin(&w);

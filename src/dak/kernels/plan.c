@@ -51,8 +51,17 @@
  * (7168^2, 28672 x 7168), at K = 4096 3.3-3.8 % slower (16384 x 4096, whose 128-row tiles come one a CTA), equal on
  * 4096 x 4096 and 4096 x 11008 (thirtieth session) */
 #define WIDE64_MIN_K 7168u
-/* whole-K tiles auto (opts.whole 2) at K above this only at N <= 8 (whole_plan) */
-#define WHOLE_AUTO_MAX_K 8192u
+/* k_whole's auto cluster (opts.whole_cluster 0): 4 CTAs sharing each B stage by multicast where K > WHOLE_CL_ALL_K
+ * (every N) or N >= WHOLE_CL_MIN_N, else none.  On the H200 as PDL graphs (thirty-third session, NOTES-dak-kernels.md
+ * "Clusters of 4"): 7168 x 28672 92.4-95.2 us at every N 1..64 against 94.5-104.3 without multicast and 95.3-101.8
+ * for the split (112 CTAs each reading all of B from L2 double L2's traffic at N = 64); 7168^2 -0.6 to -3.1 % at N
+ * 41-64, within +-0.6 % at N 33-40, +3.3 % at N 16 (the cluster's start and the members' coupling cost more than
+ * L2's savings on a 25 us kernel); clusters of 2 slower than 1 and 4 at every N.  Without multicast, k_whole at
+ * K > WHOLE_CL_ALL_K and N > 8 gains at most 1.6 % on the split at N 12-40 and loses 3.4-5.5 % at N 48-64 (7168 x
+ * 28672): the auto plan (opts.whole 2) keeps the split there unless the cluster is 4 */
+#define WHOLE_CLUSTER_AUTO 4u
+#define WHOLE_CL_ALL_K 8192u
+#define WHOLE_CL_MIN_N 41u
 /* k_whole's stages of A in flight per CTA after the PDL wait (opts.whole_window 0): with the whole ring (12 stages,
  * 192 KiB at N 8) some SMs drew more than their share of HBM and others finished up to 20 us late in an engine's
  * step (dak decode OPT-30B b8, o_proj); 4 (64 KiB of A a CTA, 7 MiB over 112) evened them: 7168 x 28672 N 1 / 8
@@ -315,14 +324,13 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
      * more than the split's tail saves (11008 x 4096's 86 128-row tiles 1.1-2.7 us slower, 4096^2's 64 3 us;
      * thirty-first session) */
     if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u)) return 0;
-    /* and at K > WHOLE_AUTO_MAX_K only at N <= 8: 7168 x 28672 ran 0.8-1.9 % faster at N 1 / 8, 1.8-4.9 % slower at N
-     * 24-64 (7168^2: faster at every N 1..64) */
-    if (o->whole == 2 && p->K > WHOLE_AUTO_MAX_K && N > 8u) return 0;
     uint32_t c = o->whole_cluster; /* (its value checked by dak_gemm_plan_make) */
     if (c && tiles % c)
         return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
                        mh * TILE);
-    if (!c) c = 1u; /* auto: no multicast (clusters of 4 were 1.2 us slower at N = 64 on 7168^2 and neutral at N 8-32) */
+    if (!c) /* auto */
+        c = tiles % WHOLE_CLUSTER_AUTO == 0 && (p->K > WHOLE_CL_ALL_K || N >= WHOLE_CL_MIN_N) ? WHOLE_CLUSTER_AUTO : 1u;
+    if (o->whole == 2 && p->K > WHOLE_CL_ALL_K && N > 8u && c < WHOLE_CLUSTER_AUTO) return 0;
     const uint32_t brows = ceil_div(N, 8) * 8; /* the wgmma's n: N rounded up to 8 */
     const uint32_t rows = ceil_div(ceil_div(brows, c), 8) * 8, loaders = ceil_div(brows, rows);
     /* a stage: kstep 64-column blocks, each box's kstep blocks one contiguous bulk copy: opts.kstep, else 2 where it
