@@ -310,9 +310,9 @@ typedef struct {
                                  DAK_ENG_WHOLE_ON k_whole wherever it applies (no host rows, N <= 64) */
     uint32_t gemm_whole_cluster; /* every GEMM's dak_gemm_opts.whole_cluster (k_whole's CTAs sharing each B stage by
                                     multicast): 0 the GEMM's choice (auto: clusters of 4 where they divide the
-                                    tiles), 1 none (larger clusters are not taken: a prefetch or unified-memory
-                                    baseline's HBM rows may not divide by them); dak_eng_opts_default:
-                                    DAK_ENG_WHOLE_CLUSTER */
+                                    tiles and K > 8192 or N >= 41), 1 none (larger clusters are not taken: a
+                                    prefetch or unified-memory baseline's HBM rows may not divide by them);
+                                    dak_eng_opts_default: DAK_ENG_WHOLE_CLUSTER */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */

@@ -1189,7 +1189,10 @@ static void test_plan_whole(void)
           p.whole_rows == 0);
     o.whole = 1;
     static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster at N >= 41 (1 below) */
-                                       {7168, 7168, 64, 4}, {11008, 4096, 128, 1}, {1088, 1024, 64, 1}, {8640, 1024, 128, 4}};
+                                       {7168, 7168, 64, 4},
+                                       {11008, 4096, 128, 1},
+                                       {1088, 1024, 64, 1},
+                                       {8640, 1024, 128, 4}};
     for (int si = 0; si < 4; si++)
         for (uint32_t N = 1; N <= 64; N++) {
             const uint32_t M = shp[si][0], K = shp[si][1], bm = shp[si][2], tiles = (M / 64 + bm / 64 - 1) / (bm / 64);
@@ -1200,7 +1203,8 @@ static void test_plan_whole(void)
             /* stages of 2 blocks (K / 64 is even for these shapes, and four of them fit) */
             const uint32_t n8 = (N + 7) / 8 * 8, stage = 2 * (bm * 128 + p.bn_box * 128);
             CHECK(p.bm == bm && p.hbm.ctas == tiles && p.host.ctas == 0 && p.hbm.ksplit == 1 && p.kstep == 2 &&
-                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == (N >= 41 ? shp[si][3] : 1) && tiles % p.cluster == 0);
+                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == (N >= 41 ? shp[si][3] : 1) &&
+                  tiles % p.cluster == 0);
             CHECK(p.whole_rows % 8 == 0 && p.bn_box == p.whole_rows * p.whole_loaders && p.whole_loaders <= p.cluster &&
                   p.bn_box >= n8 && (p.whole_loaders - 1) * p.whole_rows < n8 && p.bn_box <= 64);
             CHECK(p.hbm_stages >= 4 && p.hbm_stages <= 24 && p.smem_bytes <= SMEM &&

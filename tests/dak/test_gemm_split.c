@@ -522,9 +522,11 @@ static dak_gemm_launch *case_checked(dak_gemm_ctx *ctx, pshape *s, uint32_t N, d
  * 64-row tiles (7168^2: 112; 1088 x 1024: 17, an odd count), 128-row ones where 64-row tiles outnumber the SMs
  * (11008 x 4096: 86; 8640 x 1024: 68 with a half last tile), N 1..64 (every wgmma width n8..n64; member slices that
  * run past N, zero-filled), fp32 and bf16 C, PDL sequences, clusters auto (4 at N >= 41 where 4 divides the tiles,
- * else 1), 1, 2 and 4 (asked for, where they divide the tiles), a 4-stage ring (the phases wrap many times), the stamps, nothing read before the PDL wait
- * (pdl_pre none), a window of 3 stages after the wait (pdl) and of 1 (without), stages of one and two blocks (kstep 2
- * auto: B by slices of each block with a cluster, else one 3-D copy).  And the plan's refusals and fall-backs: a cluster that does not divide the tiles, host rows or N > 64 (the split plan). */
+ * else 1), 1, 2 and 4 (asked for, where they divide the tiles), a 4-stage ring (the phases wrap many times), the
+ * stamps, nothing read before the PDL wait (pdl_pre none), a window of 3 stages after the wait (pdl) and of 1
+ * (without), stages of one and two blocks (kstep 2 auto: B by slices of each block with a cluster, else one 3-D copy).
+ * And the plan's refusals and fall-backs: a cluster that does not divide the tiles, host rows or N > 64 (the split
+ * plan). */
 static int test_whole(dak_gemm_ctx *ctx, int full)
 {
     static const uint32_t shp[4][2] = {{7168, 7168}, {11008, 4096}, {1088, 1024}, {8640, 1024}};
@@ -998,7 +1000,8 @@ static int test_chain(dak_gemm_ctx *ctx, int full)
             }
             chain_prod2 = 0;
         }
-        if (si == 1) { /* k_whole (the default here) in chains, alone and alternating with the split's host-row layers */
+        if (si == 1) { /* k_whole (the default here) in chains, alone and alternating with the split's host-row
+                        * layers */
             chain_whole = 1;
             for (int ni = 0; ni < 3; ni++) chain_case(ctx, &s, ns[ni], 0.0, "whole r0");
             pshape *sh[CHAIN_L];

@@ -155,7 +155,16 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
  * post-processed inside the attention (fuse_qkv), whole-K tiles (k_whole) in every GEMM they apply to (gemm_whole:
  * the tiny models' shapes are outside the auto rule's band; gemm_whole_cluster 0 unless V_DEFAULTS: the GEMM's auto
  * clusters) */
-enum { V_NARROW = 1, V_PRE_NONE = 2, V_TIMES = 4, V_DEFAULTS = 8, V_DYN = 16, V_WINDOW = 32, V_FUSE = 64, V_WHOLE = 128 };
+enum {
+    V_NARROW = 1,
+    V_PRE_NONE = 2,
+    V_TIMES = 4,
+    V_DEFAULTS = 8,
+    V_DYN = 16,
+    V_WINDOW = 32,
+    V_FUSE = 64,
+    V_WHOLE = 128
+};
 
 /* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v
  * post-processing and attention CTA's stamps in order, every GEMM with CTAs and an exit after its entry; the
@@ -337,18 +346,26 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
     dak_engine_destroy(e);
 }
 
+/* The tiny test model of `arch` (dak_eng_tiny_config); 0, or -1 after a failed check */
+static int tiny_model(dak_arch arch, dak_eng_model *m)
+{
+    dak_model_config c;
+    dak_eng_tiny_config(arch, &c);
+    cm_err err = {{0}};
+    if (dak_eng_model_make(&c, 0, m, &err)) {
+        CHECK(0, "model: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* dak_engine_create's refusals of the GEMM options it passes on: gemm_whole past DAK_ENG_WHOLE_ON, gemm_whole_cluster
  * past 1 */
 static void opts_refusals(void)
 {
-    dak_model_config c;
-    dak_eng_tiny_config(DAK_ARCH_LLAMA, &c);
     dak_eng_model m;
+    if (tiny_model(DAK_ARCH_LLAMA, &m)) return;
     cm_err err = {{0}};
-    if (dak_eng_model_make(&c, 0, &m, &err)) {
-        CHECK(0, "model: %s", err.msg);
-        return;
-    }
     static const uint32_t bad_cl[2] = {2, 4};
     for (int i = 0; i < 3; i++) {
         dak_eng_opts o;
@@ -370,14 +387,9 @@ static void opts_refusals(void)
  * runs (direct, and um within the cap). */
 static void um_refusals(void)
 {
-    dak_model_config c;
-    dak_eng_tiny_config(DAK_ARCH_OPT, &c);
     dak_eng_model m;
+    if (tiny_model(DAK_ARCH_OPT, &m)) return;
     cm_err err = {{0}};
-    if (dak_eng_model_make(&c, 0, &m, &err)) {
-        CHECK(0, "model: %s", err.msg);
-        return;
-    }
     const uint32_t batch = 5;
     double tpot = 0;
     dak_eng_place p3, p1;

@@ -88,8 +88,8 @@ int bench_plan_only(const bench_cfg *c)
            "# tiled kernel's instantiation\n",
            c->plan_sms, (unsigned long long)c->plan_smem, c->plan_pdl ? ", PDL launches" : "");
     printf("%6s %6s %5s %6s %6s | %5s %6s %5s | %5s %7s %6s %5s %6s %4s %5s %3s | %5s %5s %7s %8s %5s %5s  %s\n", "M",
-           "K", "N", "r%", "hrows", "host", "panel", "hwin", "HBM", "tile", "mtiles", "split", "ksplit", "rs", "bal", "cl",
-           "kstep", "slots", "smemKiB", "wsMiB", "wgmma", "stash", "kernel");
+           "K", "N", "r%", "hrows", "host", "panel", "hwin", "HBM", "tile", "mtiles", "split", "ksplit", "rs", "bal",
+           "cl", "kstep", "slots", "smemKiB", "wsMiB", "wgmma", "stash", "kernel");
     int refused = 0;
     for (int si = 0; si < c->nshapes; si++)
         for (int ni = 0; ni < c->nn; ni++)

@@ -9,8 +9,8 @@
  * kernel before and its first pre_hbm go out at once (dak_gemm_plan.hbm_pre: the ring, or what opts.pdl_pre asks),
  * the rest within a window of stages in flight (hbm.window, opts.whole_window: a copy waits for the stage `window`
  * before it to land); B's (warp NCW + 1) wait for it (griddepcontrol.wait under PDL).  A stage's full barrier takes
- * both producers' arrivals and the bytes of A and of every member's B slice; its empty barrier the releases of every member's
- * consumers (a slot is written by every member's B producer).  Consumers: with 128-row tiles warpgroup h computes
+ * both producers' arrivals and the bytes of A and of every member's B slice; its empty barrier the releases of every
+ * member's consumers (a slot is written by every member's B producer).  Consumers: with 128-row tiles warpgroup h computes
  * rows 64 h.. of every stage; with 64-row tiles the two warpgroups take alternate stages and sum at the end.  wgmma
  * m64n<8 wn>k16, wn = N / 8 rounded up, a constant in each of eight inlined copies of the loop.  C is staged
  * [column][row] through the idle ring and stored by float4 rows. */

@@ -320,9 +320,10 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     const uint32_t tiles = ceil_div(mt, mh);
     if (tiles > sm_count) return 0;
     /* auto (whole 2): where 64-row tiles fill 80-100 % of the SMs, the band tile alignment keeps (7168^2: 112 tiles on
-     * 132 SMs, 2.6-5.6 % faster than the split at every N 1..64 as PDL graphs on the H200); with fewer tiles the idle SMs cost
-     * more than the split's tail saves (11008 x 4096's 86 128-row tiles 1.1-2.7 us slower, 4096^2's 64 3 us;
-     * thirty-first session) */
+     * 132 SMs, 2.6-5.6 % faster than the split at every N 1..64 as PDL graphs on the H200); with fewer tiles the idle
+     * SMs cost more than the split's tail saves (11008 x 4096's 86 128-row tiles 1.1-2.7 us slower, 4096^2's 64 3 us;
+     * thirty-first session; 4096^2 has since turned faster at N 8-32: raw/s33-narrow.patch, not measured in the
+     * engine) */
     if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u)) return 0;
     uint32_t c = o->whole_cluster; /* (its value checked by dak_gemm_plan_make) */
     if (c && tiles % c)
