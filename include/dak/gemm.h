@@ -222,7 +222,8 @@ typedef struct {
                            0: the owner waits for the others' partials and sums the whole tile (cluster 1, even
                            split) */
     uint32_t whole;     /* whole-K tiles (k_whole, gemm_whole.cu): 0 off, 2 auto (the default: where it applies,
-                           64-row tiles fill 80-100 % of the SMs, and at K > 8192 and N > 8 only with clusters of 4;
+                           64-row tiles fill 80-100 % of the SMs, or 45-80 % at N <= 32 and K <= 4096 (4096^2: -10 to
+                           -17 %), and at K > 8192 and N > 8 only with clusters of 4;
                            e.g. 7168^2 on 132 SMs: faster than the split at every N 1..64 as PDL graphs on the H200,
                            2.6-5.6 %; dak decode OPT-30B b8 -0.9 % a token), 1 where it applies: no host rows,
                            N <= 64, packed A, B as [block][n][64], no dyn and no diagnostic of the split kernel, and

@@ -1161,13 +1161,19 @@ static void test_plan_whole(void)
     dak_gemm_opts o;
     dak_gemm_plan p;
     dak_gemm_opts_default(&o);
-    /* auto (the default): where 64-row tiles fill 80-100 % of the SMs (7168: 112 of 132, 8192: 128; not 4096's 64,
-     * 11008's 172, nor 112 tiles on 144 SMs: 78 %) */
+    /* auto (the default): where 64-row tiles fill 80-100 % of the SMs (7168: 112 of 132, 8192: 128; not 11008's 172,
+     * nor 112 tiles on 144 SMs at K 7168: 78 %), or 45-80 % of them at N <= 32 and K <= 4096 (4096^2: 64 of 132,
+     * not of 144: 44 %; not at N 33, nor at K 11008) */
     CHECK(o.whole == 2 && o.whole_cluster == 0);
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(8192, 8, 8192, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 144, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
-    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    for (uint32_t N = 1; N <= 32; N++)
+        CHECK(dak_gemm_plan_make(4096, N, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+              p.hbm.ctas == 64 && p.cluster == 1);
+    CHECK(dak_gemm_plan_make(4096, 33, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 144, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
+    CHECK(dak_gemm_plan_make(4096, 8, 11008, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     /* the auto cluster: 4 at K > 8192 (7168 x 28672) at every N, at K <= 8192 from N 41; K > 8192 at N > 8 only with
      * clusters of 4 (without them, the split) */

@@ -51,6 +51,9 @@
  * (7168^2, 28672 x 7168), at K = 4096 3.3-3.8 % slower (16384 x 4096, whose 128-row tiles come one a CTA), equal on
  * 4096 x 4096 and 4096 x 11008 (thirtieth session) */
 #define WIDE64_MIN_K 7168u
+/* k_whole auto (opts.whole 2) with 64-row tiles filling 45-80 % of the SMs: only up to this N and K (whole_plan) */
+#define WHOLE_NARROW_N 32u
+#define WHOLE_NARROW_MAX_K 4096u
 /* k_whole's auto cluster (opts.whole_cluster 0): 4 CTAs sharing each B stage by multicast where K > WHOLE_CL_ALL_K
  * (every N) or N >= WHOLE_CL_MIN_N, else none.  On the H200 as PDL graphs (thirty-third session, NOTES-dak-kernels.md
  * "Clusters of 4"): 7168 x 28672 92.4-95.2 us at every N 1..64 against 94.5-104.3 without multicast and 95.3-101.8
@@ -319,12 +322,16 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     uint32_t mh = o->bm == 128 || (o->bm == 0 && mt > sm_count) ? 2u : 1u;
     const uint32_t tiles = ceil_div(mt, mh);
     if (tiles > sm_count) return 0;
-    /* auto (whole 2): where 64-row tiles fill 80-100 % of the SMs, the band tile alignment keeps (7168^2: 112 tiles on
-     * 132 SMs, 2.6-5.6 % faster than the split at every N 1..64 as PDL graphs on the H200); with fewer tiles the idle
-     * SMs cost more than the split's tail saves (11008 x 4096's 86 128-row tiles 1.1-2.7 us slower, 4096^2's 64 3 us;
-     * thirty-first session; 4096^2 has since turned faster at N 8-32: raw/s33-narrow.patch, not measured in the
-     * engine) */
-    if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u)) return 0;
+    /* auto (whole 2): 64-row tiles that fill 80-100 % of the SMs, the band tile alignment keeps (7168^2: 112 tiles on
+     * 132 SMs, 2.6-5.6 % faster than the split at every N 1..64 as PDL graphs on the H200), or 45-80 % of them where
+     * K <= WHOLE_NARROW_MAX_K and N <= WHOLE_NARROW_N (4096^2's 64 tiles: -17 / -10 % at N 8 / 32, +3 % at N 64, with
+     * the two-block stages and the window; 4096 x 11008 / 16384's 64: +12 to +17 %, 64 SMs cannot stream a long K at
+     * the split's rate; thirty-third session; dak decode Llama-2-7B b8 / b32 -1.1 / -1.3 %, OPT-6.7B b1 / b8 -0.7 / -1.3 % a
+     * token, thirty-fourth).  128-row tiles stay on the split (11008 x 4096's 86: 1.6-1.8 us slower) */
+    if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u) &&
+        (mh != 1u || N > WHOLE_NARROW_N || p->K > WHOLE_NARROW_MAX_K ||
+         (uint64_t)tiles * 20u < (uint64_t)sm_count * 9u))
+        return 0;
     uint32_t c = o->whole_cluster; /* (its value checked by dak_gemm_plan_make) */
     if (c && tiles % c)
         return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
