@@ -313,6 +313,9 @@ typedef struct {
                                     tiles and K > 8192 or N >= 41), 1 none (larger clusters are not taken: a
                                     prefetch or unified-memory baseline's HBM rows may not divide by them);
                                     dak_eng_opts_default: DAK_ENG_WHOLE_CLUSTER */
+    uint32_t gemm_whole_swap; /* every GEMM's dak_gemm_opts.whole_swap (k_whole_sw, A's rows as the wgmma's n): 0 the
+                                 GEMM's choice (auto: where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in,
+                                 22016 x 4096, and OPT-30B's fc1), 1 never; dak_eng_opts_default: DAK_ENG_WHOLE_SWAP */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */
@@ -367,6 +370,11 @@ typedef struct {
  * start), did not carry into a step, where a cluster streams at its slowest member's pace: dak decode OPT-30B b1
  * +0.1, b8 -0.1, b32 +0.2, b64 -0.3 % a token with them (two rounds; NOTES-dak-engine.md, thirty-third session) */
 #define DAK_ENG_WHOLE_CLUSTER 1u
+/* ... and no k_whole_sw (gemm_whole_swap 1).  The GEMM's auto choice (22016 x 4096 2-7 % and 28672 x 7168 2-7 % under
+ * the split as the GEMM bench's PDL graphs) gave dak decode Llama-2-7B b1 -1.7 %, b32 -0.5 %, OPT-30B b1 / b8 -0.4 %
+ * a token, but Llama-2-7B b8 +2.0 % (four rounds): the step's breakdown has ffn_in 2.9 us a layer faster and ffn_out,
+ * two kernels on, 2.2 us slower, and at b8 the graph lost more of its overlap (thirty-fourth session) */
+#define DAK_ENG_WHOLE_SWAP 1u
 void dak_eng_opts_default(dak_eng_opts *o);
 
 /* Bytes dak_engine_create allocates for this model, batch and length: with deploy NULL the full copies in

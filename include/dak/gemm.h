@@ -243,6 +243,11 @@ typedef struct {
     uint32_t whole_window;  /* with whole: stages of A in flight per CTA after the PDL wait (each copy then waits for
                                the stage `window` before it to land); 0 auto (4: the CTAs' HBM shares even out),
                                1..24 (at least the ring: the ring) */
+    uint32_t whole_swap;    /* with whole: A's rows as the wgmma's n (k_whole_sw): a CTA takes R rows, R the multiple
+                               of 8 nearest above M / SMs (at most 256), so that the tiles come within 8 rows of an
+                               even share where 64-row tiles leave SMs idle (4096^2: 128 CTAs of 32 rows, not 64 of
+                               64); B's columns the wgmma's m (64: the padding costs math, not bytes).  0 auto (plan.c's
+                               WHOLE_SW_*), 1 never, 2 wherever it applies (no cluster; whole_cluster must be 0 or 1) */
 } dak_gemm_opts;
 
 /* Defaults: host_ctas and window auto, hbm_ctas all, cluster 1, wave_align 1, tile_align 1, fp32, packed A,
@@ -294,7 +299,8 @@ typedef struct {
                           24 with bn24, N 17..24 on k_split_nn; 64 with wgmma, N rounded up to 8 at N 33..56
                           with bnw) */
     uint32_t stages;   /* ring slots of the 64-row tiles (the host tier, and the HBM tier when bm = 64) */
-    uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, 128 or 256 (opts.bm) */
+    uint32_t bm;       /* rows per CTA tile of the HBM tier: 64, 128 or 256 (opts.bm); k_whole_sw: any multiple of 8
+                          up to 256 (opts.whole_swap) */
     uint32_t hbm_stages; /* ring slots of the HBM tier: stages when bm = 64, else the (larger) 128-row slots that fit */
     uint64_t ws_bytes; /* split-K workspace needed */
     uint32_t dyn_p;    /* dynamic units: pieces per HBM tile row (K split), 0 when off */
@@ -330,6 +336,8 @@ typedef enum {
     DAK_SPLIT_N256, /* k_split_n256: 128 x 256 wgmma tiles */
     DAK_SPLIT_M256, /* k_split_m256: 256 x 128 wgmma tiles */
     DAK_SPLIT_WHOLE, /* k_whole (gemm_whole.cu): whole-K tiles, one a CTA, B multicast in clusters (opts.whole) */
+    DAK_SPLIT_WHOLE_SW, /* k_whole_sw (gemm_whole.cu): whole-K tiles of bm rows (any multiple of 8), A's rows as the
+                           wgmma's n (opts.whole_swap) */
     DAK_SPLIT_KERNELS
 } dak_split_kernel;
 

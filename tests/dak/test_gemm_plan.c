@@ -1150,6 +1150,65 @@ static void test_plan_kernel(void)
     CHECK(strcmp(dak_split_kernel_name(DAK_SPLIT_KERNELS), "?") == 0);
 }
 
+/* k_whole_sw (opts.whole_swap 2 with whole 1): R rows a CTA, the multiple of 8 at or above M / SMs (worked out here),
+ * ceil(M / R) CTAs, kstep 4 / 2 / 1 by R (<= 32, <= 64, more), the deepest ring that fits beside 8 KiB past it, the
+ * window as many stages as hold 64 KiB of A; not where R > 256, a tile height or a cluster is asked, or host rows;
+ * whole_swap 3 refused. */
+static void test_plan_swap(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(o.whole_swap == 0);
+    o.whole = 1, o.whole_swap = 2;
+    static const uint32_t mk[7][4] = {/* M, K, R, kstep */
+                                      {4096, 4096, 32, 4},  {11008, 4096, 88, 1}, {12288, 4096, 96, 1},
+                                      {22016, 4096, 168, 1}, {7168, 7168, 56, 2}, {1088, 1024, 16, 4},
+                                      {4096, 11008, 32, 4}};
+    for (int i = 0; i < 7; i++)
+        for (uint32_t N = 1; N <= 64; N += 7) {
+            const uint32_t M = mk[i][0], K = mk[i][1], R = (M / 8 + 131) / 132 * 8, rk = (N + 7) / 8 * 8;
+            const uint32_t stage = mk[i][3] * (R + rk) * 128, a = mk[i][3] * R * 128;
+            const int ok = dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0;
+            CHECK(ok && R == mk[i][2] && p.kernel == DAK_SPLIT_WHOLE_SW &&
+                  strcmp(dak_split_kernel_name(p.kernel), "k_whole_sw") == 0 && p.bm == R &&
+                  p.hbm.ctas == (M + R - 1) / R && p.kstep == mk[i][3] && p.bn_box == rk && p.cluster == 1 &&
+                  p.ws_bytes == 0 && p.hbm.ksplit == 1);
+            if (!ok) continue;
+            CHECK(p.hbm_stages >= 4 && p.smem_bytes == 1536 + 8192 + p.hbm_stages * stage && p.smem_bytes <= SMEM &&
+                  (p.hbm_stages == 24 || p.smem_bytes + stage > SMEM));
+            CHECK(p.hbm.window == ((65536 + a - 1) / a < p.hbm_stages ? (65536 + a - 1) / a : p.hbm_stages));
+        }
+    /* asked: kstep 2, a 5-stage ring, a window of 2 */
+    o.kstep = 2, o.whole_stages = 5, o.whole_window = 2;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE_SW &&
+          p.kstep == 2 && p.hbm_stages == 5 && p.hbm.window == 2 && p.smem_bytes == 1536 + 8192 + 5 * 2 * 40 * 128);
+    o.kstep = 0, o.whole_stages = 0, o.whole_window = 0;
+    /* a tile height asked is R (64 on 7168^2: 112 CTAs; 128 on 11008 x 4096: 86) */
+    o.bm = 64;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE_SW &&
+          p.bm == 64 && p.hbm.ctas == 112 && p.kstep == 2);
+    o.bm = 128;
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE_SW &&
+          p.bm == 128 && p.hbm.ctas == 86 && p.kstep == 1);
+    /* not: R > 256 (36864 rows: 280), more CTAs than SMs (bm 64 on 11008 rows: 172), a cluster asked, host rows;
+     * never (1), auto (0, as 1 for now) */
+    o.bm = 64;
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE_SW);
+    o.bm = 0;
+    CHECK(dak_gemm_plan_make(36864, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE_SW);
+    o.whole_cluster = 4;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE &&
+          p.cluster == 4);
+    o.whole_cluster = 0;
+    CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE_SW);
+    o.whole_swap = 1;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    o.whole_swap = 3;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_swap 3"));
+}
+
 /* Whole-K tiles (opts.whole, k_whole): auto by default; where they apply, one CTA a tile of 64 rows (128 where 64-row
  * tiles outnumber the SMs), no split-K, B's stage rows (N rounded up to 8) in whole 8-row slices over at most the
  * cluster's members and no member's slice wholly past them, the deepest ring of two-block stages that fits (at most
@@ -1302,6 +1361,7 @@ int main(void)
     test_plan_bm256();
     test_plan_kernel();
     test_plan_whole();
+    test_plan_swap();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

@@ -620,6 +620,83 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
     return 0;
 }
 
+/* k_whole_sw (opts.whole_swap 2): C against the reference on fresh inputs, every element written, where the plan
+ * takes A's rows as the wgmma's n: R rows a CTA, the multiple of 8 at or above M / SMs, i.e. on 132 SMs 1088 x 1024
+ * (16 rows, kstep 4), 4096^2 (32, kstep 4), 8640 x 1024 (72, kstep 1), 11008 x 4096 (88, a last CTA of 8 rows, copies
+ * that cross 64-row boxes), 17408 x 1024 and 22016 x 1024 (136 and 168: each warpgroup half the rows), N 1..64,
+ * fp32 and bf16 C, PDL sequences, a 4-stage ring, the stamps, nothing before the PDL wait, windows of 1 and 3,
+ * kstep asked 1 / 2.  R is worked out here from the SM count, not taken from the plan. */
+static int test_whole_swap(dak_gemm_ctx *ctx, int full)
+{
+    static const uint32_t shp[6][2] = {{1088, 1024}, {4096, 4096}, {8640, 1024}, {11008, 4096}, {17408, 1024},
+                                       {22016, 1024}};
+    static const uint32_t ns[11] = {1, 5, 8, 13, 17, 24, 32, 33, 40, 57, 64};
+    const uint32_t sms = dak_gemm_ctx_sms(ctx);
+    for (int si = 0; si < 6; si++) {
+        if (!full && (si == 1 || si == 3)) continue;
+        pshape s;
+        if (pshape_init(&s, shp[si][0], shp[si][1], 64, 0x5301 + si)) return -1;
+        const uint32_t R = ((s.M / 8u + sms - 1u) / sms) * 8u, ctas = (s.M + R - 1u) / R;
+        for (int ni = 0; ni < 11; ni++) {
+            const uint32_t N = ns[ni];
+            if (!full && ni % 3) continue;
+            if (pshape_ref(&s, N)) return -1;
+            for (int v = 0; v < 9; v++) {
+                dak_gemm_opts o;
+                dak_gemm_opts_default(&o);
+                o.whole = 1, o.whole_swap = 2;
+                int runs = 1;
+                const char *w = "fp32";
+                if (v == 1) o.out_bf16 = 1, w = "bf16";
+                if (v == 2) o.pdl = 1, runs = 3, w = "pdl x3";
+                if (v == 3) o.whole_stages = 4, o.pdl = 1, runs = 2, w = "4 stages pdl x2";
+                if (v == 4) o.diag_times = 1, w = "stamps";
+                if (v == 5) o.pdl = 1, o.pdl_pre = DAK_GEMM_PDL_PRE_NONE, runs = 3, w = "pdl pre none x3";
+                if (v == 6) o.whole_window = 3, o.pdl = 1, runs = 3, w = "window 3 pdl x3";
+                if (v == 7) o.whole_window = 1, o.kstep = 1, w = "window 1 kstep 1";
+                if (v == 8) o.kstep = 2, o.pdl = 1, runs = 2, w = "kstep 2 pdl x2";
+                if (!full && v >= 3 && v != 3 && v != 8) continue;
+                if (v == 8 && R > 128u && N > 40u) continue; /* 3 stages of 2 blocks fit: not k_whole_sw */
+                char label[64];
+                uint32_t rows;
+                double e;
+                snprintf(label, sizeof label, "swap %s", w);
+                dak_gemm_launch *l = case_checked(ctx, &s, N, 0.0, &o, runs, label, &rows, &e);
+                if (!l) continue;
+                const dak_gemm_plan *p = dak_gemm_launch_plan(l);
+                CHECK(p->kernel == DAK_SPLIT_WHOLE_SW && p->bm == R && p->hbm.ctas == ctas && p->cluster == 1 &&
+                          p->bn_box == (N + 7u) / 8u * 8u && (!o.kstep || p->kstep == o.kstep),
+                      "%s %ux%u N %u: plan %s, %u rows x %u CTAs, cluster %u, B box %u, kstep %u; expected k_whole_sw, "
+                      "%u x %u", label, s.M, s.K, N, dak_split_kernel_name(p->kernel), p->bm, p->hbm.ctas, p->cluster,
+                      p->bn_box, p->kstep, R, ctas);
+                if (o.whole_window)
+                    CHECK(p->hbm.window == o.whole_window, "%s: window %u, asked %u", label, p->hbm.window,
+                          o.whole_window);
+                if (v == 4) {
+                    uint64_t t[256 * DAK_GEMM_NTIMES];
+                    uint32_t n = 0;
+                    cm_err err;
+                    const int rc = dak_gemm_times(l, t, 256 * DAK_GEMM_NTIMES, &n, &err);
+                    CHECK(rc == 0 && n == ctas, "%s: stamps: %s, %u CTAs", label, rc ? err.msg : "", n);
+                    int order = !rc;
+                    for (uint32_t b = 0; b < n && order; b++) {
+                        const uint64_t *x = t + (size_t)b * DAK_GEMM_NTIMES;
+                        order = x[0] && x[0] <= x[3] && x[3] <= x[4] && x[4] <= x[7] && x[7] <= x[5];
+                    }
+                    CHECK(order, "%s: stamps out of order (entry <= first full <= last full <= math done <= exit)",
+                          label);
+                }
+                printf("  %-22s %5ux%-5u N %2u: %u CTAs of %u rows, kstep %u, %u stages, window %u: rel err %.2e\n",
+                       label, s.M, s.K, N, p->hbm.ctas, p->bm, p->kstep, p->hbm_stages, p->hbm.window, e);
+                dak_gemm_launch_free(l);
+            }
+        }
+        pshape_free(&s);
+    }
+    fprintf(stderr, "whole swap tests done (%d passed, %d failed so far)\n", passed, failed);
+    return 0;
+}
+
 /* ---- wide HBM column tiles (opts.bn) ---- */
 
 /* One bn check on shape s: `runs` launches, C poisoned first, against the reference (s->hr for N
@@ -1243,7 +1320,7 @@ int main(int argc, char **argv)
     }
     if (wgmma_only || bn_only || chain_only || stash_only || small_only || whole_only) { /* one group, in full */
         const int rc = wgmma_only   ? test_wgmma(ctx, 1)
-                       : whole_only ? test_whole(ctx, 1)
+                       : whole_only ? test_whole(ctx, 1) || test_whole_swap(ctx, 1)
                        : bn_only    ? test_bn(ctx, 1)
                        : stash_only ? test_stash(ctx, 1)
                        : small_only ? test_small(ctx, small_first)
@@ -1262,6 +1339,7 @@ int main(int argc, char **argv)
     if (test_wgmma(ctx, !quick)) return 1;
     if (!panel_only && test_bn(ctx, !quick)) return 1;
     if (!panel_only && test_whole(ctx, !quick)) return 1;
+    if (!panel_only && test_whole_swap(ctx, !quick)) return 1;
     if (!panel_only && !quick && test_small(ctx, 0)) return 1;
     static const uint32_t shapes[3][2] = {{7168, 7168}, {28672, 7168}, {11008, 4096}};
     /* 16, 20, 32: narrow tiles with 2, 3, 4 n8 tiles (k_split_nn); 40: one wide tile whose second column half has

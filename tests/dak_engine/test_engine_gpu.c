@@ -360,23 +360,24 @@ static int tiny_model(dak_arch arch, dak_eng_model *m)
 }
 
 /* dak_engine_create's refusals of the GEMM options it passes on: gemm_whole past DAK_ENG_WHOLE_ON, gemm_whole_cluster
- * past 1 */
+ * and gemm_whole_swap past 1 */
 static void opts_refusals(void)
 {
     dak_eng_model m;
     if (tiny_model(DAK_ARCH_LLAMA, &m)) return;
     cm_err err = {{0}};
     static const uint32_t bad_cl[2] = {2, 4};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         dak_eng_opts o;
         dak_eng_opts_default(&o);
         if (i < 2) o.gemm_whole_cluster = bad_cl[i];
-        else o.gemm_whole = DAK_ENG_WHOLE_ON + 1;
+        else if (i == 2) o.gemm_whole = DAK_ENG_WHOLE_ON + 1;
+        else o.gemm_whole_swap = 2;
         dak_engine *e = NULL;
         const int rc = dak_engine_create(&e, &m, 3, S, SEED, &o, &err);
-        CHECK(rc != 0 && strstr(err.msg, i < 2 ? "gemm_whole_cluster" : "gemm_whole"),
-              "create with gemm_whole_cluster %u, gemm_whole %u: expected a refusal naming it, got rc %d '%s'",
-              o.gemm_whole_cluster, o.gemm_whole, rc, rc ? err.msg : "");
+        CHECK(rc != 0 && strstr(err.msg, i < 2 ? "gemm_whole_cluster" : i == 2 ? "gemm_whole" : "gemm_whole_swap"),
+              "create with gemm_whole_cluster %u, gemm_whole %u, gemm_whole_swap %u: expected a refusal naming it, got "
+              "rc %d '%s'", o.gemm_whole_cluster, o.gemm_whole, o.gemm_whole_swap, rc, rc ? err.msg : "");
         if (rc == 0) dak_engine_destroy(e);
     }
     printf("engine option refusals checked\n");

@@ -34,6 +34,7 @@ void bench_opts(dak_gemm_opts *o, const bench_cfg *c)
     o->whole_cluster = c->whole_cl;
     o->whole_stages = c->whole_stages;
     o->whole_window = c->whole_window;
+    o->whole_swap = c->whole_swap;
 }
 
 void bench_opts_host(dak_gemm_opts *o, const bench_cfg *c)

@@ -37,7 +37,7 @@ static void usage(FILE *o)
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
             "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1] [--gemm-whole 0|1|2]\n"
-            "                  [--gemm-whole-cl 0|1]\n"
+            "                  [--gemm-whole-cl 0|1] [--gemm-whole-swap 0|1]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--fuse-qkv 0|1] [--prompt-text TEXT]\n"
             "                  [--tokenizer PATH] [--load-times 0|1] [--load-pin register|alloc]\n"
             "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
@@ -101,6 +101,9 @@ static void usage(FILE *o)
             "                   1 wherever they apply; 0 the split kernels only\n"
             "  --gemm-whole-cl 0|1 k_whole's B multicast: 1 none, 0 the GEMM's choice (clusters of 4 where K >\n"
             "                   8192 or N >= 41 and 4 divides the tiles, as dak bench gemm --whole-cl 0) (default %u)\n"
+            "  --gemm-whole-swap 0|1 whole-K tiles with A's rows as the wgmma's n (k_whole_sw): 1 never, 0 the\n"
+            "                   GEMM's choice (where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in; as\n"
+            "                   dak bench gemm --whole-swap 0) (default %u)\n"
             "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
             "                   done) or end (its stores issued)\n"
             "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
@@ -124,7 +127,7 @@ static void usage(FILE *o)
             "                   form, OPT's), or a folder holding one; default: the --model folder's, if any.  With\n"
             "                   a tokenizer, sequence 0's prompt and generated tokens are printed (and written to\n"
             "                   --json) as text too\n",
-            d.gemm_whole_cluster, d.fuse_qkv ? "1" : "0");
+            d.gemm_whole_cluster, d.gemm_whole_swap, d.fuse_qkv ? "1" : "0");
 }
 
 static int parse_ratios(const char *v, double *r, int *n)
@@ -319,7 +322,7 @@ static const char *const gpu_only_flags[] = {"--ratios",      "--baseline",     
                                              "--diag-skip",   "--diag-empty",    "--diag-times",   "--gemm-pdl-pre",
                                              "--gemm-pre-none", "--norm-trigger", "--norm-narrow",
                                              "--gemm-hbm-window", "--gemm-stages", "--gemm-dyn", "--gemm-whole",
-                                             "--gemm-whole-cl", "--fuse-qkv"};
+                                             "--gemm-whole-cl", "--gemm-whole-swap", "--fuse-qkv"};
 
 /* Greedy decoding of batch sequences on the CPU: the prompt's steps, then `tokens` steps, timed; tok[S][batch] as
  * the GPU engine's history (dak_engine_tokens).  1 when the reference cannot be made (a model too large for it). */
@@ -518,7 +521,7 @@ static int decode(int argc, char **argv, decode_held *h)
     uint32_t diag_skip = 0, diag_empty = 0, gemm_pre = 0, norm_trig = 0, norm_narrow = 0, load_pin = defaults.load_pin;
     uint32_t pre_none = defaults.gemm_pre_none, gemm_window = defaults.gemm_hbm_window;
     uint32_t gemm_stages = defaults.gemm_stages, gemm_dyn = 0, gemm_whole = 2;
-    uint32_t gemm_whole_cl = defaults.gemm_whole_cluster;
+    uint32_t gemm_whole_cl = defaults.gemm_whole_cluster, gemm_whole_swap = defaults.gemm_whole_swap;
     uint32_t fuse_qkv = (uint32_t)defaults.fuse_qkv;
     int fuse_given = 0; /* --fuse-qkv on the command line */
     const char *skip_list = NULL, *empty_list = NULL, *times_path = NULL;
@@ -580,6 +583,9 @@ static int decode(int argc, char **argv, decode_held *h)
         } else if (arg_is(a, "--gemm-whole-cl")) {
             VAL();
             if (arg_u32(prog, "--gemm-whole-cl", v, 0, 1, &gemm_whole_cl)) return 2;
+        } else if (arg_is(a, "--gemm-whole-swap")) {
+            VAL();
+            if (arg_u32(prog, "--gemm-whole-swap", v, 0, 1, &gemm_whole_swap)) return 2;
         } else if (arg_is(a, "--fuse-qkv")) {
             VAL();
             if (arg_u32(prog, "--fuse-qkv", v, 0, 1, &fuse_qkv)) return 2;
@@ -846,7 +852,7 @@ static int decode(int argc, char **argv, decode_held *h)
     eo.norm_narrow = (int)norm_narrow, eo.gemm_pre_none = pre_none, eo.load_pin = load_pin;
     eo.gemm_hbm_window = gemm_window, eo.gemm_stages = gemm_stages, eo.gemm_dyn = gemm_dyn;
     eo.gemm_whole = gemm_whole == 0 ? DAK_ENG_WHOLE_OFF : gemm_whole == 1 ? DAK_ENG_WHOLE_ON : DAK_ENG_WHOLE_GEMM;
-    eo.gemm_whole_cluster = gemm_whole_cl, eo.fuse_qkv = (int)fuse_qkv;
+    eo.gemm_whole_cluster = gemm_whole_cl, eo.gemm_whole_swap = gemm_whole_swap, eo.fuse_qkv = (int)fuse_qkv;
     if (diag_skip) printf("diagnostic: the kernels of %s left out of every step\n", skip_list);
     if (diag_empty) printf("diagnostic: an empty kernel in place of each kernel of %s\n", empty_list);
     if (diag_skip || diag_empty) printf("diagnostic: the logits and tokens are wrong, the times are not a decode's\n");
@@ -1001,6 +1007,7 @@ static int decode(int argc, char **argv, decode_held *h)
         json_kv_u64(&w, "gemm_dyn", gemm_dyn);
         json_kv_u64(&w, "gemm_whole", gemm_whole);
         json_kv_u64(&w, "gemm_whole_cluster", gemm_whole_cl);
+        json_kv_u64(&w, "gemm_whole_swap", gemm_whole_swap);
         json_kv_str(&w, "load_pin", load_pin == DAK_ENG_PIN_ALLOC ? "alloc" : "register");
         json_kv_u64(&w, "fuse_qkv", fuse_qkv);
         if (show_tokens && (have_ref || !deploy)) /* the all-HBM run's tokens, or the first deployed run's */

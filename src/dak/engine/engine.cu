@@ -657,6 +657,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     if (oo.gemm_whole_cluster > 1)
         return cm_fail(err, "engine: gemm_whole_cluster %u: expected 0 (the GEMM's choice) or 1 (no multicast)",
                        oo.gemm_whole_cluster);
+    if (oo.gemm_whole_swap > 1)
+        return cm_fail(err, "engine: gemm_whole_swap %u: expected 0 (the GEMM's choice) or 1 (never)",
+                       oo.gemm_whole_swap);
     if (oo.fuse_qkv && ((oo.diag_skip | oo.diag_empty) >> DAK_ENG_OP_QKV_POST & 1u))
         return cm_fail(err, "engine: diag_skip / diag_empty of qkv_post with fuse_qkv: the fused step has no "
                             "qkv_post kernel to leave out (expected fuse_qkv 0)");
@@ -903,7 +906,7 @@ static int prep_lin(dak_engine *e, lin_t *w, dak_eng_op kind, uint32_t rh, const
     go.hbm_window = e->o.gemm_hbm_window, go.stages = rh ? 0 : e->o.gemm_stages, go.dyn = e->o.gemm_dyn;
     if (e->o.gemm_whole == DAK_ENG_WHOLE_OFF) go.whole = 0;
     else if (e->o.gemm_whole == DAK_ENG_WHOLE_ON) go.whole = 1;
-    go.whole_cluster = e->o.gemm_whole_cluster;
+    go.whole_cluster = e->o.gemm_whole_cluster, go.whole_swap = e->o.gemm_whole_swap;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM */

@@ -206,6 +206,7 @@ void dak_eng_opts_default(dak_eng_opts *o)
     o->gemm_stages = DAK_ENG_GEMM_STAGES;
     o->gemm_hbm_window = DAK_ENG_GEMM_HBM_WINDOW;
     o->gemm_whole_cluster = DAK_ENG_WHOLE_CLUSTER;
+    o->gemm_whole_swap = DAK_ENG_WHOLE_SWAP;
     /* q / k / v post-processed inside the attention: the same bits, one kernel fewer a layer; OPT-6.7B b64 -1.2 %
      * (4 interleaved rounds on the H200), b8 and Llama-2-7B b8 within +-0.4 % (NOTES-dak-engine.md, twenty-fourth
      * session) */

@@ -72,6 +72,7 @@ typedef struct {
     uint32_t nob;              /* diagnostic: no B copies (opts.diag_nob) */
     uint32_t prod2;            /* diagnostic: two producer threads, alternate slots (opts.diag_prod2) */
     uint32_t whole_rows, whole_loaders; /* k_whole: B rows a cluster member fetches a stage, members that do */
+    uint32_t sw_rows;          /* k_whole_sw: rows of A a CTA (a multiple of 8, at most 256) */
 } kparams;
 
 /* The split kernel's signature, shared by its definitions (K_SPLIT in gemm_split.cu) and the
@@ -98,6 +99,9 @@ K_SPLIT_SIG(k_split_m256);
  * ({64, N, K/64} in boxes of {64, bn_box, kstep}) without a cluster, tbw (2-D {K, N} in boxes of whole_rows rows) with
  * one; ta_h and ta_g unused. */
 K_SPLIT_SIG(k_whole);
+/* Defined in gemm_whole.cu: whole-K tiles of sw_rows rows (any multiple of 8) with A's rows as the wgmma's n and B's
+ * columns as its m (dak_gemm_plan.kernel DAK_SPLIT_WHOLE_SW); B is tb as for k_whole, no cluster. */
+K_SPLIT_SIG(k_whole_sw);
 __global__ void __launch_bounds__(NTHREADS, 1) k_empty(void);
 
 #endif

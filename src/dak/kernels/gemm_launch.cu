@@ -26,7 +26,8 @@ struct dak_gemm_launch {
 static const void *const split_kernels[DAK_SPLIT_KERNELS] = {
     (const void *)k_split,      (const void *)k_split_nn,   (const void *)k_split_nn2, (const void *)k_split_n8,
     (const void *)k_split_dyn,
-    (const void *)k_split_n128, (const void *)k_split_n256, (const void *)k_split_m256, (const void *)k_whole};
+    (const void *)k_split_n128, (const void *)k_split_n256, (const void *)k_split_m256, (const void *)k_whole,
+    (const void *)k_whole_sw};
 
 extern "C" int dak_gemm_ctx_create(dak_gemm_ctx **out, cm_err *err)
 {
@@ -230,9 +231,10 @@ static int prepare_diag_times(dak_gemm_launch *l, const dak_gemm_opts *o, cm_err
     return 0;
 }
 
-/* The launch of k_whole (the plan's kernel DAK_SPLIT_WHOLE; its rules are plan.c's whole_plan): B as 2-D {K, N} in
- * boxes of 64 columns x whole_rows rows, 128-byte swizzle ([n][64] in a stage, the layout of a one-block
- * [block][n][64] box), in tbw; A from the packed layout by bulk copies. */
+/* The launch of k_whole and k_whole_sw (the plan's kernel DAK_SPLIT_WHOLE / _SW; their rules are plan.c's whole_plan
+ * and swap_plan): B as [block][n][64] boxes (tb) without a cluster; with one as 2-D {K, N} in boxes of 64 columns x
+ * whole_rows rows, 128-byte swizzle ([n][64] in a stage, the layout of a one-block [block][n][64] box), in tbw; A
+ * from the packed layout by bulk copies. */
 static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,
                          const dak_gemm_opts *o, cm_err *err)
 {
@@ -250,7 +252,9 @@ static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t
     memset(k, 0, sizeof *k);
     k->M = A->M, k->N = N, k->K = A->K, k->c = p->cluster, k->kstep = p->kstep, k->kblocks = A->K / 64u;
     k->kchunks = p->kchunks;
-    k->mh[1] = p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
+    const int swap = p->kernel == DAK_SPLIT_WHOLE_SW; /* k_whole_sw: bm rows a CTA, any multiple of 8 */
+    k->sw_rows = swap ? p->bm : 0u;
+    k->mh[1] = swap ? 0u : p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
     k->window[1] = p->hbm.window;
     k->ctas[1] = p->hbm.ctas;
     k->a_ptr[1] = A->dev;
@@ -285,7 +289,7 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
     dak_gemm_plan *p = &l->plan;
     if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) return -1;
     if (!B || !C) return cm_fail(err, "gemm: B and C must be device pointers");
-    if (p->kernel == DAK_SPLIT_WHOLE) return prepare_whole(l, A, B, C, N, o, err);
+    if (p->kernel == DAK_SPLIT_WHOLE || p->kernel == DAK_SPLIT_WHOLE_SW) return prepare_whole(l, A, B, C, N, o, err);
     if (!o->a_tma2d && !A->packed)
         return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
     if (o->a_tma2d && A->packed) return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");

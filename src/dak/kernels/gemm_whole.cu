@@ -1,5 +1,7 @@
 /* Whole-K decode tiles (dak_gemm_opts.whole; plan: whole_plan in plan.c): the shape of work cuBLAS runs at decode
- * widths on the H200 (NOTES-dak-kernels.md, seventeenth session), with PDL.
+ * widths on the H200 (NOTES-dak-kernels.md, seventeenth session), with PDL.  Two kernels share the producers below:
+ * k_whole (64- or 128-row tiles, A's rows as the wgmma's m) and k_whole_sw (any multiple of 8 rows, A's rows as the
+ * wgmma's n; at the end of the file).
  *
  * One CTA a tile of 64 mh rows over the whole K: no split-K, no fix-up.  A ring of S stages, each kstep 64-column
  * blocks of A (mh boxes of kstep x 8 KiB, the packed layout's swizzled image, one bulk copy each) and the same
@@ -91,13 +93,94 @@ static __device__ __forceinline__ void whole_stage(float *T, const float *d, uin
     }
 }
 
+/* One bulk copy of A into the ring, with the evict-first policy where l2_hints asks (pol != 0). */
+static __device__ __forceinline__ void whole_copy(uint32_t dst, const uint16_t *src, uint32_t bytes, uint32_t bar,
+                                                  uint64_t pol)
+{
+    if (pol)
+        ptx_bulk_g2s_hint(dst, src, bytes, bar, pol);
+    else
+        ptx_bulk_g2s(dst, src, bytes, bar);
+}
+
+/* A's producer (one thread): the stages' copies of A into slot s at ring + s stage, from the packed layout.  k_whole
+ * (R 0): the nbox 64-row boxes from box mt on, each box's kstep blocks one contiguous bulk copy; k_whole_sw (R rows a
+ * CTA): rows mt.. (R of them, fewer in the last CTA) of each block, one copy for each 64-row box they cross. */
+static __device__ __forceinline__ void whole_produce_a(const kparams &p, uint32_t ring, uint32_t stage, uint32_t S,
+                                                       uint32_t KC, uint32_t kstep, uint32_t bar_full,
+                                                       uint32_t bar_empty, uint32_t mt, uint32_t nbox, uint32_t R,
+                                                       unsigned long long *ts)
+{
+    if (ts) ts[10] = ptx_globaltimer();
+    const uint64_t pol = p.l2_hints ? ptx_l2_evict_first() : 0ull;
+    const uint16_t *A = p.a_ptr[1];
+    const uint32_t KB = p.kblocks, abox = kstep * DAK_A_BLOCK, nrows = R && p.M - mt < R ? p.M - mt : R;
+    const uint32_t bytes = R ? kstep * nrows * 128u : nbox * abox;
+    const uint32_t W = p.window[1], pre = p.pre_hbm; /* pre_hbm is 0 without PDL (whole_plan) */
+    /* slot and phase of this stage (s, ph) and of the stage W before it (sw, phw), as running counters */
+    for (uint32_t kc = 0, s = 0, ph = 0, sw = 0, phw = 0; kc < KC; kc++) {
+        if (p.pdl && kc == pre) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
+        if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+        /* the window (whole_window): after the wait, at most W stages in flight, so that the SMs' HBM shares even
+         * out where nothing follows to fill the early ones' time (an engine's step) */
+        if (W < S && kc >= W) {
+            if (kc >= pre) ptx_mbar_wait(bar_full + 8u * sw, phw);
+            if (++sw == S) sw = 0, phw ^= 1u;
+        }
+        const uint32_t bar = bar_full + 8u * s, dst = ring + s * stage;
+        ptx_mbar_arrive_expect_tx(bar, bytes);
+        if (!R) {
+            for (uint32_t m = 0; m < nbox; m++) /* box m's kstep blocks are contiguous */
+                whole_copy(dst + m * abox, A + ((size_t)(mt + m) * KB + kc * kstep) * (DAK_A_BLOCK / 2u), abox, bar,
+                           pol);
+        } else {
+            for (uint32_t bk = 0; bk < kstep; bk++)
+                for (uint32_t r = 0; r < nrows;) { /* (mt + r) % 64 == r % 8: the swizzle's row groups line up */
+                    const uint32_t row = mt + r, rr = row % 64u, len = 64u - rr < nrows - r ? 64u - rr : nrows - r;
+                    const size_t el = ((size_t)(row / 64u) * KB + kc * kstep + bk) * (DAK_A_BLOCK / 2u) + rr * 64u;
+                    whole_copy(dst + (bk * R + r) * 128u, A + el, len * 128u, bar, pol);
+                    r += len;
+                }
+        }
+        if (++s == S) s = 0, ph ^= 1u;
+    }
+}
+
+/* B's producer (one thread): every stage's B rows at boff in the stage, after the PDL wait.  Without a cluster one
+ * 3-D copy ([block][n][64], tb: {64, N, K/64} in boxes of {64, rk, kstep}); with one this member's slice of each
+ * block (tbw: {K, N} in boxes of {64, whole_rows}), multicast to every member. */
+static __device__ __forceinline__ void whole_produce_b(const kparams &p, const CUtensorMap *tb, const CUtensorMap *tbw,
+                                                       uint32_t ring, uint32_t stage, uint32_t boff, uint32_t S,
+                                                       uint32_t KC, uint32_t kstep, uint32_t bar_full,
+                                                       uint32_t bar_empty, uint32_t rank, unsigned long long *ts)
+{
+    if (p.pdl) ptx_griddep_wait(); /* B is the kernel before's output */
+    if (ts && p.pdl) ts[2] = ptx_globaltimer();
+    const uint32_t c = p.c, rk = p.bn_box[1], rows = p.whole_rows, bbytes = kstep * rk * 128u;
+    const uint16_t mask = (uint16_t)((1u << c) - 1u);
+    const bool loads = rank < p.whole_loaders;
+    for (uint32_t kc = 0, s = 0, ph = 0; kc < KC; kc++) {
+        if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
+        ptx_mbar_arrive_expect_tx(bar_full + 8u * s, bbytes); /* every member's slice lands here */
+        const uint32_t dst = ring + s * stage + boff;
+        if (c == 1u)
+            ptx_tma_3d_g2s(dst, tb, 0, 0, (int)(kc * kstep), bar_full + 8u * s);
+        else if (loads)
+            for (uint32_t bk = 0; bk < kstep; bk++)
+                ptx_tma_2d_g2s_multicast(dst + (bk * rk + rank * rows) * 128u, tbw, (int)((kc * kstep + bk) * 64u),
+                                         (int)(rank * rows), bar_full + 8u * s, mask);
+        if (ts && kc == 0) ts[1] = ptx_globaltimer();
+        if (++s == S) s = 0, ph ^= 1u;
+    }
+}
+
 K_SPLIT_SIG(k_whole)
 {
     (void)ta_h, (void)ta_g;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
     const uint32_t S = p.stages[1], mh = p.mh[1], KB = p.kblocks, c = p.c, N = p.N, kstep = p.kstep, KC = KB / kstep;
-    const uint32_t rk = p.bn_box[1], rows = p.whole_rows, bbytes = kstep * rk * 128u, abox = kstep * DAK_A_BLOCK;
+    const uint32_t rk = p.bn_box[1], bbytes = kstep * rk * 128u, abox = kstep * DAK_A_BLOCK;
     const uint32_t stage = mh * abox + bbytes;
     const uint32_t ring = ptx_smem(sm), bar_full = ring + S * stage, bar_empty = bar_full + 8u * S;
     /* the warp index through a shuffle: visibly warp-uniform, so that the wgmma are not on a "divergent" path
@@ -122,53 +205,10 @@ K_SPLIT_SIG(k_whole)
     if (p.pdl) ptx_griddep_launch_dependents();
 
     if (warp == NCW) {
-        if (lane == 0) { /* A: mh boxes of one 64-column block a stage, from the packed layout */
-            if (ts) ts[10] = ptx_globaltimer();
-            const uint64_t pol = p.l2_hints ? ptx_l2_evict_first() : 0ull;
-            const uint16_t *A = p.a_ptr[1];
-            const uint32_t W = p.window[1], pre = p.pre_hbm; /* pre_hbm is 0 without PDL (whole_plan) */
-            /* slot and phase of this stage (s, ph) and of the stage W before it (sw, phw), as running counters */
-            for (uint32_t kc = 0, s = 0, ph = 0, sw = 0, phw = 0; kc < KC; kc++) {
-                if (p.pdl && kc == pre) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
-                if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
-                /* the window (whole_window): after the wait, at most W stages in flight, so that the SMs' HBM
-                 * shares even out where nothing follows to fill the early ones' time (an engine's step) */
-                if (W < S && kc >= W) {
-                    if (kc >= pre) ptx_mbar_wait(bar_full + 8u * sw, phw);
-                    if (++sw == S) sw = 0, phw ^= 1u;
-                }
-                ptx_mbar_arrive_expect_tx(bar_full + 8u * s, nbox * abox);
-                for (uint32_t m = 0; m < nbox; m++) { /* box m's kstep blocks are contiguous */
-                    const uint16_t *src = A + ((size_t)(mt + m) * KB + kc * kstep) * (DAK_A_BLOCK / 2u);
-                    if (pol)
-                        ptx_bulk_g2s_hint(ring + s * stage + m * abox, src, abox, bar_full + 8u * s, pol);
-                    else
-                        ptx_bulk_g2s(ring + s * stage + m * abox, src, abox, bar_full + 8u * s);
-                }
-                if (++s == S) s = 0, ph ^= 1u;
-            }
-        }
+        if (lane == 0) whole_produce_a(p, ring, stage, S, KC, kstep, bar_full, bar_empty, mt, nbox, 0u, ts);
     } else if (warp == NCW + 1u) {
-        if (lane == 0) { /* B: this member's slice of every stage's rows, to every member */
-            if (p.pdl) ptx_griddep_wait(); /* B is the kernel before's output */
-            if (ts && p.pdl) ts[2] = ptx_globaltimer();
-            const uint16_t mask = (uint16_t)((1u << c) - 1u);
-            const bool loads = rank < p.whole_loaders;
-            for (uint32_t kc = 0, s = 0, ph = 0; kc < KC; kc++) {
-                if (kc >= S) ptx_mbar_wait(bar_empty + 8u * s, ph ^ 1u);
-                ptx_mbar_arrive_expect_tx(bar_full + 8u * s, bbytes); /* every member's slice lands here */
-                const uint32_t dst = ring + s * stage + mh * abox;
-                if (c == 1u) /* [block][n][64]: one 3-D copy (tb: {64, N, K/64} in boxes of {64, rk, kstep}) */
-                    ptx_tma_3d_g2s(dst, &tb, 0, 0, (int)(kc * kstep), bar_full + 8u * s);
-                else if (loads) /* this member's rows of each block (tbw: {K, N} in boxes of {64, rows}) */
-                    for (uint32_t bk = 0; bk < kstep; bk++)
-                        ptx_tma_2d_g2s_multicast(dst + (bk * rk + rank * rows) * 128u, &tbw,
-                                                 (int)((kc * kstep + bk) * 64u), (int)(rank * rows), bar_full + 8u * s,
-                                                 mask);
-                if (ts && kc == 0) ts[1] = ptx_globaltimer();
-                if (++s == S) s = 0, ph ^= 1u;
-            }
-        }
+        if (lane == 0)
+            whole_produce_b(p, &tb, &tbw, ring, stage, mh * abox, S, KC, kstep, bar_full, bar_empty, rank, ts);
     } else {
         const uint32_t h = warp >> 2;
         float d[32];
@@ -216,5 +256,166 @@ K_SPLIT_SIG(k_whole)
     /* no member leaves while another may still arrive on its empty barriers */
     __syncwarp();
     if (c > 1u) ptx_cluster_sync();
+    if (ts && threadIdx.x == 0) ts[5] = ptx_globaltimer();
+}
+
+/* k_whole_sw's consumers: warpgroup stages s0, s0 + step, .. as wgmma m64 n(8 wn) k16, B's columns the operand a (the
+ * stage's [block][n][64] rows; the wgmma reads 64 of them, and those past N hold whatever the ring holds there: they
+ * reach only the rows of d past N, which nobody stores) and A's rows col0.. of the stage the operand b.  The stage's
+ * blocks written out for kstep 1, 2 and 4 (a loop over a run-time count makes ptxas inject warpgroup.arrive). */
+static __device__ __forceinline__ void swap_block(float *d, uint32_t a, uint32_t b, uint32_t bk, uint32_t R,
+                                                  uint32_t col0, uint32_t rk, const uint32_t wn)
+{
+#pragma unroll
+    for (uint32_t k16 = 0; k16 < 4u; k16++)
+        ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(b + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO),
+                                 ptx_wgmma_desc_sw128(a + (bk * R + col0) * 128u + k16 * 32u, DAK_WG_SBO), wn);
+}
+
+static __device__ __forceinline__ void swap_consume(float *d, uint32_t KC, uint32_t kstep, uint32_t S, uint32_t s0,
+                                                    uint32_t step, uint32_t R, uint32_t col0, uint32_t rk,
+                                                    uint32_t ring, uint32_t stage, uint32_t bar_full,
+                                                    uint32_t bar_empty, unsigned long long *ts, const uint32_t wn)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    uint32_t s = s0, ph = 0u, prev = 0xffffffffu;
+    for (uint32_t kc = s0; kc < KC; kc += step) {
+        ptx_mbar_wait(bar_full + 8u * s, ph);
+        if (ts) { /* thread 0 only: the first and last stage full */
+            const unsigned long long t = ptx_globaltimer();
+            if (!ts[3]) ts[3] = t;
+            ts[4] = t;
+        }
+        const uint32_t a = ring + s * stage, b = a + kstep * R * 128u;
+        if (kstep == 1u) { /* (fence and commit in each branch: a shared commit after them made ptxas inject one) */
+            ptx_wgmma_fence();
+            swap_block(d, a, b, 0u, R, col0, rk, wn);
+            ptx_wgmma_commit();
+        } else if (kstep == 2u) {
+            ptx_wgmma_fence();
+            swap_block(d, a, b, 0u, R, col0, rk, wn);
+            swap_block(d, a, b, 1u, R, col0, rk, wn);
+            ptx_wgmma_commit();
+        } else {
+            ptx_wgmma_fence();
+            swap_block(d, a, b, 0u, R, col0, rk, wn);
+            swap_block(d, a, b, 1u, R, col0, rk, wn);
+            swap_block(d, a, b, 2u, R, col0, rk, wn);
+            swap_block(d, a, b, 3u, R, col0, rk, wn);
+            ptx_wgmma_commit();
+        }
+        ptx_wgmma_wait1(); /* the stage before is read: hand it back to the producers */
+        if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, 1u, lane);
+        prev = s;
+        s += step;
+        while (s >= S) s -= S, ph ^= 1u;
+    }
+    ptx_wgmma_wait0();
+    ptx_wgmma_fence_acc(d, 4 * (int)wn);
+    if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, 1u, lane);
+}
+
+/* Whole-K tiles with A's rows as the wgmma's n (dak_gemm_opts.whole_swap; plan: whole_plan's swap branch): a CTA
+ * takes R = sw_rows rows (a multiple of 8: the tiles of a shape come within 8 rows of M / SMs, where 64-row tiles
+ * leave SMs idle, e.g. 4096^2 on 128 CTAs of 32 rows instead of 64 of 64), B's N columns (padded to the wgmma's m
+ * 64) the other operand.  A stage: kstep blocks of A's R rows ([block][R][64], 128-byte swizzle, copied from the
+ * packed layout box by box), then the same blocks' B rows as in k_whole; the plan leaves 8 KiB past the ring for the
+ * wgmma's reads of 64 B rows from the last stage.  R <= 128: the two warpgroups take alternate stages at n = R and
+ * sum at the end; R > 128: each takes every stage and half the rows (n <= 128).  No cluster. */
+K_SPLIT_SIG(k_whole_sw)
+{
+    (void)ta_h, (void)ta_g;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
+    const uint32_t S = p.stages[1], kstep = p.kstep, KC = p.kblocks / kstep, R = p.sw_rows, rk = p.bn_box[1];
+    const uint32_t N = p.N, M = p.M, stage = kstep * (R + rk) * 128u;
+    const uint32_t ring = ptx_smem(sm), bar_full = ring + S * stage, bar_empty = bar_full + 8u * S;
+    const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u; /* (C7518) */
+    const uint32_t row0 = blockIdx.x * R, nrows = M - row0 < R ? M - row0 : R;
+    const bool halves = R > 128u;
+    unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
+    if (ts && threadIdx.x == 0)
+        ts[0] = ptx_globaltimer(), ts[1] = ts[2] = ts[3] = ts[8] = ts[9] = ts[11] = ts[12] = 0, ts[6] = ptx_smid();
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < S; s++) {
+            ptx_mbar_init(bar_full + 8u * s, 2u);                  /* A's producer and B's */
+            ptx_mbar_init(bar_empty + 8u * s, halves ? 8u : 4u); /* the consumer warps that read it */
+        }
+        ptx_fence_mbar_init();
+    }
+    __syncthreads();
+    if (p.pdl) ptx_griddep_launch_dependents(); /* (as k_whole) */
+
+    if (warp == NCW) {
+        if (lane == 0) whole_produce_a(p, ring, stage, S, KC, kstep, bar_full, bar_empty, row0, 0u, R, ts);
+    } else if (warp == NCW + 1u) {
+        if (lane == 0)
+            whole_produce_b(p, &tb, &tbw, ring, stage, kstep * R * 128u, S, KC, kstep, bar_full, bar_empty, 0u, ts);
+    } else {
+        const uint32_t h = warp >> 2, n0 = halves ? (R / 16u + (R / 8u) % 2u) * 8u : R;
+        const uint32_t col0 = halves && h ? n0 : 0u, ncols = halves ? (h ? R - n0 : n0) : R;
+        const uint32_t s0 = halves ? 0u : h, step = halves ? 1u : 2u;
+        float d[64];
+#pragma unroll
+        for (uint32_t i = 0; i < 64u; i++) d[i] = 0.0f;
+        unsigned long long *tc = threadIdx.x == 0 ? ts : NULL;
+#define SWAP_CONSUME(w) swap_consume(d, KC, kstep, S, s0, step, R, col0, rk, ring, stage, bar_full, bar_empty, tc, w)
+        switch (ncols / 8u) { /* one inlined loop per wgmma width (ptxas C7519) */
+        case 1: SWAP_CONSUME(1u); break;
+        case 2: SWAP_CONSUME(2u); break;
+        case 3: SWAP_CONSUME(3u); break;
+        case 4: SWAP_CONSUME(4u); break;
+        case 5: SWAP_CONSUME(5u); break;
+        case 6: SWAP_CONSUME(6u); break;
+        case 7: SWAP_CONSUME(7u); break;
+        case 8: SWAP_CONSUME(8u); break;
+        case 9: SWAP_CONSUME(9u); break;
+        case 10: SWAP_CONSUME(10u); break;
+        case 11: SWAP_CONSUME(11u); break;
+        case 12: SWAP_CONSUME(12u); break;
+        case 13: SWAP_CONSUME(13u); break;
+        case 14: SWAP_CONSUME(14u); break;
+        case 15: SWAP_CONSUME(15u); break;
+        default: SWAP_CONSUME(16u); break;
+        }
+#undef SWAP_CONSUME
+        if (tc) tc[7] = ptx_globaltimer();
+        /* d's rows are B's columns m = 16 q + g (+ 8), its columns A's rows col0 + 8 j + 2 t (+ 1) (gemm_layout.h) */
+        const uint32_t q = warp & 3u, g = lane >> 2, t4 = lane & 3u, wn = ncols / 8u, rs = R + 8u;
+        float *T = (float *)ptx_smem_generic(ring); /* R <= 128: warpgroup 1's sums, [m][row], through the idle ring */
+        if (!halves) {
+            ptx_bar_sync(1, WH_CONSUMERS); /* the last wgmma of both warpgroups have read the ring */
+            if (h == 1u)
+#pragma unroll
+                for (uint32_t j = 0; j < 16u; j++) /* (constant indices into d: no local memory) */
+#pragma unroll
+                    for (uint32_t e = 0; e < 2u; e++) {
+                        const uint32_t m = 16u * q + g + 8u * e;
+                        if (j < wn && m < N)
+                            *(float2 *)(T + m * rs + 8u * j + 2u * t4) =
+                                make_float2(d[4u * j + 2u * e], d[4u * j + 2u * e + 1u]);
+                    }
+            ptx_bar_sync(1, WH_CONSUMERS);
+        }
+        if (halves || h == 0u)
+#pragma unroll
+            for (uint32_t j = 0; j < 16u; j++)
+#pragma unroll
+                for (uint32_t e = 0; e < 2u; e++) {
+                    const uint32_t m = 16u * q + g + 8u * e, r = col0 + 8u * j + 2u * t4;
+                    if (j >= wn || m >= N || r >= nrows) continue;
+                    float2 v = make_float2(d[4u * j + 2u * e], d[4u * j + 2u * e + 1u]);
+                    if (!halves) {
+                        const float2 o = *(const float2 *)(T + m * rs + r);
+                        v.x += o.x, v.y += o.y;
+                    }
+                    const size_t idx = (size_t)m * M + row0 + r;
+                    if (p.out_bf16)
+                        *(__nv_bfloat162 *)((__nv_bfloat16 *)p.C + idx) = __floats2bfloat162_rn(v.x, v.y);
+                    else
+                        *(float2 *)((float *)p.C + idx) = v;
+                }
+    }
+    __syncwarp();
     if (ts && threadIdx.x == 0) ts[5] = ptx_globaltimer();
 }

@@ -71,6 +71,16 @@
  * -6.3 / -6.9 % against the split (the ring: -1.4 / -1.2 %), 7168^2 within +-1.2 % of the ring, OPT-30B b8 -1.0 % a
  * token (thirty-second session, NOTES-dak-kernels.md) */
 #define WHOLE_WINDOW_AUTO 4u
+/* k_whole_sw (opts.whole_swap): the shared memory left past the ring (the wgmma reads 64 B rows of a block, N of which
+ * are the stage's; the last stage's reach past it), and the bytes of A in flight a CTA of the auto window */
+#define SWAP_TAIL 8192u
+/* k_whole_sw auto (opts.whole_swap 0): only where a CTA's R rows exceed this, so that each warpgroup takes half of
+ * them.  On the H200 (thirty-fourth session, NOTES-dak-kernels.md) 22016 x 4096 (R 168) ran 2.4-7 % under the split
+ * at N 1-64 as PDL graphs (42.1-43.0 us, ~100 % of the bound), while every R <= 128 ran 10-50 % over the defaults:
+ * rows that do not fill the packed layout's 64-row boxes come as pieces of its 8 KiB blocks, and smaller copies
+ * stream slower (R 64 on 7168^2, whole boxes in 8 KiB copies: still +14 % against k_whole's 16 KiB ones) */
+#define WHOLE_SW_AUTO_MIN_ROWS 128u
+#define SWAP_WINDOW_BYTES 65536u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -143,6 +153,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->whole_cluster = 0;
     o->whole_stages = 0;
     o->whole_window = 0;
+    o->whole_swap = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -306,6 +317,76 @@ static uint32_t hbm_offsets_kernel(const dak_gemm_plan *p, uint32_t N, const dak
     return N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn && p->bm <= 2u * TILE ? p->bm / TILE : 0u;
 }
 
+/* The ring of whole_plan and swap_plan: stages of `stage` bytes in smem_bytes less the base and `tail`, at most 24, or
+ * whole_stages where asked (-1 with a message where they do not fit; 0 stages where not even one does). */
+static int whole_ring(const dak_gemm_opts *o, size_t smem_bytes, uint32_t stage, uint32_t tail, uint32_t *fit,
+                      cm_err *err)
+{
+    *fit = smem_bytes < DAK_GEMM_SMEM_BASE + tail ? 0u : (uint32_t)((smem_bytes - DAK_GEMM_SMEM_BASE - tail) / stage);
+    if (*fit > MAX_STAGES) *fit = MAX_STAGES;
+    if (o->whole_stages) { /* (opts.stages, the split kernels' ring, does not apply: a caller that caps those, e.g. the
+                            * engine's gemm_stages, would leave whole-K tiles too few bytes in flight) */
+        if (o->whole_stages > *fit)
+            return cm_fail(err, "gemm: %u whole-K stages do not fit in %zu bytes of shared memory", o->whole_stages,
+                           smem_bytes);
+        *fit = o->whole_stages;
+    }
+    return 0;
+}
+
+/* The plan fields whole_plan and swap_plan share: `ctas` CTAs of bm rows over the whole K (kernel), `fit` stages of
+ * kstep blocks (`stage` bytes each, `tail` bytes past the ring), B's stage rows loaders x rows in clusters of c, with
+ * pdl A's copies before the wait (the ring where pdl_pre is auto, what was asked, or none), the window whole_window or
+ * win_auto stages (at most the ring). */
+static void whole_fill(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kernel, uint32_t bm, uint32_t ctas,
+                       uint32_t kstep, uint32_t fit, uint32_t stage, uint32_t tail, uint32_t c, uint32_t rows,
+                       uint32_t loaders, uint32_t win_auto, double balance)
+{
+    const uint32_t kblocks = p->K / TILE;
+    p->kstep = kstep, p->kchunks = kblocks / kstep;
+    p->ntiles = 1, p->cluster = c, p->ngroups = 1, p->bn = TILE;
+    p->bn_box = loaders * rows, p->whole_rows = rows, p->whole_loaders = loaders;
+    p->stages = p->hbm_stages = fit, p->bm = bm;
+    p->ws_bytes = 0, p->dyn_p = p->dyn_units = p->dyn_first = 0, p->hbm_stash = 0;
+    p->hbm_pre = !o->pdl || o->pdl_pre == DAK_GEMM_PDL_PRE_NONE ? 0 : o->pdl_pre && o->pdl_pre < fit ? o->pdl_pre : fit;
+    p->smem_bytes = DAK_GEMM_SMEM_BASE + fit * stage + tail;
+    p->wgmma = 1, p->kernel = kernel;
+    memset(&p->host, 0, sizeof p->host);
+    memset(&p->panel, 0, sizeof p->panel);
+    dak_tier_plan *h = &p->hbm;
+    memset(h, 0, sizeof *h);
+    h->mtiles = h->ctas = h->items = ctas;
+    const uint32_t win = o->whole_window ? o->whole_window : win_auto;
+    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks / kstep, h->ngroups = 1;
+    h->window = win < fit ? win : fit; /* (win >= 1: asked, or the auto window) */
+    h->balance = balance;
+}
+
+/* k_whole_sw's plan (opts.whole_swap), where it applies (1; else 0): R rows a CTA, the multiple of 8 at or above
+ * M / SMs (at most 256), so the last CTA may hold fewer; stages of kstep blocks of A's R rows (about 16 KiB: kstep 4
+ * at R <= 32, 2 at R <= 64, else 1, or opts.kstep, dividing K / 64) and their B rows (N rounded up to 8); as many as
+ * fit beside 8 KiB past the ring (the wgmma reads 64 B rows of a block: see gemm_whole.cu); the window auto as many
+ * stages as hold 64 KiB of A (k_whole's 4 stages of 16 KiB). */
+static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
+{
+    const uint32_t N = p->N, kblocks = p->K / TILE;
+    const uint32_t R = o->bm ? o->bm : ceil_div(ceil_div(p->M, 8u), sm_count) * 8u; /* (bm asked: 64, 128, 256) */
+    if (R > 4u * TILE || ceil_div(p->M, R) > sm_count) return 0;
+    uint32_t kstep = o->kstep ? o->kstep : R <= 32u ? 4u : R <= 64u ? 2u : 1u;
+    if (!o->kstep)
+        while (kblocks % kstep) kstep /= 2u;
+    if (kblocks % kstep || (kstep != 1u && kstep != 2u && kstep != 4u)) return 0;
+    const uint32_t rk = ceil_div(N, 8u) * 8u, stage = kstep * (R + rk) * 128u;
+    uint32_t fit;
+    if (whole_ring(o, smem_bytes, stage, SWAP_TAIL, &fit, err)) return -1;
+    /* at least 4 (a warpgroup holds two stages), and with R <= 128 the ring holds warpgroup 1's sums at the end */
+    if (fit < 4u || (R <= 2u * TILE && (uint64_t)N * (R + 8u) * 4u > (uint64_t)fit * stage)) return 0;
+    const uint32_t ctas = ceil_div(p->M, R);
+    whole_fill(p, o, DAK_SPLIT_WHOLE_SW, R, ctas, kstep, fit, stage, SWAP_TAIL, 1u, rk, 1u,
+               ceil_div(SWAP_WINDOW_BYTES, kstep * R * 128u), (double)p->M / ((double)ctas * R));
+    return 1;
+}
+
 /* Whole-K tiles (opts.whole, k_whole): the plan when the shape and options allow it (1), else 0 and the split plan.
  * One CTA a tile of 64 rows (or 128 where 64-row tiles outnumber the SMs), kstep 64-column blocks of A and their B
  * rows a stage, as many stages as fit (whole_stages), at most `window` of A in flight after the PDL wait
@@ -317,8 +398,17 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
 {
     const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
     if (p->rows_host || N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
-        o->diag_nob || o->diag_prod2 || o->wgmma == 0 || o->bm == 256)
+        o->diag_nob || o->diag_prod2 || o->wgmma == 0)
         return 0;
+    /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto where R would exceed
+     * WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
+    const int swap_auto = o->whole_swap == 0u && !o->bm &&
+                          ceil_div(ceil_div(p->M, 8u), sm_count) * 8u > WHOLE_SW_AUTO_MIN_ROWS;
+    if ((o->whole_swap == 2u || swap_auto) && o->whole_cluster <= 1u) {
+        const int w = swap_plan(p, o, sm_count, smem_bytes, err);
+        if (w) return w;
+    }
+    if (o->bm == 256) return 0;
     uint32_t mh = o->bm == 128 || (o->bm == 0 && mt > sm_count) ? 2u : 1u;
     const uint32_t tiles = ceil_div(mt, mh);
     if (tiles > sm_count) return 0;
@@ -326,8 +416,8 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
      * 132 SMs, 2.6-5.6 % faster than the split at every N 1..64 as PDL graphs on the H200), or 45-80 % of them where
      * K <= WHOLE_NARROW_MAX_K and N <= WHOLE_NARROW_N (4096^2's 64 tiles: -17 / -10 % at N 8 / 32, +3 % at N 64, with
      * the two-block stages and the window; 4096 x 11008 / 16384's 64: +12 to +17 %, 64 SMs cannot stream a long K at
-     * the split's rate; thirty-third session; dak decode Llama-2-7B b8 / b32 -1.1 / -1.3 %, OPT-6.7B b1 / b8 -0.7 / -1.3 % a
-     * token, thirty-fourth).  128-row tiles stay on the split (11008 x 4096's 86: 1.6-1.8 us slower) */
+     * the split's rate; thirty-third session; dak decode Llama-2-7B b8 / b32 -1.1 / -1.3 %, OPT-6.7B b1 / b8 -0.7 /
+     * -1.3 % a token, thirty-fourth).  128-row tiles stay on the split (11008 x 4096's 86: 1.6-1.8 us slower) */
     if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u) &&
         (mh != 1u || N > WHOLE_NARROW_N || p->K > WHOLE_NARROW_MAX_K ||
          (uint64_t)tiles * 20u < (uint64_t)sm_count * 9u))
@@ -349,34 +439,11 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
                            : kblocks % 2u == 0 && smem_bytes >= DAK_GEMM_SMEM_BASE + 4u * 2u * slot1 ? 2u
                                                                                                      : 1u;
     const uint32_t stage = kstep * slot1;
-    uint32_t fit = (uint32_t)((smem_bytes - DAK_GEMM_SMEM_BASE) / stage);
-    if (fit > MAX_STAGES) fit = MAX_STAGES;
-    if (o->whole_stages) { /* (opts.stages, the split kernels' ring, does not apply: a caller that caps those, e.g. the
-                            * engine's gemm_stages, would leave k_whole too few bytes in flight) */
-        if (o->whole_stages > fit)
-            return cm_fail(err, "gemm: %u whole-K stages do not fit in %zu bytes of shared memory", o->whole_stages,
-                           smem_bytes);
-        fit = o->whole_stages;
-    }
+    uint32_t fit;
+    if (whole_ring(o, smem_bytes, stage, 0u, &fit, err)) return -1;
     if (fit < (o->kstep ? 3u : 4u)) return 0; /* (a consumer warpgroup holds two stages; three run, four overlap) */
-    p->kstep = kstep, p->kchunks = kblocks / kstep;
-    p->ntiles = 1, p->cluster = c, p->ngroups = 1, p->bn = TILE;
-    p->bn_box = loaders * rows, p->whole_rows = rows, p->whole_loaders = loaders;
-    p->stages = p->hbm_stages = fit, p->bm = mh * TILE;
-    p->ws_bytes = 0, p->dyn_p = p->dyn_units = p->dyn_first = 0, p->hbm_stash = 0;
-    /* with pdl, A's copies before the wait: the ring (pdl_pre auto), what was asked (at most the ring), or none */
-    p->hbm_pre = !o->pdl || o->pdl_pre == DAK_GEMM_PDL_PRE_NONE ? 0 : o->pdl_pre && o->pdl_pre < fit ? o->pdl_pre : fit;
-    p->smem_bytes = DAK_GEMM_SMEM_BASE + fit * stage;
-    p->wgmma = 1, p->kernel = DAK_SPLIT_WHOLE;
-    memset(&p->host, 0, sizeof p->host);
-    memset(&p->panel, 0, sizeof p->panel);
-    dak_tier_plan *h = &p->hbm;
-    memset(h, 0, sizeof *h);
-    h->mtiles = h->ctas = h->items = tiles;
-    const uint32_t win = o->whole_window ? o->whole_window : WHOLE_WINDOW_AUTO;
-    h->even = 1, h->ksplit = 1, h->waves = 1, h->chunks = kblocks / kstep, h->ngroups = 1;
-    h->window = win < fit ? win : fit; /* (win >= 1: asked, or the auto window) */
-    h->balance = (double)mt / ((double)tiles * mh); /* a half last 128-row tile */
+    whole_fill(p, o, DAK_SPLIT_WHOLE, mh * TILE, tiles, kstep, fit, stage, 0u, c, rows, loaders, WHOLE_WINDOW_AUTO,
+               (double)mt / ((double)tiles * mh)); /* (a half last 128-row tile) */
     return 1;
 }
 
@@ -477,6 +544,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: whole %u must be 0 (off), 1 (where it applies) or 2 (auto)", o->whole);
     if (o->whole_cluster && o->whole_cluster != 1 && o->whole_cluster != 2 && o->whole_cluster != 4)
         return cm_fail(err, "gemm: whole_cluster %u must be 0 (auto), 1, 2 or 4", o->whole_cluster);
+    if (o->whole_swap > 2)
+        return cm_fail(err, "gemm: whole_swap %u must be 0 (auto), 1 (never) or 2 (where it applies)", o->whole_swap);
     if (o->whole) {
         const int w = whole_plan(p, o, sm_count, smem_bytes, err);
         if (w) return w < 0 ? -1 : 0;
@@ -772,7 +841,8 @@ const char *dak_split_kernel_name(uint32_t kernel)
 {
     static const char *const names[DAK_SPLIT_KERNELS] = {"k_split",     "k_split_nn",   "k_split_nn2", "k_split_n8",
                                                          "k_split_dyn",
-                                                         "k_split_n128", "k_split_n256", "k_split_m256", "k_whole"};
+                                                         "k_split_n128", "k_split_n256", "k_split_m256", "k_whole",
+                                                         "k_whole_sw"};
     return kernel < DAK_SPLIT_KERNELS ? names[kernel] : "?";
 }
 
