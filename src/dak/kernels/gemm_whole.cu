@@ -315,10 +315,11 @@ static __device__ __forceinline__ void swap_consume(float *d, uint32_t KC, uint3
     if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, 1u, lane);
 }
 
-/* Whole-K tiles with A's rows as the wgmma's n (dak_gemm_opts.whole_swap; plan: whole_plan's swap branch): a CTA
- * takes R = sw_rows rows (a multiple of 8: the tiles of a shape come within 8 rows of M / SMs, where 64-row tiles
- * leave SMs idle, e.g. 4096^2 on 128 CTAs of 32 rows instead of 64 of 64), B's N columns (padded to the wgmma's m
- * 64) the other operand.  A stage: kstep blocks of A's R rows ([block][R][64], 128-byte swizzle, copied from the
+/* Whole-K tiles with A's rows as the wgmma's n (dak_gemm_opts.whole_swap; plan: swap_plan in plan.c): a CTA takes
+ * R = sw_rows rows (a multiple of 8: the tiles of a shape come within 8 rows of M / SMs, e.g. 22016 x 4096 on 132
+ * CTAs of 168 rows where its 64-row tiles are 2.6 an SM), B's N columns (padded to the wgmma's m 64) the other
+ * operand.  Auto only where R > 128: with fewer rows a CTA's share of the packed 64-row boxes comes as small pieces
+ * and streams 10-50 % slower than k_whole or the split (thirty-fourth session).  A stage: kstep blocks of A's R rows ([block][R][64], 128-byte swizzle, copied from the
  * packed layout box by box), then the same blocks' B rows as in k_whole; the plan leaves 8 KiB past the ring for the
  * wgmma's reads of 64 B rows from the last stage.  R <= 128: the two warpgroups take alternate stages at n = R and
  * sum at the end; R > 128: each takes every stage and half the rows (n <= 128).  No cluster. */
