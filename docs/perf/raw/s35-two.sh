@@ -11,9 +11,11 @@
 # split's 23.4-25.6; 12288 x 4096 (192 tiles: 60 doubled) and 16384 x 4096 (256: 124 doubled) faster than the split
 # where the doubled SMs are few or nearly all; if an SM with two CTAs does not pull twice the rate, the doubled SMs
 # take ~2x as long: ~35 us (then drop it).  Apply the patch, build into two/, carry build-s35-carry, then this script.
-# Correctness: the bench does not check C; a landing needs test_gemm_split's whole cases at bm 64 on 172 tiles.
+# Correctness: the patch adds test_gemm_split's whole case "bm 64 two an SM" (11008 x 4096: 172 tiles, 8640 x 1024:
+# 135) and two test_gemm_plan checks; this script runs test_gemm_split --whole first.
 . docs/perf/raw/call-lib.sh
 call_begin build-s35-carry/s35.tar.xz /tmp/two
+call_test test_gemm_split two --whole
 for r in 1 2; do
   bench r$r-two two --sections fixed --ratios 0 --reps 5 --shapes 11008x4096,12288x4096,16384x4096 \
     --n 1,8,16,24,32,48 --whole 1 --bm 64 --whole-cl 1
