@@ -518,6 +518,23 @@ static dak_gemm_launch *case_checked(dak_gemm_ctx *ctx, pshape *s, uint32_t N, d
 
 /* ---- whole-K tiles (opts.whole, k_whole) ---- */
 
+/* A whole-K launch's stamps (diag_times): one set for each of its `ctas` CTAs, each in order (entry <= first stage
+ * full <= last stage full <= math done <= exit). */
+static void whole_stamps_ordered(dak_gemm_launch *l, uint32_t ctas, const char *label)
+{
+    uint64_t t[256 * DAK_GEMM_NTIMES];
+    uint32_t n = 0;
+    cm_err err;
+    const int rc = dak_gemm_times(l, t, 256 * DAK_GEMM_NTIMES, &n, &err);
+    CHECK(rc == 0 && n == ctas, "%s: stamps: %s, %u CTAs", label, rc ? err.msg : "", n);
+    int order = !rc;
+    for (uint32_t b = 0; b < n && order; b++) {
+        const uint64_t *x = t + (size_t)b * DAK_GEMM_NTIMES;
+        order = x[0] && x[0] <= x[3] && x[3] <= x[4] && x[4] <= x[7] && x[7] <= x[5];
+    }
+    CHECK(order, "%s: stamps out of order (entry <= first full <= last full <= math done <= exit)", label);
+}
+
 /* C against the reference on fresh inputs, every element written, with the plan's kernel k_whole where it applies:
  * 64-row tiles (7168^2: 112; 1088 x 1024: 17, an odd count), 128-row ones where 64-row tiles outnumber the SMs
  * (11008 x 4096: 86; 8640 x 1024: 68 with a half last tile), N 1..64 (every wgmma width n8..n64; member slices that
@@ -579,20 +596,7 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
                 if (o.whole_window)
                     CHECK(p->hbm.window == o.whole_window, "%s: window %u, asked %u", label, p->hbm.window,
                           o.whole_window);
-                if (v == 6) {
-                    uint64_t t[256 * DAK_GEMM_NTIMES];
-                    uint32_t ctas = 0;
-                    cm_err err;
-                    const int rc = dak_gemm_times(l, t, 256 * DAK_GEMM_NTIMES, &ctas, &err);
-                    CHECK(rc == 0 && ctas == tiles, "%s: stamps: %s, %u CTAs", label, rc ? err.msg : "", ctas);
-                    int order = !rc;
-                    for (uint32_t b = 0; b < ctas && order; b++) {
-                        const uint64_t *x = t + (size_t)b * DAK_GEMM_NTIMES;
-                        order = x[0] && x[0] <= x[3] && x[3] <= x[4] && x[4] <= x[7] && x[7] <= x[5];
-                    }
-                    CHECK(order, "%s: stamps out of order (entry <= first full <= last full <= math done <= exit)",
-                          label);
-                }
+                if (v == 6) whole_stamps_ordered(l, tiles, label);
                 printf("  %-22s %5ux%-5u N %2u: %u CTAs of %u rows, cluster %u, B %u rows x %u, %u stages: rel err "
                        "%.2e\n",
                        label, s.M, s.K, N, p->hbm.ctas, p->bm, p->cluster, p->whole_rows, p->whole_loaders,
@@ -672,20 +676,7 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
                 if (o.whole_window)
                     CHECK(p->hbm.window == o.whole_window, "%s: window %u, asked %u", label, p->hbm.window,
                           o.whole_window);
-                if (v == 4) {
-                    uint64_t t[256 * DAK_GEMM_NTIMES];
-                    uint32_t n = 0;
-                    cm_err err;
-                    const int rc = dak_gemm_times(l, t, 256 * DAK_GEMM_NTIMES, &n, &err);
-                    CHECK(rc == 0 && n == ctas, "%s: stamps: %s, %u CTAs", label, rc ? err.msg : "", n);
-                    int order = !rc;
-                    for (uint32_t b = 0; b < n && order; b++) {
-                        const uint64_t *x = t + (size_t)b * DAK_GEMM_NTIMES;
-                        order = x[0] && x[0] <= x[3] && x[3] <= x[4] && x[4] <= x[7] && x[7] <= x[5];
-                    }
-                    CHECK(order, "%s: stamps out of order (entry <= first full <= last full <= math done <= exit)",
-                          label);
-                }
+                if (v == 4) whole_stamps_ordered(l, ctas, label);
                 printf("  %-22s %5ux%-5u N %2u: %u CTAs of %u rows, kstep %u, %u stages, window %u: rel err %.2e\n",
                        label, s.M, s.K, N, p->hbm.ctas, p->bm, p->kstep, p->hbm_stages, p->hbm.window, e);
                 dak_gemm_launch_free(l);

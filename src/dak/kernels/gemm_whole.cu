@@ -12,9 +12,9 @@
  * the rest within a window of stages in flight (hbm.window, opts.whole_window: a copy waits for the stage `window`
  * before it to land); B's (warp NCW + 1) wait for it (griddepcontrol.wait under PDL).  A stage's full barrier takes
  * both producers' arrivals and the bytes of A and of every member's B slice; its empty barrier the releases of every
- * member's consumers (a slot is written by every member's B producer).  Consumers: with 128-row tiles warpgroup h computes
- * rows 64 h.. of every stage; with 64-row tiles the two warpgroups take alternate stages and sum at the end.  wgmma
- * m64n<8 wn>k16, wn = N / 8 rounded up, a constant in each of eight inlined copies of the loop.  C is staged
+ * member's consumers (a slot is written by every member's B producer).  Consumers: with 128-row tiles warpgroup h
+ * computes rows 64 h.. of every stage; with 64-row tiles the two warpgroups take alternate stages and sum at the end.
+ * wgmma m64n<8 wn>k16, wn = N / 8 rounded up, a constant in each of eight inlined copies of the loop.  C is staged
  * [column][row] through the idle ring and stored by float4 rows. */
 #include <cuda_bf16.h>
 
@@ -25,14 +25,27 @@
 
 #define WH_CONSUMERS (NCW * 32u) /* two warpgroups */
 
-/* Block bk of a stage (64 columns of K): 4 wgmma k16 into d.  a, b: the stage's A box and B rows (shared addresses). */
-static __device__ __forceinline__ void whole_block_mma(float *d, uint32_t a, uint32_t b, uint32_t bk, uint32_t rk,
-                                                       const uint32_t wn)
+/* Block bk of a stage (64 columns of K): 4 wgmma k16 into d, the operands' block bk at a + bk a_bk and b + bk b_bk
+ * (shared addresses; k16 steps 32 bytes into the 128-byte swizzled rows, as dak_wg_a_off / dak_wg_b_off).  k_whole:
+ * a the stage's A box (a_bk DAK_A_BLOCK), b its B rows (rk rows a block); k_whole_sw the other way round. */
+static __device__ __forceinline__ void block_mma(float *d, uint32_t a, uint32_t a_bk, uint32_t b, uint32_t b_bk,
+                                                 uint32_t bk, const uint32_t wn)
 {
 #pragma unroll
     for (uint32_t k16 = 0; k16 < 4u; k16++)
-        ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + dak_wg_a_off(bk, k16), DAK_WG_SBO),
-                                 ptx_wgmma_desc_sw128(b + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO), wn);
+        ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(a + bk * a_bk + k16 * 32u, DAK_WG_SBO),
+                                 ptx_wgmma_desc_sw128(b + bk * b_bk + k16 * 32u, DAK_WG_SBO), wn);
+}
+
+/* A consumer's wait for stage slot s (phase ph) to be full; thread 0 (ts set) stamps the first and last. */
+static __device__ __forceinline__ void stage_wait(uint32_t bar_full_s, uint32_t ph, unsigned long long *ts)
+{
+    ptx_mbar_wait(bar_full_s, ph);
+    if (ts) {
+        const unsigned long long t = ptx_globaltimer();
+        if (!ts[3]) ts[3] = t;
+        ts[4] = t;
+    }
 }
 
 /* Warpgroup h's stages of the tile: every stage's box h (mh 2), or the stages h, h + 2, .. (mh 1).  Leaves the sums in
@@ -45,23 +58,19 @@ static __device__ __forceinline__ void whole_consume(float *d, uint32_t KC, uint
     const uint32_t lane = threadIdx.x & 31u, step = mh == 1u ? 2u : 1u, box = mh == 1u ? 0u : h;
     uint32_t s = mh == 1u ? h : 0u, ph = 0u, prev = 0xffffffffu;
     for (uint32_t kc = s; kc < KC; kc += step) {
-        ptx_mbar_wait(bar_full + 8u * s, ph);
-        if (ts) { /* thread 0 only: the first and last stage full */
-            const unsigned long long t = ptx_globaltimer();
-            if (!ts[3]) ts[3] = t;
-            ts[4] = t;
-        }
-        const uint32_t a = ring + s * stage + box * kstep * DAK_A_BLOCK, b = ring + s * stage + mh * kstep * DAK_A_BLOCK;
+        stage_wait(bar_full + 8u * s, ph, ts);
+        const uint32_t a = ring + s * stage + box * kstep * DAK_A_BLOCK,
+                       b = ring + s * stage + mh * kstep * DAK_A_BLOCK;
         /* the auto stage (2 blocks) without a loop, which would make ptxas inject warpgroup.arrive (C7519: 0.6-1.0 %
          * at N 32-64, thirty-third session); the fence in each branch, the form measured */
         if (kstep == 2u) {
             ptx_wgmma_fence();
-            whole_block_mma(d, a, b, 0u, rk, wn);
-            whole_block_mma(d, a, b, 1u, rk, wn);
+            block_mma(d, a, DAK_A_BLOCK, b, rk * 128u, 0u, wn);
+            block_mma(d, a, DAK_A_BLOCK, b, rk * 128u, 1u, wn);
         } else {
             ptx_wgmma_fence();
 #pragma unroll 1
-            for (uint32_t bk = 0; bk < kstep; bk++) whole_block_mma(d, a, b, bk, rk, wn);
+            for (uint32_t bk = 0; bk < kstep; bk++) block_mma(d, a, DAK_A_BLOCK, b, rk * 128u, bk, wn);
         }
         ptx_wgmma_commit();
         ptx_wgmma_wait1(); /* the stage before is read: hand it back to every member's producers */
@@ -263,15 +272,6 @@ K_SPLIT_SIG(k_whole)
  * stage's [block][n][64] rows; the wgmma reads 64 of them, and those past N hold whatever the ring holds there: they
  * reach only the rows of d past N, which nobody stores) and A's rows col0.. of the stage the operand b.  The stage's
  * blocks written out for kstep 1, 2 and 4 (a loop over a run-time count makes ptxas inject warpgroup.arrive). */
-static __device__ __forceinline__ void swap_block(float *d, uint32_t a, uint32_t b, uint32_t bk, uint32_t R,
-                                                  uint32_t col0, uint32_t rk, const uint32_t wn)
-{
-#pragma unroll
-    for (uint32_t k16 = 0; k16 < 4u; k16++)
-        ptx_wgmma_m64n8xk16_bf16(d, ptx_wgmma_desc_sw128(b + dak_wg_b_off(bk, rk, k16), DAK_WG_SBO),
-                                 ptx_wgmma_desc_sw128(a + (bk * R + col0) * 128u + k16 * 32u, DAK_WG_SBO), wn);
-}
-
 static __device__ __forceinline__ void swap_consume(float *d, uint32_t KC, uint32_t kstep, uint32_t S, uint32_t s0,
                                                     uint32_t step, uint32_t R, uint32_t col0, uint32_t rk,
                                                     uint32_t ring, uint32_t stage, uint32_t bar_full,
@@ -280,28 +280,24 @@ static __device__ __forceinline__ void swap_consume(float *d, uint32_t KC, uint3
     const uint32_t lane = threadIdx.x & 31u;
     uint32_t s = s0, ph = 0u, prev = 0xffffffffu;
     for (uint32_t kc = s0; kc < KC; kc += step) {
-        ptx_mbar_wait(bar_full + 8u * s, ph);
-        if (ts) { /* thread 0 only: the first and last stage full */
-            const unsigned long long t = ptx_globaltimer();
-            if (!ts[3]) ts[3] = t;
-            ts[4] = t;
-        }
-        const uint32_t a = ring + s * stage, b = a + kstep * R * 128u;
+        stage_wait(bar_full + 8u * s, ph, ts);
+        /* operand a: the stage's B rows (rk a block); operand b: A's rows col0.. (R a block) */
+        const uint32_t b = ring + s * stage + kstep * R * 128u, a = ring + s * stage + col0 * 128u, rb = rk * 128u;
         if (kstep == 1u) { /* (fence and commit in each branch: a shared commit after them made ptxas inject one) */
             ptx_wgmma_fence();
-            swap_block(d, a, b, 0u, R, col0, rk, wn);
+            block_mma(d, b, rb, a, R * 128u, 0u, wn);
             ptx_wgmma_commit();
         } else if (kstep == 2u) {
             ptx_wgmma_fence();
-            swap_block(d, a, b, 0u, R, col0, rk, wn);
-            swap_block(d, a, b, 1u, R, col0, rk, wn);
+            block_mma(d, b, rb, a, R * 128u, 0u, wn);
+            block_mma(d, b, rb, a, R * 128u, 1u, wn);
             ptx_wgmma_commit();
         } else {
             ptx_wgmma_fence();
-            swap_block(d, a, b, 0u, R, col0, rk, wn);
-            swap_block(d, a, b, 1u, R, col0, rk, wn);
-            swap_block(d, a, b, 2u, R, col0, rk, wn);
-            swap_block(d, a, b, 3u, R, col0, rk, wn);
+            block_mma(d, b, rb, a, R * 128u, 0u, wn);
+            block_mma(d, b, rb, a, R * 128u, 1u, wn);
+            block_mma(d, b, rb, a, R * 128u, 2u, wn);
+            block_mma(d, b, rb, a, R * 128u, 3u, wn);
             ptx_wgmma_commit();
         }
         ptx_wgmma_wait1(); /* the stage before is read: hand it back to the producers */
@@ -315,14 +311,15 @@ static __device__ __forceinline__ void swap_consume(float *d, uint32_t KC, uint3
     if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, 1u, lane);
 }
 
-/* Whole-K tiles with A's rows as the wgmma's n (dak_gemm_opts.whole_swap; plan: swap_plan in plan.c): a CTA takes
- * R = sw_rows rows (a multiple of 8: the tiles of a shape come within 8 rows of M / SMs, e.g. 22016 x 4096 on 132
- * CTAs of 168 rows where its 64-row tiles are 2.6 an SM), B's N columns (padded to the wgmma's m 64) the other
- * operand.  Auto only where R > 128: with fewer rows a CTA's share of the packed 64-row boxes comes as small pieces
- * and streams 10-50 % slower than k_whole or the split (thirty-fourth session).  A stage: kstep blocks of A's R rows ([block][R][64], 128-byte swizzle, copied from the
- * packed layout box by box), then the same blocks' B rows as in k_whole; the plan leaves 8 KiB past the ring for the
- * wgmma's reads of 64 B rows from the last stage.  R <= 128: the two warpgroups take alternate stages at n = R and
- * sum at the end; R > 128: each takes every stage and half the rows (n <= 128).  No cluster. */
+/* Whole-K tiles with A's rows as the wgmma's n (dak_gemm_opts.whole_swap; plan: swap_plan in plan.c): a CTA takes R
+ * = sw_rows rows (a multiple of 8: the tiles of a shape come within 8 rows of M / SMs, e.g. 22016 x 4096 on 132 CTAs
+ * of 168 rows where its 64-row tiles are 2.6 an SM), B's N columns (padded to the wgmma's m 64) the other operand.
+ * Auto only where R > 128: with fewer rows a CTA's share of the packed 64-row boxes comes as small pieces and
+ * streams 10-50 % slower than k_whole or the split (thirty-fourth session). A stage: kstep blocks of A's R rows
+ * ([block][R][64], 128-byte swizzle, copied from the packed layout box by box), then the same blocks' B rows as in
+ * k_whole; the plan leaves 8 KiB past the ring for the wgmma's reads of 64 B rows from the last stage. R <= 128: the
+ * two warpgroups take alternate stages at n = R and sum at the end; R > 128: each takes every stage and half the
+ * rows (n <= 128). No cluster. */
 K_SPLIT_SIG(k_whole_sw)
 {
     (void)ta_h, (void)ta_g;
@@ -353,7 +350,7 @@ K_SPLIT_SIG(k_whole_sw)
         if (lane == 0)
             whole_produce_b(p, &tb, &tbw, ring, stage, kstep * R * 128u, S, KC, kstep, bar_full, bar_empty, 0u, ts);
     } else {
-        const uint32_t h = warp >> 2, n0 = halves ? (R / 16u + (R / 8u) % 2u) * 8u : R;
+        const uint32_t h = warp >> 2, n0 = halves ? (R / 8u + 1u) / 2u * 8u : R; /* (halves: the first the larger) */
         const uint32_t col0 = halves && h ? n0 : 0u, ncols = halves ? (h ? R - n0 : n0) : R;
         const uint32_t s0 = halves ? 0u : h, step = halves ? 1u : 2u;
         float d[64];

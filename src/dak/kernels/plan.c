@@ -317,6 +317,9 @@ static uint32_t hbm_offsets_kernel(const dak_gemm_plan *p, uint32_t N, const dak
     return N > 8u && N <= 32u && !o->diag_b_nmajor && !o->dyn && p->bm <= 2u * TILE ? p->bm / TILE : 0u;
 }
 
+/* k_whole_sw's rows a CTA where none are asked: the multiple of 8 at or above M / SMs */
+static uint32_t swap_rows(uint32_t M, uint32_t sm_count) { return ceil_div(ceil_div(M, 8u), sm_count) * 8u; }
+
 /* The ring of whole_plan and swap_plan: stages of `stage` bytes in smem_bytes less the base and `tail`, at most 24, or
  * whole_stages where asked (-1 with a message where they do not fit; 0 stages where not even one does). */
 static int whole_ring(const dak_gemm_opts *o, size_t smem_bytes, uint32_t stage, uint32_t tail, uint32_t *fit,
@@ -370,7 +373,7 @@ static void whole_fill(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kernel
 static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
 {
     const uint32_t N = p->N, kblocks = p->K / TILE;
-    const uint32_t R = o->bm ? o->bm : ceil_div(ceil_div(p->M, 8u), sm_count) * 8u; /* (bm asked: 64, 128, 256) */
+    const uint32_t R = o->bm ? o->bm : swap_rows(p->M, sm_count); /* (bm asked: 64, 128, 256) */
     if (R > 4u * TILE || ceil_div(p->M, R) > sm_count) return 0;
     uint32_t kstep = o->kstep ? o->kstep : R <= 32u ? 4u : R <= 64u ? 2u : 1u;
     if (!o->kstep)
@@ -403,7 +406,7 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto where R would exceed
      * WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
     const int swap_auto = o->whole_swap == 0u && !o->bm &&
-                          ceil_div(ceil_div(p->M, 8u), sm_count) * 8u > WHOLE_SW_AUTO_MIN_ROWS;
+                          swap_rows(p->M, sm_count) > WHOLE_SW_AUTO_MIN_ROWS;
     if ((o->whole_swap == 2u || swap_auto) && o->whole_cluster <= 1u) {
         const int w = swap_plan(p, o, sm_count, smem_bytes, err);
         if (w) return w;
