@@ -64,6 +64,12 @@ expect 2 "--whole: expected an integer in \[0, 2\], got '3'" -- --plan-only --wh
 expect 2 "--whole-cl: expected 0 (auto), 1, 2 or 4" -- --plan-only --whole 1 --whole-cl 3
 expect 2 "--whole-stages: expected an integer in \[0, 24\], got '25'" -- --plan-only --whole-stages 25
 expect 2 "--whole-window: expected an integer in \[0, 24\], got '30'" -- --plan-only --whole-window 30
+expect 2 "--whole-swap: expected an integer in \[0, 2\], got '3'" -- --plan-only --whole-swap 3
+# --whole-swap: auto (the default) takes k_whole_sw where a CTA's share passes 128 rows (22016 rows on 132 SMs: 168),
+# 1 never, 2 also where it does not (4096^2: 32 rows)
+expect 0 "k_whole_sw" -- --plan-only --shapes 22016x4096 --n 8 --ratios 0
+expect 0 "k_split_n8" -- --plan-only --shapes 22016x4096 --n 8 --ratios 0 --whole-swap 1
+expect 0 "k_whole_sw" -- --plan-only --shapes 4096x4096 --n 8 --ratios 0 --whole 1 --whole-swap 2
 expect 1 "whole-K stages do not fit" -- --plan-only --shapes 7168x7168 --n 64 --ratios 0 --whole-stages 24
 # --whole 2 (auto, the default): k_whole on 7168^2 at r = 0, the split on 11008x4096 and with host rows; 0 the split
 expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --whole 2
