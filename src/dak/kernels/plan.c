@@ -74,13 +74,13 @@
 /* k_whole_sw (opts.whole_swap): the shared memory left past the ring (the wgmma reads 64 B rows of a block, N of which
  * are the stage's; the last stage's reach past it), and the bytes of A in flight a CTA of the auto window */
 #define SWAP_TAIL 8192u
+#define SWAP_WINDOW_BYTES 65536u
 /* k_whole_sw auto (opts.whole_swap 0): only where a CTA's R rows exceed this, so that each warpgroup takes half of
  * them.  On the H200 (thirty-fourth session, NOTES-dak-kernels.md) 22016 x 4096 (R 168) ran 2.4-7 % under the split
  * at N 1-64 as PDL graphs (42.1-43.0 us, ~100 % of the bound), while every R <= 128 ran 10-50 % over the defaults:
  * rows that do not fill the packed layout's 64-row boxes come as pieces of its 8 KiB blocks, and smaller copies
  * stream slower (R 64 on 7168^2, whole boxes in 8 KiB copies: still +14 % against k_whole's 16 KiB ones) */
 #define WHOLE_SW_AUTO_MIN_ROWS 128u
-#define SWAP_WINDOW_BYTES 65536u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -421,10 +421,10 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
      * the two-block stages and the window; 4096 x 11008 / 16384's 64: +12 to +17 %, 64 SMs cannot stream a long K at
      * the split's rate; thirty-third session; dak decode Llama-2-7B b8 / b32 -1.1 / -1.3 %, OPT-6.7B b1 / b8 -0.7 /
      * -1.3 % a token, thirty-fourth).  128-row tiles stay on the split (11008 x 4096's 86: 1.6-1.8 us slower) */
-    if (o->whole == 2 && (mh != 1u || (uint64_t)tiles * 5u < (uint64_t)sm_count * 4u) &&
-        (mh != 1u || N > WHOLE_NARROW_N || p->K > WHOLE_NARROW_MAX_K ||
-         (uint64_t)tiles * 20u < (uint64_t)sm_count * 9u))
-        return 0;
+    const int fills = (uint64_t)tiles * 5u >= (uint64_t)sm_count * 4u, /* 80 % */
+              narrow = N <= WHOLE_NARROW_N && p->K <= WHOLE_NARROW_MAX_K &&
+                       (uint64_t)tiles * 20u >= (uint64_t)sm_count * 9u; /* 45 % */
+    if (o->whole == 2 && !(mh == 1u && (fills || narrow))) return 0;
     uint32_t c = o->whole_cluster; /* (its value checked by dak_gemm_plan_make) */
     if (c && tiles % c)
         return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
