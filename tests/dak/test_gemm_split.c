@@ -629,7 +629,8 @@ static int test_whole(dak_gemm_ctx *ctx, int full)
  * (16 rows, kstep 4), 4096^2 (32, kstep 4), 8640 x 1024 (72, kstep 1), 11008 x 4096 (88, a last CTA of 8 rows, copies
  * that cross 64-row boxes), 17408 x 1024 and 22016 x 1024 (136 and 168: each warpgroup half the rows), N 1..64,
  * fp32 and bf16 C, PDL sequences, a 4-stage ring, the stamps, nothing before the PDL wait, windows of 1 and 3,
- * kstep asked 1 / 2.  R is worked out here from the SM count, not taken from the plan. */
+ * kstep asked 1 / 2, and R 64 asked where 64-row CTAs fit the SMs (1088 x 1024, 4096^2: whole boxes, one copy a
+ * stage).  R is worked out here from the SM count, not taken from the plan. */
 static int test_whole_swap(dak_gemm_ctx *ctx, int full)
 {
     static const uint32_t shp[6][2] = {{1088, 1024}, {4096, 4096}, {8640, 1024}, {11008, 4096}, {17408, 1024},
@@ -640,12 +641,12 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
         if (!full && (si == 1 || si == 3)) continue;
         pshape s;
         if (pshape_init(&s, shp[si][0], shp[si][1], 64, 0x5301 + si)) return -1;
-        const uint32_t R = ((s.M / 8u + sms - 1u) / sms) * 8u, ctas = (s.M + R - 1u) / R;
+        const uint32_t R = ((s.M / 8u + sms - 1u) / sms) * 8u;
         for (int ni = 0; ni < 11; ni++) {
             const uint32_t N = ns[ni];
             if (!full && ni % 3) continue;
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 9; v++) {
+            for (int v = 0; v < 10; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.whole = 1, o.whole_swap = 2;
@@ -659,8 +660,11 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
                 if (v == 6) o.whole_window = 3, o.pdl = 1, runs = 3, w = "window 3 pdl x3";
                 if (v == 7) o.whole_window = 1, o.kstep = 1, w = "window 1 kstep 1";
                 if (v == 8) o.kstep = 2, o.pdl = 1, runs = 2, w = "kstep 2 pdl x2";
-                if (!full && v >= 3 && v != 3 && v != 8) continue;
+                if (v == 9) o.bm = 64, o.pdl = 1, runs = 2, w = "R 64 pdl x2"; /* whole boxes: one copy a stage */
+                if (!full && v >= 3 && v != 3 && v != 8 && v != 9) continue;
                 if (v == 8 && R > 128u && N > 40u) continue; /* 3 stages of 2 blocks fit: not k_whole_sw */
+                if (v == 9 && (s.M + 63u) / 64u > sms) continue; /* (64-row CTAs outnumber the SMs) */
+                const uint32_t Rv = v == 9 ? 64u : R, ctasv = (s.M + Rv - 1u) / Rv;
                 char label[64];
                 uint32_t rows;
                 double e;
@@ -668,15 +672,15 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
                 dak_gemm_launch *l = case_checked(ctx, &s, N, 0.0, &o, runs, label, &rows, &e);
                 if (!l) continue;
                 const dak_gemm_plan *p = dak_gemm_launch_plan(l);
-                CHECK(p->kernel == DAK_SPLIT_WHOLE_SW && p->bm == R && p->hbm.ctas == ctas && p->cluster == 1 &&
+                CHECK(p->kernel == DAK_SPLIT_WHOLE_SW && p->bm == Rv && p->hbm.ctas == ctasv && p->cluster == 1 &&
                           p->bn_box == (N + 7u) / 8u * 8u && (!o.kstep || p->kstep == o.kstep),
                       "%s %ux%u N %u: plan %s, %u rows x %u CTAs, cluster %u, B box %u, kstep %u; expected k_whole_sw, "
                       "%u x %u", label, s.M, s.K, N, dak_split_kernel_name(p->kernel), p->bm, p->hbm.ctas, p->cluster,
-                      p->bn_box, p->kstep, R, ctas);
+                      p->bn_box, p->kstep, Rv, ctasv);
                 if (o.whole_window)
                     CHECK(p->hbm.window == o.whole_window, "%s: window %u, asked %u", label, p->hbm.window,
                           o.whole_window);
-                if (v == 4) whole_stamps_ordered(l, ctas, label);
+                if (v == 4) whole_stamps_ordered(l, ctasv, label);
                 printf("  %-22s %5ux%-5u N %2u: %u CTAs of %u rows, kstep %u, %u stages, window %u: rel err %.2e\n",
                        label, s.M, s.K, N, p->hbm.ctas, p->bm, p->kstep, p->hbm_stages, p->hbm.window, e);
                 dak_gemm_launch_free(l);

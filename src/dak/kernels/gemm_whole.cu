@@ -15,7 +15,8 @@
  * member's consumers (a slot is written by every member's B producer).  Consumers: with 128-row tiles warpgroup h
  * computes rows 64 h.. of every stage; with 64-row tiles the two warpgroups take alternate stages and sum at the end.
  * wgmma m64n<8 wn>k16, wn = N / 8 rounded up, a constant in each of eight inlined copies of the loop.  C is staged
- * [column][row] through the idle ring and stored by float4 rows. */
+ * [column][row] through the idle ring (64-row tiles: each warpgroup's sums apart) and stored by float4 rows; no
+ * cluster barrier at the end (see k_whole's end). */
 #include <cuda_bf16.h>
 
 #include "common/ptx.cuh"
@@ -74,20 +75,20 @@ static __device__ __forceinline__ void whole_consume(float *d, uint32_t KC, uint
         }
         ptx_wgmma_commit();
         ptx_wgmma_wait1(); /* the stage before is read: hand it back to every member's producers */
-        if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, c, lane);
+        /* ... unless no producer refills it (the last S stages): then no member's consumers arrive on this CTA's
+         * barriers after its producers' last wait, so it may leave before the others (k_whole's end) */
+        if (prev != 0xffffffffu && kc - step + S < KC) slot_release(bar_empty + 8u * prev, c, lane);
         prev = s;
         s += step;
         if (s >= S) s -= S, ph ^= 1u;
     }
     ptx_wgmma_wait0();
     ptx_wgmma_fence_acc(d, 32);
-    if (prev != 0xffffffffu) slot_release(bar_empty + 8u * prev, c, lane);
 }
 
 /* Warpgroup h's sums into the staging tile T[column][row] (rs floats a column): rows 64 box + 16 q + .. of the
- * wgmma layout, the n8 groups j < wn; `add`: onto what is there. */
-static __device__ __forceinline__ void whole_stage(float *T, const float *d, uint32_t rs, uint32_t box, uint32_t wn,
-                                                   bool add)
+ * wgmma layout, the n8 groups j < wn (8 wn columns, those past N too). */
+static __device__ __forceinline__ void whole_stage(float *T, const float *d, uint32_t rs, uint32_t box, uint32_t wn)
 {
     const uint32_t lane = threadIdx.x & 31u, q = (threadIdx.x >> 5) & 3u, g = lane >> 2, t4 = lane & 3u;
     const uint32_t r0 = 64u * box + 16u * q + g;
@@ -96,8 +97,7 @@ static __device__ __forceinline__ void whole_stage(float *T, const float *d, uin
         if (j >= wn) continue;
 #pragma unroll
         for (uint32_t e = 0; e < 4u; e++) {
-            float *t = T + (8u * j + 2u * t4 + (e & 1u)) * rs + r0 + (e >> 1) * 8u;
-            *t = add ? *t + d[4u * j + e] : d[4u * j + e];
+            T[(8u * j + 2u * t4 + (e & 1u)) * rs + r0 + (e >> 1) * 8u] = d[4u * j + e];
         }
     }
 }
@@ -114,7 +114,8 @@ static __device__ __forceinline__ void whole_copy(uint32_t dst, const uint16_t *
 
 /* A's producer (one thread): the stages' copies of A into slot s at ring + s stage, from the packed layout.  k_whole
  * (R 0): the nbox 64-row boxes from box mt on, each box's kstep blocks one contiguous bulk copy; k_whole_sw (R rows a
- * CTA): rows mt.. (R of them, fewer in the last CTA) of each block, one copy for each 64-row box they cross. */
+ * CTA): rows mt.. (R of them, fewer in the last CTA) of each block, one copy for each 64-row box they cross, or for
+ * R 64 on whole boxes the box's kstep blocks in one copy (8 KiB copies streamed ~10 % slower, thirty-fourth session). */
 static __device__ __forceinline__ void whole_produce_a(const kparams &p, uint32_t ring, uint32_t stage, uint32_t S,
                                                        uint32_t KC, uint32_t kstep, uint32_t bar_full,
                                                        uint32_t bar_empty, uint32_t mt, uint32_t nbox, uint32_t R,
@@ -142,6 +143,8 @@ static __device__ __forceinline__ void whole_produce_a(const kparams &p, uint32_
             for (uint32_t m = 0; m < nbox; m++) /* box m's kstep blocks are contiguous */
                 whole_copy(dst + m * abox, A + ((size_t)(mt + m) * KB + kc * kstep) * (DAK_A_BLOCK / 2u), abox, bar,
                            pol);
+        } else if (R == 64u && mt % 64u == 0 && nrows == 64u) { /* one whole box: its kstep blocks are contiguous */
+            whole_copy(dst, A + ((size_t)(mt / 64u) * KB + kc * kstep) * (DAK_A_BLOCK / 2u), bytes, bar, pol);
         } else {
             for (uint32_t bk = 0; bk < kstep; bk++)
                 for (uint32_t r = 0; r < nrows;) { /* (mt + r) % 64 == r % 8: the swizzle's row groups line up */
@@ -241,17 +244,21 @@ K_SPLIT_SIG(k_whole)
         const uint32_t rs = 64u * mh + 4u; /* 4 rs = 16 banks mod 32: the fragment stores are conflict-free */
         float *T = (float *)ptx_smem_generic(ring);
         if (tc) tc[7] = ptx_globaltimer();
+        /* 64-row tiles: each warpgroup stages its own sums (warpgroup 1's past the 8 wn columns warpgroup 0 writes) and
+         * the store loop adds them: one barrier and one read-modify-write pass fewer than adding in place (0.1-0.3 us at
+         * N 16-64 on 7168^2, thirty-fifth session; the ring holds both: 3 stages of 8 KiB and B at the least) */
+        float *const T1 = T + 8u * wn * rs;
         ptx_bar_sync(1, WH_CONSUMERS); /* the last wgmma of both warpgroups have read the ring */
-        if (mh == 2u || h == 0u) whole_stage(T, d, rs, mh == 2u ? h : 0u, wn, false);
-        if (mh == 1u) {
-            ptx_bar_sync(1, WH_CONSUMERS);
-            if (h == 1u) whole_stage(T, d, rs, 0u, wn, true);
-        }
+        whole_stage(mh == 2u || h == 0u ? T : T1, d, rs, mh == 2u ? h : 0u, wn);
         ptx_bar_sync(1, WH_CONSUMERS);
         const uint32_t nq = 16u * nbox, row0 = 64u * mt; /* float4 a column */
         for (uint32_t i = threadIdx.x; i < N * nq; i += WH_CONSUMERS) {
             const uint32_t col = i / nq, r = 4u * (i - col * nq);
-            const float4 v = *(const float4 *)(T + col * rs + r);
+            float4 v = *(const float4 *)(T + col * rs + r);
+            if (mh == 1u) {
+                const float4 u = *(const float4 *)(T1 + col * rs + r);
+                v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
+            }
             const size_t idx = (size_t)col * p.M + row0 + r;
             if (p.out_bf16) {
                 __nv_bfloat162 *o = (__nv_bfloat162 *)((__nv_bfloat16 *)p.C + idx);
@@ -262,9 +269,11 @@ K_SPLIT_SIG(k_whole)
             }
         }
     }
-    /* no member leaves while another may still arrive on its empty barriers */
-    __syncwarp();
-    if (c > 1u) ptx_cluster_sync();
+    /* No cluster barrier at the end: the members' consumers arrive on a member's empty barriers only for the stages
+     * its producers refill (whole_consume), so all those arrivals have landed before its producers' last wait, and
+     * every B slice multicast into it has landed before its consumers' last stage.  So a member leaves when its own
+     * work is done, and its SM takes the next kernel's CTA at once (with the barrier: 7168^2 at N 41-64 0.1-0.4 us a
+     * GEMM slower as PDL graphs, thirty-fifth session) */
     if (ts && threadIdx.x == 0) ts[5] = ptx_globaltimer();
 }
 
