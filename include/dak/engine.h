@@ -310,8 +310,9 @@ typedef struct {
                                  DAK_ENG_WHOLE_ON k_whole wherever it applies (no host rows, N <= 64) */
     uint32_t gemm_whole_cluster; /* every GEMM's dak_gemm_opts.whole_cluster (k_whole's CTAs sharing each B stage by
                                     multicast): 0 the GEMM's choice (auto: clusters of 4 where they divide the
-                                    tiles and K > 8192 or N >= 41), 1 none (larger clusters are not taken: a
-                                    prefetch or unified-memory baseline's HBM rows may not divide by them);
+                                    tiles and K > 8192, N >= 41, or N >= 25 where the tiles fill 80 % of the SMs),
+                                    1 none (larger clusters are not taken: a prefetch or unified-memory baseline's
+                                    HBM rows may not divide by them);
                                     dak_eng_opts_default: DAK_ENG_WHOLE_CLUSTER */
     uint32_t gemm_whole_swap; /* every GEMM's dak_gemm_opts.whole_swap (k_whole_sw, A's rows as the wgmma's n): 0 the
                                  GEMM's choice (auto: where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in,
@@ -366,9 +367,10 @@ typedef struct {
  * OPT-6.7B b8 -2.2 % a token on the H200, b64 +-0.1 % (NOTES-dak-engine.md, twenty-ninth session) */
 #define DAK_ENG_GEMM_HBM_WINDOW 2u
 /* ... and k_whole without multicast (gemm_whole_cluster 1).  The GEMM's auto clusters of 4 (7168 x 28672 at every N,
- * 7168^2 from N 41), 2-9 % faster as the GEMM bench's PDL graphs (one launch's slow CTAs overlapping the next one's
- * start), did not carry into a step, where a cluster streams at its slowest member's pace: dak decode OPT-30B b1
- * +0.1, b8 -0.1, b32 +0.2, b64 -0.3 % a token with them (two rounds; NOTES-dak-engine.md, thirty-third session) */
+ * 7168^2 from N 41, from N 25 since the thirty-fifth session), 2-9 % faster as the GEMM bench's PDL graphs (one
+ * launch's slow CTAs overlapping the next one's start), did not carry into a step, where a cluster streams at its
+ * slowest member's pace: dak decode OPT-30B b1 +0.1, b8 -0.1, b32 +0.2, b64 -0.3 % a token with them (two rounds,
+ * with the cluster barrier at k_whole's end and the rule from N 41; NOTES-dak-engine.md, thirty-third session) */
 #define DAK_ENG_WHOLE_CLUSTER 1u
 /* ... and no k_whole_sw (gemm_whole_swap 1).  The GEMM's auto choice (22016 x 4096 2-7 % and 28672 x 7168 2-7 % under
  * the split as the GEMM bench's PDL graphs) gave dak decode Llama-2-7B b1 -1.7 %, b32 -0.5 %, OPT-30B b1 / b8 -0.4 %

@@ -234,8 +234,9 @@ typedef struct {
                            64-column blocks a stage (opts.kstep; auto 2, else 1; A's and B's copies from two
                            producer warps), wgmma m64n<N rounded up to 8>k16.  Elsewhere the split plan */
     uint32_t whole_cluster; /* with whole: CTAs sharing each B stage, 0 auto (4 where it divides the tiles and K > 8192
-                               or N >= 41, else 1: 7168 x 28672 2-9 % faster at every N 1..64, 7168^2 0.6-3.1 % at
-                               N 41-64, slower below; plan.c's WHOLE_CL_*), 1, 2 or 4 (refused where it does not
+                               or N >= 41, or N >= 25 where the tiles fill 80 % of the SMs, else 1: 7168 x 28672 2-9 %
+                               faster at every N 1..64, 7168^2 0.8-2.6 % at N 25-40 and 0.6-3.1 % at N 41-64, slower
+                               below; plan.c's WHOLE_CL_*), 1, 2 or 4 (refused where it does not
                                divide the tiles) */
     uint32_t whole_stages;  /* with whole: ring stages per CTA (0: as many as fit, at most 24; fewer than 4 of kstep
                                auto fall back to the split plan, of kstep asked fewer than 3).  opts.stages does not

@@ -1212,7 +1212,8 @@ static void test_plan_swap(void)
 /* Whole-K tiles (opts.whole, k_whole): auto by default; where they apply, one CTA a tile of 64 rows (128 where 64-row
  * tiles outnumber the SMs), no split-K, B's stage rows (N rounded up to 8) in whole 8-row slices over at most the
  * cluster's members and no member's slice wholly past them, the deepest ring of two-block stages that fits (at most
- * 24), the auto cluster 4 where it divides the tiles and K > 8192 or N >= 41, else 1; the split plan elsewhere; bad
+ * 24), the auto cluster 4 where it divides the tiles and K > 8192, N >= 41, or N >= 25 where the tiles fill 80 % of
+ * the SMs, else 1; the split plan elsewhere; bad
  * values refused. */
 static void test_plan_whole(void)
 {
@@ -1234,12 +1235,12 @@ static void test_plan_whole(void)
     CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 144, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(4096, 8, 11008, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
     CHECK(dak_gemm_plan_make(11008, 24, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE);
-    /* the auto cluster: 4 at K > 8192 (7168 x 28672) at every N, at K <= 8192 from N 41; K > 8192 at N > 8 only with
-     * clusters of 4 (without them, the split) */
-    static const uint32_t kn[8][3] = {/* K, N, cluster */
-                                      {28672, 1, 4}, {28672, 8, 4}, {28672, 9, 4}, {28672, 64, 4},
-                                      {7168, 40, 1}, {7168, 41, 4}, {8192, 64, 4}, {8192, 8, 1}};
-    for (int i = 0; i < 8; i++)
+    /* the auto cluster: 4 at K > 8192 (7168 x 28672) at every N, at K <= 8192 from N 25 where the tiles fill 80 % of
+     * the SMs (112 here); K > 8192 at N > 8 only with clusters of 4 (without them, the split) */
+    static const uint32_t kn[9][3] = {/* K, N, cluster */
+                                      {28672, 1, 4}, {28672, 8, 4}, {28672, 9, 4}, {28672, 64, 4}, {7168, 24, 1},
+                                      {7168, 25, 4}, {7168, 41, 4}, {8192, 64, 4}, {8192, 8, 1}};
+    for (int i = 0; i < 9; i++)
         CHECK(dak_gemm_plan_make(7168, kn[i][1], kn[i][0], 0, &o, 132, SMEM, &p, &e) == 0 &&
               p.kernel == DAK_SPLIT_WHOLE && p.cluster == kn[i][2] && p.whole_rows * p.whole_loaders >= kn[i][1]);
     o.whole_cluster = 1;
@@ -1253,7 +1254,7 @@ static void test_plan_whole(void)
     CHECK(dak_gemm_plan_make(7168, 64, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE &&
           p.whole_rows == 0);
     o.whole = 1;
-    static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster at N >= 41 (1 below) */
+    static const uint32_t shp[4][4] = {/* M, K, rows a tile, cluster from N 41 (25 for 7168^2's 112 tiles) */
                                        {7168, 7168, 64, 4},
                                        {11008, 4096, 128, 1},
                                        {1088, 1024, 64, 1},
@@ -1268,7 +1269,7 @@ static void test_plan_whole(void)
             /* stages of 2 blocks (K / 64 is even for these shapes, and four of them fit) */
             const uint32_t n8 = (N + 7) / 8 * 8, stage = 2 * (bm * 128 + p.bn_box * 128);
             CHECK(p.bm == bm && p.hbm.ctas == tiles && p.host.ctas == 0 && p.hbm.ksplit == 1 && p.kstep == 2 &&
-                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == (N >= 41 ? shp[si][3] : 1) &&
+                  p.kchunks == K / 128 && p.ws_bytes == 0 && p.cluster == (N >= (si ? 41 : 25) ? shp[si][3] : 1) &&
                   tiles % p.cluster == 0);
             CHECK(p.whole_rows % 8 == 0 && p.bn_box == p.whole_rows * p.whole_loaders && p.whole_loaders <= p.cluster &&
                   p.bn_box >= n8 && (p.whole_loaders - 1) * p.whole_rows < n8 && p.bn_box <= 64);
@@ -1305,8 +1306,8 @@ static void test_plan_whole(void)
     o.whole_cluster = 4, o.whole_stages = 4, o.kstep = 1;
     CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.hbm_stages == 4 &&
           p.whole_rows == 16 && p.whole_loaders == 3 && p.smem_bytes == 1536 + 4 * (8192 + 48 * 128));
-    o.whole_cluster = 0, o.kstep = 0;
-    CHECK(dak_gemm_plan_make(7168, 40, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 1 && p.whole_rows == 40 &&
+    o.whole_cluster = 0, o.kstep = 0; /* (auto: no cluster below N 25) */
+    CHECK(dak_gemm_plan_make(7168, 24, 7168, 0, &o, 132, SMEM, &p, &e) == 0 && p.cluster == 1 && p.whole_rows == 24 &&
           p.whole_loaders == 1 && p.kstep == 2);
     /* stages of kstep blocks (asked for): 7168^2 N 64, 64-row tiles, cluster 4 (4 slices of 16 rows): kstep 4 is 64 KiB a
      * stage, three fit (enough when asked); 128-row tiles at kstep 4 (96 KiB, two) fall back to the split */

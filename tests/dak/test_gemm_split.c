@@ -538,8 +538,8 @@ static void whole_stamps_ordered(dak_gemm_launch *l, uint32_t ctas, const char *
 /* C against the reference on fresh inputs, every element written, with the plan's kernel k_whole where it applies:
  * 64-row tiles (7168^2: 112; 1088 x 1024: 17, an odd count), 128-row ones where 64-row tiles outnumber the SMs
  * (11008 x 4096: 86; 8640 x 1024: 68 with a half last tile), N 1..64 (every wgmma width n8..n64; member slices that
- * run past N, zero-filled), fp32 and bf16 C, PDL sequences, clusters auto (4 at N >= 41 where 4 divides the tiles,
- * else 1), 1, 2 and 4 (asked for, where they divide the tiles), a 4-stage ring (the phases wrap many times), the
+ * run past N, zero-filled), fp32 and bf16 C, PDL sequences, clusters auto (4 from N 25 or 41 where 4 divides the
+ * tiles, else 1), 1, 2 and 4 (asked for, where they divide the tiles), a 4-stage ring (the phases wrap many times), the
  * stamps, nothing read before the PDL wait (pdl_pre none), a window of 3 stages after the wait (pdl) and of 1
  * (without), stages of one and two blocks (kstep 2 auto: B by slices of each block with a cluster, else one 3-D copy).
  * And the plan's refusals and fall-backs: a cluster that does not divide the tiles, host rows or N > 64 (the split

@@ -55,7 +55,10 @@
 #define WHOLE_NARROW_N 32u
 #define WHOLE_NARROW_MAX_K 4096u
 /* k_whole's auto cluster (opts.whole_cluster 0): 4 CTAs sharing each B stage by multicast where K > WHOLE_CL_ALL_K
- * (every N) or N >= WHOLE_CL_MIN_N, else none.  On the H200 as PDL graphs (thirty-third session, NOTES-dak-kernels.md
+ * (every N), N >= WHOLE_CL_MIN_N, or N >= WHOLE_CL_FILLS_MIN_N where the tiles fill 80 % of the SMs, else none.  The
+ * last since k_whole's members leave without a cluster barrier at the end (thirty-fifth session, PDL graphs, two
+ * rounds): 7168^2 with clusters of 4 -0.2 to -0.3 us at N 25 and 32, -0.6 at 40, +-0.1 at N 17-24, +0.1 to +0.3 at
+ * N 1-16; 4096^2 (64 tiles, the narrow band) +1.0 to +1.2 us at every N 1-32.  Before (the thirty-third session,
  * "Clusters of 4"): 7168 x 28672 92.4-95.2 us at every N 1..64 against 94.5-104.3 without multicast and 95.3-101.8
  * for the split (112 CTAs each reading all of B from L2 double L2's traffic at N = 64); 7168^2 -0.6 to -3.1 % at N
  * 41-64, within +-0.6 % at N 33-40, +3.3 % at N 16 (the cluster's start and the members' coupling cost more than
@@ -65,6 +68,7 @@
 #define WHOLE_CLUSTER_AUTO 4u
 #define WHOLE_CL_ALL_K 8192u
 #define WHOLE_CL_MIN_N 41u
+#define WHOLE_CL_FILLS_MIN_N 25u
 /* k_whole's stages of A in flight per CTA after the PDL wait (opts.whole_window 0): with the whole ring (12 stages,
  * 192 KiB at N 8) some SMs drew more than their share of HBM and others finished up to 20 us late in an engine's
  * step (dak decode OPT-30B b8, o_proj); 4 (64 KiB of A a CTA, 7 MiB over 112) evened them: 7168 x 28672 N 1 / 8
@@ -430,7 +434,10 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
         return cm_fail(err, "gemm: whole_cluster %u does not divide the %u whole-K tiles of %u rows", c, tiles,
                        mh * TILE);
     if (!c) /* auto */
-        c = tiles % WHOLE_CLUSTER_AUTO == 0 && (p->K > WHOLE_CL_ALL_K || N >= WHOLE_CL_MIN_N) ? WHOLE_CLUSTER_AUTO : 1u;
+        c = tiles % WHOLE_CLUSTER_AUTO == 0 &&
+                    (p->K > WHOLE_CL_ALL_K || N >= (fills ? WHOLE_CL_FILLS_MIN_N : WHOLE_CL_MIN_N))
+                ? WHOLE_CLUSTER_AUTO
+                : 1u;
     if (o->whole == 2 && p->K > WHOLE_CL_ALL_K && N > 8u && c < WHOLE_CLUSTER_AUTO) return 0;
     const uint32_t brows = ceil_div(N, 8) * 8; /* the wgmma's n: N rounded up to 8 */
     const uint32_t rows = ceil_div(ceil_div(brows, c), 8) * 8, loaders = ceil_div(brows, rows);
