@@ -102,6 +102,29 @@ static __device__ __forceinline__ void whole_stage(float *T, const float *d, uin
     }
 }
 
+/* Both kernels' start: thread 0 stamps the entry and the SM (diag_times: dak_gemm_times' words; those of the split-K
+ * epilogue and the host tier stay 0) and makes the S stages' full barriers (2 arrivals: A's producer and B's) and empty
+ * ones (`empty` consumer warps' releases); the CTA, or its cluster of c, syncs on them before any copy or arrive can
+ * reach them; then, under PDL, the next kernel may be scheduled (its CTAs take the SMs left idle and load their A
+ * there).  Returns the CTA's stamps, or NULL. */
+static __device__ __forceinline__ unsigned long long *whole_start(const kparams &p, uint32_t S, uint32_t bar_full,
+                                                                  uint32_t bar_empty, uint32_t empty, uint32_t c)
+{
+    unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
+    if (ts && threadIdx.x == 0)
+        ts[0] = ptx_globaltimer(), ts[1] = ts[2] = ts[3] = ts[8] = ts[9] = ts[11] = ts[12] = 0, ts[6] = ptx_smid();
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < S; s++) {
+            ptx_mbar_init(bar_full + 8u * s, 2u);
+            ptx_mbar_init(bar_empty + 8u * s, empty);
+        }
+        ptx_fence_mbar_init();
+    }
+    dak_group_sync(c);
+    if (p.pdl) ptx_griddep_launch_dependents();
+    return ts;
+}
+
 /* One bulk copy of A into the ring, with the evict-first policy where l2_hints asks (pol != 0). */
 static __device__ __forceinline__ void whole_copy(uint32_t dst, const uint16_t *src, uint32_t bytes, uint32_t bar,
                                                   uint64_t pol)
@@ -200,21 +223,8 @@ K_SPLIT_SIG(k_whole)
     const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u;
     const uint32_t rank = c > 1u ? __shfl_sync(0xffffffffu, ptx_cluster_rank(), 0) : 0u;
     const uint32_t mt = blockIdx.x * mh, nbox = p.mt64[1] - mt < mh ? p.mt64[1] - mt : mh;
-    /* diag_times (dak_gemm_times' words; those of the split-K epilogue and the host tier stay 0) */
-    unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
-    if (ts && threadIdx.x == 0)
-        ts[0] = ptx_globaltimer(), ts[1] = ts[2] = ts[3] = ts[8] = ts[9] = ts[11] = ts[12] = 0, ts[6] = ptx_smid();
-    if (threadIdx.x == 0) {
-        for (uint32_t s = 0; s < S; s++) {
-            ptx_mbar_init(bar_full + 8u * s, 2u);                          /* A's producer and B's */
-            ptx_mbar_init(bar_empty + 8u * s, c * (mh == 1u ? 4u : 8u)); /* the consumer warps of each member */
-        }
-        ptx_fence_mbar_init();
-    }
-    dak_group_sync(c); /* the barriers exist before any member's copies or arrives reach them */
-    /* PDL: the next kernel may be scheduled once every CTA of this one runs; its CTAs take the SMs left idle (fewer
-     * tiles than SMs) and load their A there */
-    if (p.pdl) ptx_griddep_launch_dependents();
+    /* a slot's releases: the consumer warps that read it (one warpgroup, or both with 128-row tiles) of each member */
+    unsigned long long *ts = whole_start(p, S, bar_full, bar_empty, c * (mh == 1u ? 4u : 8u), c);
 
     if (warp == NCW) {
         if (lane == 0) whole_produce_a(p, ring, stage, S, KC, kstep, bar_full, bar_empty, mt, nbox, 0u, ts);
@@ -340,18 +350,7 @@ K_SPLIT_SIG(k_whole_sw)
     const uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0), lane = threadIdx.x & 31u; /* (C7518) */
     const uint32_t row0 = blockIdx.x * R, nrows = M - row0 < R ? M - row0 : R;
     const bool halves = R > 128u;
-    unsigned long long *ts = p.times ? p.times + (size_t)blockIdx.x * DAK_GEMM_NTIMES : NULL;
-    if (ts && threadIdx.x == 0)
-        ts[0] = ptx_globaltimer(), ts[1] = ts[2] = ts[3] = ts[8] = ts[9] = ts[11] = ts[12] = 0, ts[6] = ptx_smid();
-    if (threadIdx.x == 0) {
-        for (uint32_t s = 0; s < S; s++) {
-            ptx_mbar_init(bar_full + 8u * s, 2u);                  /* A's producer and B's */
-            ptx_mbar_init(bar_empty + 8u * s, halves ? 8u : 4u); /* the consumer warps that read it */
-        }
-        ptx_fence_mbar_init();
-    }
-    __syncthreads();
-    if (p.pdl) ptx_griddep_launch_dependents(); /* (as k_whole) */
+    unsigned long long *ts = whole_start(p, S, bar_full, bar_empty, halves ? 8u : 4u, 1u); /* (no cluster) */
 
     if (warp == NCW) {
         if (lane == 0) whole_produce_a(p, ring, stage, S, KC, kstep, bar_full, bar_empty, row0, 0u, R, ts);

@@ -83,7 +83,8 @@
  * them.  On the H200 (thirty-fourth session, NOTES-dak-kernels.md) 22016 x 4096 (R 168) ran 2.4-7 % under the split
  * at N 1-64 as PDL graphs (42.1-43.0 us, ~100 % of the bound), while every R <= 128 ran 10-50 % over the defaults:
  * rows that do not fill the packed layout's 64-row boxes come as pieces of its 8 KiB blocks, and smaller copies
- * stream slower (R 64 on 7168^2, whole boxes in 8 KiB copies: still +14 % against k_whole's 16 KiB ones) */
+ * stream slower (R 64 on 7168^2, whole boxes: +14 % against k_whole in 8 KiB copies, still +4-5 % in one 16 KiB copy a
+ * stage, thirty-fifth session) */
 #define WHOLE_SW_AUTO_MIN_ROWS 128u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
