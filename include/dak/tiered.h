@@ -38,6 +38,9 @@ typedef struct {
     uint16_t *host_dev; /* the same pinned memory as the device addresses it (mapped) */
     uint16_t *dev;      /* HBM rows [rows_host, M): (M - rows_host) x K (NULL when none) */
     int packed;         /* 1: packed tile layout (above), 0: row-major */
+    uint32_t group_rows; /* packed, all rows in HBM: 0 (or 64) the tile layout; else A packed in groups of this many
+                            rows (dak_pack_groups), which only k_whole_sw with R = group_rows reads (dak/gemm.h,
+                            dak_gemm_a_group_rows); set by the caller after a view */
     int owns;           /* 1: created here, freed by dak_tiered_destroy */
 } dak_tiered;
 
@@ -64,6 +67,10 @@ int dak_tiered_view(dak_tiered *t, uint32_t M, uint32_t K, uint32_t rows_host, u
 
 /* Packs a row-major M x K device matrix into the packed layout (dst in device memory). */
 int dak_pack_rowmajor(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, cm_err *err);
+
+/* The same in groups of R rows (dak/tile_layout.h, dak_group_chunk_off): M and R multiples of 8 (R at least 8), K of
+ * 64; R = 64 with M a multiple of 64 is dak_pack_rowmajor's layout. */
+int dak_pack_groups(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, uint32_t R, cm_err *err);
 
 /* Copies a full M x K row-major matrix that lives in device memory into the two tiers
  * (packing it when the tiered matrix is packed). */

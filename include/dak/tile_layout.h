@@ -1,6 +1,6 @@
 /* The split GEMM's packed tile layout (dak/tiered.h), as index arithmetic: the one statement of it, used by the
- * GPU packer (k_pack in src/dak/kernels/tiered.cu), the CPU packer (dak_eng_pack_rows in engine_ckpt.c) and the
- * TMA swizzle model of dak/gemm_layout.h.  Plain C11 (static inline); under nvcc also __host__ __device__.
+ * GPU packer (k_pack in src/dak/kernels/tiered.cu, through the grouped form at the end), the CPU packer
+ * (dak_eng_pack_rows in engine_ckpt.c) and the TMA swizzle model of dak/gemm_layout.h.  Plain C11 (static inline); under nvcc also __host__ __device__.
  *
  * An M x K bf16 matrix (M, K multiples of 64) is cut into 64 x 64 blocks of 8 KiB: tile row mt (rows 64 mt ..
  * 64 mt + 63) occupies elements [mt*64*K, (mt+1)*64*K), as its K/64 blocks in column order.  A block is 64 rows of
@@ -41,6 +41,23 @@ static inline CM_HD uint64_t dak_tile_chunk_off(uint64_t row, uint64_t c, uint32
 static inline CM_HD uint64_t dak_tile_elem_off(uint64_t row, uint64_t col, uint32_t K)
 {
     return dak_tile_chunk_off(row, col >> 3, K) * 8u + (col & 7u);
+}
+
+/* A packed in groups of R rows (dak_tiered.group_rows; R a multiple of 8): group g (rows g R .. g R + R - 1, the
+ * last group M - g R rows where R does not divide M) occupies elements [g R K, (g R + rows_g) K), as its K/64 blocks
+ * of rows_g rows x 64 columns in column order, each block row swizzled as above (g R is a multiple of 8, so the
+ * row's position in its group and in the matrix agree mod 8).  A CTA of k_whole_sw that takes a group then reads
+ * every stage of kstep blocks as one contiguous copy.  R = 64 with M a multiple of 64 is the tile layout. */
+static inline CM_HD uint64_t dak_group_brow_off(uint64_t row, uint64_t kc, uint32_t K, uint32_t M, uint32_t R)
+{
+    const uint64_t g0 = row / R * R, rows_g = M - g0 < R ? M - g0 : R;
+    return (g0 * K >> 3) + (kc * rows_g + (row - g0)) * DAK_TILE_CHUNKS_ROW;
+}
+
+/* Chunk offset of row `row`'s 16-byte chunk c in the grouped layout (as dak_tile_chunk_off in the tile layout). */
+static inline CM_HD uint64_t dak_group_chunk_off(uint64_t row, uint64_t c, uint32_t K, uint32_t M, uint32_t R)
+{
+    return dak_group_brow_off(row, c >> 3, K, M, R) + dak_tile_chunk_pos(row, (uint32_t)c);
 }
 
 #endif

@@ -64,7 +64,7 @@ expect 2 "--whole: expected an integer in \[0, 2\], got '3'" -- --plan-only --wh
 expect 2 "--whole-cl: expected 0 (auto), 1, 2 or 4" -- --plan-only --whole 1 --whole-cl 3
 expect 2 "--whole-stages: expected an integer in \[0, 24\], got '25'" -- --plan-only --whole-stages 25
 expect 2 "--whole-window: expected an integer in \[0, 24\], got '30'" -- --plan-only --whole-window 30
-expect 2 "--whole-swap: expected an integer in \[0, 2\], got '3'" -- --plan-only --whole-swap 3
+expect 2 "--whole-swap: expected an integer in \[0, 3\], got '4'" -- --plan-only --whole-swap 4
 # --whole-swap: auto (the default) takes k_whole_sw where a CTA's share passes 128 rows (22016 rows on 132 SMs: 168),
 # 1 never, 2 also where it does not (4096^2: 32 rows)
 expect 0 "k_whole_sw" -- --plan-only --shapes 22016x4096 --n 8 --ratios 0

@@ -1153,7 +1153,7 @@ static void test_plan_kernel(void)
 /* k_whole_sw (opts.whole_swap 2 with whole 1): R rows a CTA, the multiple of 8 at or above M / SMs (worked out here),
  * ceil(M / R) CTAs, kstep 4 / 2 / 1 by R (<= 32, <= 64, more), the deepest ring that fits beside 8 KiB past it, the
  * window as many stages as hold 64 KiB of A; not where R > 256, a tile height or a cluster is asked, or host rows;
- * whole_swap 3 refused. */
+ * whole_swap 4 refused. */
 static void test_plan_swap(void)
 {
     cm_err e;
@@ -1205,8 +1205,106 @@ static void test_plan_swap(void)
     CHECK(dak_gemm_plan_make(7168, 8, 7168, 64, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE_SW);
     o.whole_swap = 1;
     CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE);
+    o.whole_swap = 4;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_swap 4"));
+}
+
+/* A packed in groups of R rows (opts.a_group_rows; dak_gemm_a_group_rows): k_whole_sw with that R at the defaults
+ * (whole 2, whole_swap 0), or refused with a message where it cannot read such an A; 0 and 64 are the tile layout.
+ * The rows the GEMM asks for (132 SMs, N 1..64): R = the multiple of 8 at or above M / 132 (worked out here) where
+ * it exceeds 64 and is not a multiple of 64 (11008 x 4096: 88, 12288: 96, 22016: 168; not 16384: 128, whose 64-row
+ * tiles split evenly), none at R <= 64 (4096^2: 32, 7168^2: 56) unless whole_swap is 2, or 3 where the tiles' plan is
+ * not k_whole and R >= N; none with whole_swap 1, whole 0, N > 64, a bm asked with whole_swap 0, or where k_whole_sw
+ * does not apply (36864 rows: R 280). */
+static void test_plan_groups(void)
+{
+    cm_err e;
+    dak_gemm_opts o;
+    dak_gemm_plan p;
+    dak_gemm_opts_default(&o);
+    CHECK(o.a_group_rows == 0);
+    static const uint32_t mk[6][4] = {/* M, K, R, R asked at the defaults */
+                                      {11008, 4096, 88, 88}, {12288, 4096, 96, 96}, {16384, 4096, 128, 0},
+                                      {22016, 4096, 168, 168}, {4096, 4096, 32, 0}, {7168, 7168, 56, 0}};
+    for (int i = 0; i < 6; i++) {
+        const uint32_t M = mk[i][0], K = mk[i][1], R = (M / 8 + 131) / 132 * 8;
+        CHECK(R == mk[i][2]);
+        for (uint32_t N = 1; N <= 64; N += 9) {
+            CHECK(dak_gemm_a_group_rows(M, K, N, &o, 132, SMEM) == mk[i][3]);
+            /* the plan over A in R-row groups: k_whole_sw, R rows a CTA */
+            o.a_group_rows = R;
+            const int ok = dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0;
+            CHECK(ok && p.kernel == DAK_SPLIT_WHOLE_SW && p.bm == R && p.hbm.ctas == (M + R - 1) / R && p.cluster == 1);
+            o.a_group_rows = 0;
+        }
+        /* whole_swap 2 asks for groups at any R; 1 at none */
+        o.whole_swap = 2;
+        CHECK(dak_gemm_a_group_rows(M, K, 8, &o, 132, SMEM) == R);
+        o.whole_swap = 1;
+        CHECK(dak_gemm_a_group_rows(M, K, 8, &o, 132, SMEM) == 0);
+        o.whole_swap = 0;
+    }
+    /* whole_swap 3: k_whole_sw where k_whole does not apply and R >= N, A grouped then: 4096 x 11008 (64 tiles, K
+     * past the narrow band: the split before) at N 8 / 32, not at N 33 / 64; 16384 x 4096 (R 128); not 7168^2 (112
+     * whole tiles: k_whole) nor 4096^2 at N 8 (k_whole's narrow band) */
     o.whole_swap = 3;
-    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_swap 3"));
+    static const uint32_t w3[7][4] = {/* M, K, N, R asked */
+                                      {4096, 11008, 8, 32}, {4096, 11008, 32, 32}, {4096, 11008, 33, 0},
+                                      {4096, 11008, 64, 0}, {16384, 4096, 8, 128}, {7168, 7168, 8, 0},
+                                      {4096, 4096, 8, 0}};
+    for (int i = 0; i < 7; i++) {
+        const uint32_t M = w3[i][0], K = w3[i][1], N = w3[i][2];
+        CHECK(dak_gemm_a_group_rows(M, K, N, &o, 132, SMEM) == w3[i][3]);
+        CHECK(dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0);
+        CHECK(w3[i][3] ? p.kernel == DAK_SPLIT_WHOLE_SW && p.bm == w3[i][3]
+                       : M == 7168 || (M == 4096 && K == 4096) ? p.kernel == DAK_SPLIT_WHOLE
+                                                                : p.kernel < DAK_SPLIT_WHOLE);
+    }
+    o.whole_swap = 4;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_swap 4"));
+    o.whole_swap = 0;
+    /* none: N > 64, whole 0, a bm asked (whole_swap 0), R 280, R 64 (the tiles: 8448 rows on 132 SMs) */
+    CHECK(dak_gemm_a_group_rows(11008, 4096, 65, &o, 132, SMEM) == 0);
+    o.whole = 0;
+    CHECK(dak_gemm_a_group_rows(11008, 4096, 8, &o, 132, SMEM) == 0);
+    o.whole = 2, o.bm = 128;
+    CHECK(dak_gemm_a_group_rows(11008, 4096, 8, &o, 132, SMEM) == 0);
+    o.bm = 0;
+    CHECK(dak_gemm_a_group_rows(36864, 4096, 8, &o, 132, SMEM) == 0);
+    o.whole_swap = 2;
+    CHECK(dak_gemm_a_group_rows(8448, 4096, 8, &o, 132, SMEM) == 0);
+    o.whole_swap = 0;
+    /* 64 is the tile layout: the plan as without */
+    o.a_group_rows = 64;
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel != DAK_SPLIT_WHOLE_SW);
+    /* refused, with the reason: not a multiple of 8, above 256, host rows, N > 64, whole 0, whole_swap 1, a cluster,
+     * another bm, a_tma2d, dyn; R 96 on 4096 rows (43 CTAs fine) vs R 16 on 4096 rows (256 CTAs outnumber 132 SMs) */
+    o.a_group_rows = 84;
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "groups of 84 rows") &&
+          strstr(e.msg, "multiple of 8"));
+    o.a_group_rows = 264;
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "up to 256"));
+    o.a_group_rows = 88;
+    CHECK(dak_gemm_plan_make(11008, 8, 4096, 64, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "64 on the host"));
+    CHECK(dak_gemm_plan_make(11008, 65, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "N <= 64 (65)"));
+    static const char *const why[6] = {"whole 0", "whole_swap 1", "cluster", "bm 128", "a_tma2d", "dyn"};
+    for (int w = 0; w < 6; w++) {
+        dak_gemm_opts q = o;
+        if (w == 0) q.whole = 0;
+        if (w == 1) q.whole_swap = 1;
+        if (w == 2) q.whole_cluster = 4;
+        if (w == 3) q.bm = 128;
+        if (w == 4) q.a_tma2d = 1;
+        if (w == 5) q.dyn = 1;
+        const int rc = dak_gemm_plan_make(11008, 8, 4096, 0, &q, 132, SMEM, &p, &e);
+        CHECK(rc == -1 && strstr(e.msg, "read by k_whole_sw only"));
+        if (rc != -1) fprintf(stderr, "  (groups with %s planned)\n", why[w]);
+    }
+    o.a_group_rows = 96;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE_SW &&
+          p.bm == 96 && p.hbm.ctas == 43);
+    o.a_group_rows = 16;
+    CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "outnumber the SMs"));
 }
 
 /* Whole-K tiles (opts.whole, k_whole): auto by default; where they apply, one CTA a tile of 64 rows (128 where 64-row
@@ -1363,6 +1461,7 @@ int main(void)
     test_plan_kernel();
     test_plan_whole();
     test_plan_swap();
+    test_plan_groups();
     test_wgmma_operands();
     test_wgmma_fragments();
     printf("%d passed, %d failed\n", passed, failed);

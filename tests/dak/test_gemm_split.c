@@ -199,6 +199,7 @@ typedef struct {
     uint32_t M, K, nmax;
     uint16_t *Ad, *Adp, *Ahp, *B;
     float *C, *R, *hr, *hc;
+    uint32_t group_rows; /* Adp packed in groups of this many rows (dak_pack_groups), 0: the tile layout */
 } pshape;
 
 /* C (fp32 or bf16, M x N) read back against the fp32 reference in s->hr: the relative error,
@@ -289,6 +290,7 @@ static dak_gemm_launch *case_run(dak_gemm_ctx *ctx, pshape *s, uint16_t *Ah, uin
         CHECK(0, "%s: %s", label, err.msg);
         return NULL;
     }
+    if (!o->a_tma2d) A.group_rows = s->group_rows;
     dak_gemm_launch *l = NULL;
     int rc = dak_gemm_prepare(ctx, &A, s->B, s->C, N, o, &l, &err);
     if (rc && o->panel_cluster == 16 && strstr(err.msg, "panel cluster")) {
@@ -646,7 +648,7 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
             const uint32_t N = ns[ni];
             if (!full && ni % 3) continue;
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 10; v++) {
+            for (int v = 0; v < 12; v++) {
                 dak_gemm_opts o;
                 dak_gemm_opts_default(&o);
                 o.whole = 1, o.whole_swap = 2;
@@ -661,7 +663,10 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
                 if (v == 7) o.whole_window = 1, o.kstep = 1, w = "window 1 kstep 1";
                 if (v == 8) o.kstep = 2, o.pdl = 1, runs = 2, w = "kstep 2 pdl x2";
                 if (v == 9) o.bm = 64, o.pdl = 1, runs = 2, w = "R 64 pdl x2"; /* whole boxes: one copy a stage */
-                if (!full && v >= 3 && v != 3 && v != 8 && v != 9) continue;
+                /* A packed in groups of R rows (dak_pack_groups): one copy a stage; the last group shorter */
+                if (v == 10) o.pdl = 1, runs = 3, w = "A in R-row groups pdl x3";
+                if (v == 11) o.out_bf16 = 1, o.kstep = 1, w = "A in R-row groups bf16 kstep 1";
+                if (!full && v >= 3 && v != 3 && v != 8 && v != 9 && v != 10) continue;
                 if (v == 8 && R > 128u && N > 40u) continue; /* 3 stages of 2 blocks fit: not k_whole_sw */
                 if (v == 9 && (s.M + 63u) / 64u > sms) continue; /* (64-row CTAs outnumber the SMs) */
                 const uint32_t Rv = v == 9 ? 64u : R, ctasv = (s.M + Rv - 1u) / Rv;
@@ -669,7 +674,16 @@ static int test_whole_swap(dak_gemm_ctx *ctx, int full)
                 uint32_t rows;
                 double e;
                 snprintf(label, sizeof label, "swap %s", w);
+                cm_err pe;
+                if (v >= 10) {
+                    CHECK(dak_pack_groups(s.Ad, s.Adp, s.M, s.K, R, &pe) == 0, "%s: %s", label, pe.msg);
+                    s.group_rows = R;
+                }
                 dak_gemm_launch *l = case_checked(ctx, &s, N, 0.0, &o, runs, label, &rows, &e);
+                if (v >= 10) { /* (the tile layout back for the cases after) */
+                    CHECK(dak_pack_rowmajor(s.Ad, s.Adp, s.M, s.K, &pe) == 0, "%s: %s", label, pe.msg);
+                    s.group_rows = 0;
+                }
                 if (!l) continue;
                 const dak_gemm_plan *p = dak_gemm_launch_plan(l);
                 CHECK(p->kernel == DAK_SPLIT_WHOLE_SW && p->bm == Rv && p->hbm.ctas == ctasv && p->cluster == 1 &&
@@ -765,7 +779,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
              * groups), r = 0 (every fix-up path, rs in whole shares on 7168^2), 2 % and 10 % (host rows on
              * the panel path; an HBM tier whose last 256-row tile has 2 / 1 boxes on 7168^2 / 11008x4096) */
             if (N <= 200)
-                for (int v = 0; v < 10; v++) {
+                for (int v = 0; v < 12; v++) {
                     dak_gemm_opts o;
                     split_opts_default(&o);
                     o.bm = 256;
@@ -866,7 +880,7 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
         for (int ni = 0; ni < 3; ni++) {
             const uint32_t N = ns[ni];
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 10; v++) {
+            for (int v = 0; v < 12; v++) {
                 dak_gemm_opts o;
                 split_opts_default(&o);
                 o.pdl = 1;

@@ -744,6 +744,35 @@ static void layout_formula(void)
                   K, w, wf, pb);
         }
     }
+    /* the grouped form (dak_group_chunk_off): R = 64 is the tile layout; R = 88 on 272 rows (groups of 88, 88, 88
+     * and 8 rows) against the groups read off dak/tile_layout.h's words (group g at element g R K, its blocks of
+     * rows_g rows in column order, the row's chunk j at j ^ (row % 8)), and every chunk hit once.  By hand, K = 128:
+     * row 90 (group 1, row 2 of it) chunk 9 (block 1, chunk 1 at 1 ^ 2 = 3): 88 * 128 / 8 + (1 * 88 + 2) * 8 + 3 =
+     * 2131; row 265 (group 3 of 8 rows, row 1) chunk 8 (block 1, chunk 0 at 1): 3 * 88 * 16 + (1 * 8 + 1) * 8 + 1 =
+     * 4297. */
+    CHECK_EQ_I64(dak_group_chunk_off(90, 9, 128, 272, 88), 2131, "grouped: chunk 9 of row 90, R 88, K 128");
+    CHECK_EQ_I64(dak_group_chunk_off(265, 8, 128, 272, 88), 4297, "grouped: chunk 8 of row 265 (the last group)");
+    {
+        size_t tile_bad = 0, group_bad = 0, hits_bad = 0;
+        for (uint64_t r = 0; r < 320; r++)
+            for (uint64_t c = 0; c < 256 / 8; c++)
+                tile_bad += dak_group_chunk_off(r, c, 256, 320, 64) != dak_tile_chunk_off(r, c, 256);
+        const uint32_t M = 272, K = 128, R = 88, cpr = K / 8;
+        unsigned char *hit = calloc((size_t)M * cpr, 1);
+        for (uint64_t r = 0; r < M; r++)
+            for (uint64_t c = 0; c < cpr; c++) {
+                const uint64_t g = r / R, rows_g = M - g * R < R ? M - g * R : R, rr = r - g * R;
+                const uint64_t naive = g * R * cpr + (c / 8) * rows_g * 8 + rr * 8 + ((c % 8) ^ (rr % 8));
+                const uint64_t o = dak_group_chunk_off(r, c, K, M, R);
+                group_bad += o != naive;
+                if (o < (uint64_t)M * cpr) hit[o]++;
+            }
+        for (size_t i = 0; i < (size_t)M * cpr; i++) hits_bad += hit[i] != 1;
+        free(hit);
+        CHECK(tile_bad == 0 && group_bad == 0 && hits_bad == 0,
+              "grouped layout: %zu chunks off the tile layout at R 64, %zu off the groups' words at R 88, %zu chunks "
+              "not hit exactly once", tile_bad, group_bad, hits_bad);
+    }
     /* and the formula against the inverse above (packed_source) on every 7th row of a large shape: it undoes it */
     size_t inv_bad = 0;
     for (uint64_t r = 0; r < 1152; r += 7)

@@ -151,6 +151,10 @@ typedef struct {
     uint16_t *ar[FX_NCP];   /* row-major, for cuBLAS */
     dak_tiered At[FX_NCP];  /* the views of ap: r = 0 (all rows in HBM), or the fixed section's ratio (the host
                                rows shared, as the sweep's split-seq shares them) */
+    uint32_t groups;        /* the rows of the groups the GEMM asks A packed in (dak_gemm_a_group_rows at N 64 with
+                               the bench's options and PDL), 0: none */
+    uint16_t *ag[FX_NCP];   /* with groups: A packed in them (dak_pack_groups), ... */
+    dak_tiered Ag[FX_NCP];  /* ... and their all-HBM views */
     cudaStream_t fs;
 } fx_copies;
 
@@ -184,6 +188,8 @@ typedef struct {
     int needs_host_rows;             /* timed only with host rows (else NaN) */
     void (*set)(dak_gemm_opts *go);  /* its options, or NULL: the split kernel as asked */
     int needs_bm128;                 /* timed only where the plan has 128-row HBM tiles (else NaN) */
+    int grouped;                     /* over A packed in the GEMM's row groups (fx_copies.Ag; NaN where it asks none
+                                        or with host rows) */
 } fx_variant;
 
 /* the wgmma A/B table's variants: wide tiles through mma.sync, through wgmma, and wgmma with one of the options above
@@ -262,17 +268,18 @@ static void fixed_wgmma_ab(const bench_run *bench, const bench_shape *s, const f
 
 /* in the table's column order (the JSON keys follow it) */
 static const fx_variant fx_variants[] = {
-    {"split", "split_us", "split_GBs", 0, 0, NULL, 0},
-    {"pdl", "split_pdl_us", "split_pdl_GBs", 0, 0, fx_set_pdl, 0},
-    {"pdl-hw", "split_pdl_hostwait_us", NULL, 0, 1, fx_set_pdl_hostwait, 0},
-    {"no-hint", "split_no_l2hint_us", NULL, 0, 0, fx_set_no_l2hint, 0},
-    {"nofix", "split_nofix_us", NULL, 1, 0, fx_set_nofix, 0},
-    {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath, 0},
-    {"noB", "split_nomath_nob_us", NULL, 1, 0, fx_set_nomath_nob, 0},
-    {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload, 0},
-    {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn, 0},
-    {"dyn-pdl", "split_dyn_pdl_us", "split_dyn_pdl_GBs", 0, 0, fx_set_dyn_pdl, 0},
-    {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix, 0},
+    {"split", "split_us", "split_GBs", 0, 0, NULL, 0, 0},
+    {"pdl", "split_pdl_us", "split_pdl_GBs", 0, 0, fx_set_pdl, 0, 0},
+    {"pdl-hw", "split_pdl_hostwait_us", NULL, 0, 1, fx_set_pdl_hostwait, 0, 0},
+    {"no-hint", "split_no_l2hint_us", NULL, 0, 0, fx_set_no_l2hint, 0, 0},
+    {"nofix", "split_nofix_us", NULL, 1, 0, fx_set_nofix, 0, 0},
+    {"nomath", "split_nomath_us", NULL, 1, 0, fx_set_nomath, 0, 0},
+    {"noB", "split_nomath_nob_us", NULL, 1, 0, fx_set_nomath_nob, 0, 0},
+    {"noload", "split_noload_us", NULL, 1, 0, fx_set_noload, 0, 0},
+    {"dyn", "split_dyn_us", "split_dyn_GBs", 0, 0, fx_set_dyn, 0, 0},
+    {"dyn-pdl", "split_dyn_pdl_us", "split_dyn_pdl_GBs", 0, 0, fx_set_dyn_pdl, 0, 0},
+    {"own-fix", "split_ownfix_us", "split_ownfix_GBs", 0, 0, fx_set_ownfix, 0, 0},
+    {"grp-pdl", "group_pdl_us", "group_pdl_GBs", 0, 0, fx_set_pdl, 0, 1},
 };
 enum { FX_NV = sizeof fx_variants / sizeof fx_variants[0] };
 
@@ -326,7 +333,8 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         dak_gemm_opts go;
         bench_opts_host(&go, c);
         if (fv->set) fv->set(&go);
-        ok[v] = (!fv->needs_host_rows || hostrows) && !fx_prepare(&so[v], ctx, cp->At, s->B, s->C, N, &go);
+        const int can = fv->grouped ? cp->groups && !hostrows : !fv->needs_host_rows || hostrows;
+        ok[v] = can && !fx_prepare(&so[v], ctx, fv->grouped ? cp->Ag : cp->At, s->B, s->C, N, &go);
     }
     fx_op cb = {.kind = 1, .ctx = ctx, .ar = cp->ar, .B = s->B, .C = s->C, .M = M, .N = N, .K = K};
     const dak_gemm_plan *pl = ok[0] ? dak_gemm_launch_plan(so[0].l[0]) : NULL; /* the plain split's */
@@ -642,6 +650,7 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
     const uint32_t M = s->M, K = s->K;
     const size_t abytes = s->abytes;
     fx_copies cp;
+    memset(&cp, 0, sizeof cp);
     cp.ap[0] = s->Adp, cp.ar[0] = s->Ad;
     for (int i = 1; i < FX_NCP; i++) {
         CK(cudaMalloc((void **)&cp.ap[i], abytes));
@@ -650,6 +659,18 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         CK(cudaMemcpy(cp.ar[i], s->Ad, abytes, cudaMemcpyDeviceToDevice));
     }
     for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&cp.At[i], M, K, 0, s->Ahp, cp.ap[i], 1, &err));
+    {
+        dak_gemm_opts go;
+        bench_opts_host(&go, c);
+        fx_set_pdl(&go);
+        cp.groups = dak_gemm_ctx_a_group_rows(bench->ctx, M, K, 64u, &go);
+    }
+    for (int i = 0; cp.groups && i < FX_NCP; i++) {
+        CK(cudaMalloc((void **)&cp.ag[i], abytes));
+        DK(dak_pack_groups(cp.ar[i], cp.ag[i], M, K, cp.groups, &err));
+        DK(dak_tiered_view(&cp.Ag[i], M, K, 0, NULL, cp.ag[i], 1, &err));
+        cp.Ag[i].group_rows = cp.groups;
+    }
     CK(cudaStreamCreateWithFlags(&cp.fs, cudaStreamNonBlocking));
     bench_shape_array(w, "fixed", s);
     /* the wgmma table has its own N (64..1024): with --n given, only as --sections wgmma (run first whatever --n
@@ -665,7 +686,8 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         printf("# pdl-hw: pdl without the host-link hand-over: host CTAs issue nothing before griddepcontrol.wait\n"
                "# (diag_pdl_host_wait; with host rows only); nomath: the copies alone; noB: A's copies alone (no math,\n"
                "# no B: diag_nob); noload: the math and epilogue alone, on stale shared memory (diag_noload; host rows\n"
-               "# on the tiled kernel)\n");
+               "# on the tiled kernel); grp-pdl: pdl over A packed in the row groups the GEMM asks for (k_whole_sw;\n"
+               "# %u rows a group; 0: none asked, the column nan; at r = 0 only)\n", cp.groups);
         fixed_cost_header();
         const uint32_t *fn = c->n_given ? c->ns : fn_default;
         const size_t nfn = c->n_given ? (size_t)c->nn : FN_DEFAULT;
@@ -686,4 +708,5 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         cudaFree(cp.ap[i]);
         cudaFree(cp.ar[i]);
     }
+    for (int i = 0; i < FX_NCP; i++) cudaFree(cp.ag[i]);
 }

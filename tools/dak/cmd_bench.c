@@ -71,7 +71,9 @@ static void usage(FILE *o)
             "  --whole-window N with --whole, k_whole's stages of A in flight a CTA after the PDL wait: 0 (auto:\n"
             "                   4; with --whole-swap as many as hold 64 KiB of A) or 1..24 (24: the ring)\n"
             "  --whole-swap N   with --whole, A's rows as the wgmma's n (k_whole_sw: CTAs of any multiple of 8\n"
-            "                   rows, M / SMs rounded up): 0 auto, 1 never, 2 where it applies (default 0)\n"
+            "                   rows, M / SMs rounded up): 0 auto, 1 never, 2 where it applies, 3 as 0 and where\n"
+            "                   k_whole does not apply (default 0); the fixed section's grp-pdl column reads A\n"
+            "                   packed in the row groups the GEMM then asks for (dak_gemm_a_group_rows)\n"
             "  --hbm-window N   copies in flight per HBM-tier SM of the split kernels (dak_gemm_opts.hbm_window):\n"
             "                   0 (auto: 3 at N <= 8 without pdl, 2 on 64-row tiles at N 9-32 and on 128-row\n"
             "                   ones at N 17-32, else the whole ring) or 1..24 (24: the ring; default 0)\n"
@@ -271,7 +273,7 @@ static int parse(int argc, char **argv, bench_cfg *c)
         } else if (arg_is(a, "--whole-window")) {
             if (!VAL() || arg_u32("dak bench", "--whole-window", v, 0, 24, &c->whole_window)) return -1;
         } else if (arg_is(a, "--whole-swap")) {
-            if (!VAL() || arg_u32("dak bench", "--whole-swap", v, 0, 2, &c->whole_swap)) return -1;
+            if (!VAL() || arg_u32("dak bench", "--whole-swap", v, 0, 3, &c->whole_swap)) return -1;
         } else if (arg_is(a, "--l2-hints")) {
             if (!VAL() || arg_u32("dak bench", "--l2-hints", v, 0, 1, &c->l2_hints)) return -1;
         } else if (arg_is(a, "--stash")) {

@@ -73,6 +73,7 @@ typedef struct {
     uint32_t prod2;            /* diagnostic: two producer threads, alternate slots (opts.diag_prod2) */
     uint32_t whole_rows, whole_loaders; /* k_whole: B rows a cluster member fetches a stage, members that do */
     uint32_t sw_rows;          /* k_whole_sw: rows of A a CTA (a multiple of 8, at most 256) */
+    uint32_t a_groups;         /* k_whole_sw: A packed in groups of sw_rows rows (dak_pack_groups), else 0 (tiles) */
 } kparams;
 
 /* The split kernel's signature, shared by its definitions (K_SPLIT in gemm_split.cu) and the

@@ -101,6 +101,11 @@ extern "C" void dak_gemm_ctx_destroy(dak_gemm_ctx *c)
 }
 
 extern "C" uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *c) { return c->sms; }
+extern "C" uint32_t dak_gemm_ctx_a_group_rows(const dak_gemm_ctx *c, uint32_t M, uint32_t K, uint32_t N,
+                                              const dak_gemm_opts *o)
+{
+    return dak_gemm_a_group_rows(M, K, N, o, c->sms, c->smem_optin);
+}
 
 int dak_ctx_grow(dak_gemm_ctx *ctx, void **buf, size_t *have, size_t need, int zero, cm_err *err)
 {
@@ -254,6 +259,7 @@ static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t
     k->kchunks = p->kchunks;
     const int swap = p->kernel == DAK_SPLIT_WHOLE_SW; /* k_whole_sw: bm rows a CTA, any multiple of 8 */
     k->sw_rows = swap ? p->bm : 0u;
+    k->a_groups = o->a_group_rows && o->a_group_rows != 64u ? o->a_group_rows : 0u; /* (the plan is then k_whole_sw) */
     k->mh[1] = swap ? 0u : p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
     k->window[1] = p->hbm.window;
     k->ctas[1] = p->hbm.ctas;
@@ -287,9 +293,13 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
 {
     dak_gemm_ctx *ctx = l->ctx;
     dak_gemm_plan *p = &l->plan;
-    if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, o, ctx->sms, ctx->smem_optin, p, err)) return -1;
+    if (A->group_rows && A->group_rows != 64u && !A->packed)
+        return cm_fail(err, "gemm: A in groups of %u rows must be packed (dak_pack_groups)", A->group_rows);
+    dak_gemm_opts oa = *o; /* A's layout is A's (opts.a_group_rows) */
+    oa.a_group_rows = A->packed ? A->group_rows : 0u;
+    if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, &oa, ctx->sms, ctx->smem_optin, p, err)) return -1;
     if (!B || !C) return cm_fail(err, "gemm: B and C must be device pointers");
-    if (p->kernel == DAK_SPLIT_WHOLE || p->kernel == DAK_SPLIT_WHOLE_SW) return prepare_whole(l, A, B, C, N, o, err);
+    if (p->kernel == DAK_SPLIT_WHOLE || p->kernel == DAK_SPLIT_WHOLE_SW) return prepare_whole(l, A, B, C, N, &oa, err);
     if (!o->a_tma2d && !A->packed)
         return cm_fail(err, "gemm: A is row-major: pack it (dak_pack_rowmajor) or set a_tma2d");
     if (o->a_tma2d && A->packed) return cm_fail(err, "gemm: a_tma2d needs a row-major A, this one is packed");

@@ -21,6 +21,7 @@
 
 #include "common/ptx.cuh"
 #include "dak/gemm.h"
+#include "dak/tile_layout.h"
 #include "gemm_kernel.cuh"
 #include "gemm_tile.cuh"
 
@@ -138,7 +139,8 @@ static __device__ __forceinline__ void whole_copy(uint32_t dst, const uint16_t *
 /* A's producer (one thread): the stages' copies of A into slot s at ring + s stage, from the packed layout.  k_whole
  * (R 0): the nbox 64-row boxes from box mt on, each box's kstep blocks one contiguous bulk copy; k_whole_sw (R rows a
  * CTA): rows mt.. (R of them, fewer in the last CTA) of each block, one copy for each 64-row box they cross, or for
- * R 64 on whole boxes the box's kstep blocks in one copy (8 KiB copies streamed ~10 % slower, thirty-fourth session). */
+ * R 64 on whole boxes the box's kstep blocks in one copy (8 KiB copies streamed ~10 % slower, thirty-fourth session),
+ * or with A in groups of R rows (p.a_groups) the stage in one copy (thirty-sixth). */
 static __device__ __forceinline__ void whole_produce_a(const kparams &p, uint32_t ring, uint32_t stage, uint32_t S,
                                                        uint32_t KC, uint32_t kstep, uint32_t bar_full,
                                                        uint32_t bar_empty, uint32_t mt, uint32_t nbox, uint32_t R,
@@ -150,6 +152,7 @@ static __device__ __forceinline__ void whole_produce_a(const kparams &p, uint32_
     const uint32_t KB = p.kblocks, abox = kstep * DAK_A_BLOCK, nrows = R && p.M - mt < R ? p.M - mt : R;
     const uint32_t bytes = R ? kstep * nrows * 128u : nbox * abox;
     const uint32_t W = p.window[1], pre = p.pre_hbm; /* pre_hbm is 0 without PDL (whole_plan) */
+    const uint16_t *ga = p.a_groups ? A + dak_group_brow_off(mt, 0u, p.K, p.M, R) * 8u : A; /* (mt: a group's first) */
     /* slot and phase of this stage (s, ph) and of the stage W before it (sw, phw), as running counters */
     for (uint32_t kc = 0, s = 0, ph = 0, sw = 0, phw = 0; kc < KC; kc++) {
         if (p.pdl && kc == pre) ptx_griddep_wait(); /* pdl_pre: A's copies before the wait */
@@ -168,6 +171,13 @@ static __device__ __forceinline__ void whole_produce_a(const kparams &p, uint32_
                            pol);
         } else if (R == 64u && mt % 64u == 0 && nrows == 64u) { /* one whole box: its kstep blocks are contiguous */
             whole_copy(dst, A + ((size_t)(mt / 64u) * KB + kc * kstep) * (DAK_A_BLOCK / 2u), bytes, bar, pol);
+        } else if (p.a_groups) { /* A in groups of R rows: this CTA's group holds the stage's kstep blocks in a row */
+            const uint16_t *g = ga + (size_t)kc * kstep * nrows * 64u; /* (the group's blocks nrows rows apart) */
+            if (nrows == R)
+                whole_copy(dst, g, bytes, bar, pol);
+            else /* (the last, shorter group: its blocks nrows rows apart, the stage's R rows apart) */
+                for (uint32_t bk = 0; bk < kstep; bk++)
+                    whole_copy(dst + bk * R * 128u, g + (size_t)bk * nrows * 64u, nrows * 128u, bar, pol);
         } else {
             for (uint32_t bk = 0; bk < kstep; bk++)
                 for (uint32_t r = 0; r < nrows;) { /* (mt + r) % 64 == r % 8: the swizzle's row groups line up */

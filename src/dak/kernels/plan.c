@@ -86,6 +86,16 @@
  * stream slower (R 64 on 7168^2, whole boxes: +14 % against k_whole in 8 KiB copies, still +4-5 % in one 16 KiB copy a
  * stage, thirty-fifth session) */
 #define WHOLE_SW_AUTO_MIN_ROWS 128u
+/* A packed in groups of k_whole_sw's R rows (dak_gemm_a_group_rows, opts.a_group_rows): a CTA's stage is then one
+ * contiguous copy of kstep x R rows.  Auto (whole_swap 0) where R exceeds this and is not a multiple of 64 (64-row
+ * tiles then split evenly, R / 64 a CTA, and the split streams ~4 % faster than k_whole_sw: 16384 x 4096, R 128,
+ * 31.5-33.7 us against 32.9-33.8 in groups).  On the H200 (thirty-sixth session, PDL graphs, N 1-64, against the
+ * default plan): 11008 x 4096 (R 88) -0.65 to -1.5 us at N 24-64, +0.2 to +0.5 at N 1-8; 12288 x 4096 (R 96) 0 to
+ * -1.9; 22016 x 4096 (R 168, k_whole_sw on pieces of boxes before) -1.6 to -1.8; 32000 x 4096 (R 248) -0.7 to -1.3;
+ * 21504 x 7168 (R 168) -3.9 to -4.3; 28672 x 7168 (R 224) -0.7 to -1.4.  At R <= 64 k_whole's or the split's tiles
+ * stay: 7168^2 (R 56) +1.5 to +1.8 us, 7168 x 28672 +0.9 to +5.4, 4096^2 (R 32) +0.2 to +0.5 at N 1-32; only
+ * 4096 x 11008 (R 32) gains, -1.1 to -1.5 at N 1-32 (+7.3 at N 64) */
+#define WHOLE_SW_GROUP_MIN_ROWS 64u
 /* Panel path (gemm_panel.cu): shared memory besides the panel buffers and the B ring:
  * 1024 B alignment slack, 1024 B of mbarriers, the 64 x 68 fp32 staging tile of the
  * epilogue (columns padded to 68 floats: conflict-free fragment writes). */
@@ -159,6 +169,7 @@ void dak_gemm_opts_default(dak_gemm_opts *o)
     o->whole_stages = 0;
     o->whole_window = 0;
     o->whole_swap = 0;
+    o->a_group_rows = 0;
 }
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -375,10 +386,10 @@ static void whole_fill(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t kernel
  * at R <= 32, 2 at R <= 64, else 1, or opts.kstep, dividing K / 64) and their B rows (N rounded up to 8); as many as
  * fit beside 8 KiB past the ring (the wgmma reads 64 B rows of a block: see gemm_whole.cu); the window auto as many
  * stages as hold 64 KiB of A (k_whole's 4 stages of 16 KiB). */
-static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
+static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t R, uint32_t sm_count, size_t smem_bytes,
+                     cm_err *err)
 {
     const uint32_t N = p->N, kblocks = p->K / TILE;
-    const uint32_t R = o->bm ? o->bm : swap_rows(p->M, sm_count); /* (bm asked: 64, 128, 256) */
     if (R > 4u * TILE || ceil_div(p->M, R) > sm_count) return 0;
     uint32_t kstep = o->kstep ? o->kstep : R <= 32u ? 4u : R <= 64u ? 2u : 1u;
     if (!o->kstep)
@@ -402,18 +413,35 @@ static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count
  * of 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
  * runs on the H200 (whole-K tiles on 88-112 CTAs, B shared in clusters of 4, 10-16 stages: NOTES-dak-kernels.md,
  * seventeenth session), with PDL: A's copies need nothing from the kernel before, only B's wait for it. */
+static int whole_tiles_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
+                            cm_err *err);
+
 static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
 {
-    const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
-    if (p->rows_host || N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
+    if (p->rows_host || p->N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
         o->diag_nob || o->diag_prod2 || o->wgmma == 0)
         return 0;
-    /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto where R would exceed
-     * WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
-    const int swap_auto = o->whole_swap == 0u && !o->bm &&
+    const int w = whole_tiles_plan(p, o, sm_count, smem_bytes, err);
+    /* whole_swap 3: k_whole_sw wherever neither whole-K kernel was chosen and a CTA's R rows of A are at least B's N
+     * (no split kernel in a decode step; with N > R a stage holds more of B than of A: 4096 x 11008 in 32-row groups
+     * ran 24.4 us at N 32 against the split's 25.6, but 26.9 / 33.7 against 26.1 / 26.4 at N 48 / 64, H200,
+     * thirty-sixth session) */
+    const uint32_t R = swap_rows(p->M, sm_count);
+    if (w == 0 && o->whole_swap == 3u && o->whole_cluster <= 1u && !o->bm && R >= p->N)
+        return swap_plan(p, o, R, sm_count, smem_bytes, err);
+    return w;
+}
+
+static int whole_tiles_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
+                            cm_err *err)
+{
+    const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
+    /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto (0 and 3) where R would
+     * exceed WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
+    const int swap_auto = (o->whole_swap == 0u || o->whole_swap == 3u) && !o->bm &&
                           swap_rows(p->M, sm_count) > WHOLE_SW_AUTO_MIN_ROWS;
     if ((o->whole_swap == 2u || swap_auto) && o->whole_cluster <= 1u) {
-        const int w = swap_plan(p, o, sm_count, smem_bytes, err);
+        const int w = swap_plan(p, o, o->bm ? o->bm : swap_rows(p->M, sm_count), sm_count, smem_bytes, err);
         if (w) return w;
     }
     if (o->bm == 256) return 0;
@@ -456,6 +484,28 @@ static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     whole_fill(p, o, DAK_SPLIT_WHOLE, mh * TILE, tiles, kstep, fit, stage, 0u, c, rows, loaders, WHOLE_WINDOW_AUTO,
                (double)mt / ((double)tiles * mh)); /* (a half last 128-row tile) */
     return 1;
+}
+
+/* A packed in groups of R = opts.a_group_rows rows: k_whole_sw with that R, or refused (nothing else reads it). */
+static int group_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
+{
+    const uint32_t R = o->a_group_rows;
+    if (R % 8u || R > 4u * TILE)
+        return cm_fail(err, "gemm: A in groups of %u rows: expected a multiple of 8 up to 256 (0 or 64: the tiles)", R);
+    if (p->rows_host || p->N > TILE || o->whole == 0 || o->whole_swap == 1 || o->whole_cluster > 1 ||
+        (o->bm && o->bm != R) || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
+        o->diag_nob || o->diag_prod2 || o->wgmma == 0)
+        return cm_fail(err, "gemm: A in groups of %u rows is read by k_whole_sw only: it needs all rows in HBM (%u on "
+                            "the host), N <= 64 (%u), whole 1 or 2, whole_swap 0 or 2, no cluster, bm 0 or %u, and "
+                            "none of a_tma2d, dyn, wgmma 0 or the split kernel's diagnostics",
+                       R, p->rows_host, p->N, R);
+    const int w = swap_plan(p, o, R, sm_count, smem_bytes, err);
+    if (w < 0) return -1;
+    if (!w)
+        return cm_fail(err, "gemm: A in groups of %u rows: k_whole_sw does not take M = %u, N = %u, K = %u on %u SMs "
+                            "(CTAs of %u rows outnumber the SMs, or fewer than 4 stages fit)",
+                       R, p->M, p->N, p->K, sm_count, R);
+    return 0;
 }
 
 /* The tiled kernel's instantiation for the HBM tier's tiles (gemm.h's dak_split_kernel, in its order of
@@ -555,8 +605,11 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
         return cm_fail(err, "gemm: whole %u must be 0 (off), 1 (where it applies) or 2 (auto)", o->whole);
     if (o->whole_cluster && o->whole_cluster != 1 && o->whole_cluster != 2 && o->whole_cluster != 4)
         return cm_fail(err, "gemm: whole_cluster %u must be 0 (auto), 1, 2 or 4", o->whole_cluster);
-    if (o->whole_swap > 2)
-        return cm_fail(err, "gemm: whole_swap %u must be 0 (auto), 1 (never) or 2 (where it applies)", o->whole_swap);
+    if (o->whole_swap > 3)
+        return cm_fail(err,
+                       "gemm: whole_swap %u must be 0 (auto), 1 (never), 2 (where it applies) or 3 (where k_whole does "
+                       "not)", o->whole_swap);
+    if (o->a_group_rows && o->a_group_rows != TILE) return group_plan(p, o, sm_count, smem_bytes, err);
     if (o->whole) {
         const int w = whole_plan(p, o, sm_count, smem_bytes, err);
         if (w) return w < 0 ? -1 : 0;
@@ -855,6 +908,24 @@ const char *dak_split_kernel_name(uint32_t kernel)
                                                          "k_split_n128", "k_split_n256", "k_split_m256", "k_whole",
                                                          "k_whole_sw"};
     return kernel < DAK_SPLIT_KERNELS ? names[kernel] : "?";
+}
+
+uint32_t dak_gemm_a_group_rows(uint32_t M, uint32_t K, uint32_t N, const dak_gemm_opts *o, uint32_t sm_count,
+                               size_t smem_bytes)
+{
+    if (sm_count == 0 || o->whole_swap == 1u || (o->whole_swap != 2u && o->bm)) return 0;
+    const uint32_t R = swap_rows(M, sm_count);
+    if (R == TILE || (o->whole_swap == 0u && (R <= WHOLE_SW_GROUP_MIN_ROWS || R % TILE == 0u))) return 0;
+    dak_gemm_opts g = *o;
+    dak_gemm_plan p;
+    cm_err err;
+    memset(&p, 0, sizeof p);
+    g.a_group_rows = 0;
+    if (o->whole_swap == 3u && (dak_gemm_plan_make(M, N, K, 0u, &g, sm_count, smem_bytes, &p, &err) ||
+                                p.kernel != DAK_SPLIT_WHOLE_SW))
+        return 0; /* (3: where the tiles' plan is k_whole_sw) */
+    g.a_group_rows = R;
+    return dak_gemm_plan_make(M, N, K, 0u, &g, sm_count, smem_bytes, &p, &err) ? 0u : R;
 }
 
 uint64_t dak_gemm_plan_host_bytes(const dak_gemm_plan *p)

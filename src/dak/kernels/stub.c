@@ -28,6 +28,11 @@ int dak_pack_rowmajor(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K
     (void)src, (void)dst, (void)M, (void)K;
     return NB(err);
 }
+int dak_pack_groups(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, uint32_t R, cm_err *err)
+{
+    (void)src, (void)dst, (void)M, (void)K, (void)R;
+    return NB(err);
+}
 int dak_tiered_load_from_device(dak_tiered *t, const uint16_t *src_dev, cm_err *err)
 {
     (void)t, (void)src_dev;
@@ -43,6 +48,12 @@ void dak_gemm_ctx_destroy(dak_gemm_ctx *ctx) { (void)ctx; }
 uint32_t dak_gemm_ctx_sms(const dak_gemm_ctx *ctx)
 {
     (void)ctx;
+    return 0;
+}
+uint32_t dak_gemm_ctx_a_group_rows(const dak_gemm_ctx *ctx, uint32_t M, uint32_t K, uint32_t N,
+                                   const dak_gemm_opts *o)
+{
+    (void)ctx, (void)M, (void)K, (void)N, (void)o;
     return 0;
 }
 int dak_gemm_prepare(dak_gemm_ctx *ctx, const dak_tiered *A, const uint16_t *B, void *C, uint32_t N,

@@ -6,25 +6,34 @@
 #include "dak/tiered.h"
 #include "internal.h"
 
-/* One thread per 16-byte chunk of the source: row r, chunk j of K, moved to where dak/tile_layout.h puts it. */
-__global__ void k_pack(const uint4 *src, uint4 *dst, uint32_t M, uint32_t K)
+/* One thread per 16-byte chunk of the source: row r, chunk j of K, moved to where dak/tile_layout.h puts it in groups
+ * of R rows (R = 64: the tile layout). */
+__global__ void k_pack(const uint4 *src, uint4 *dst, uint32_t M, uint32_t K, uint32_t R)
 {
     const uint32_t cpr = K / 8u; /* 16-byte chunks per row */
     const size_t n = (size_t)M * cpr;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         uint32_t r = (uint32_t)(i / cpr), j = (uint32_t)(i % cpr);
-        dst[dak_tile_chunk_off(r, j, K)] = src[i];
+        dst[dak_group_chunk_off(r, j, K, M, R)] = src[i];
     }
+}
+
+extern "C" int dak_pack_groups(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, uint32_t R, cm_err *err)
+{
+    if (M % 8 || K % 64 || R == 0 || R % 8)
+        return cm_fail(err, "pack: M = %u, K = %u, groups of R = %u rows: expected M and R multiples of 8 (R > 0), K "
+                            "of 64", M, K, R);
+    if (M == 0) return 0;
+    k_pack<<<1024, 256>>>((const uint4 *)src, (uint4 *)dst, M, K, R);
+    DAK_CU(cudaGetLastError(), err);
+    DAK_CU(cudaDeviceSynchronize(), err);
+    return 0;
 }
 
 extern "C" int dak_pack_rowmajor(const uint16_t *src, uint16_t *dst, uint32_t M, uint32_t K, cm_err *err)
 {
     if (M % 64 || K % 64) return cm_fail(err, "pack: M = %u and K = %u must be multiples of 64", M, K);
-    if (M == 0) return 0;
-    k_pack<<<1024, 256>>>((const uint4 *)src, (uint4 *)dst, M, K);
-    DAK_CU(cudaGetLastError(), err);
-    DAK_CU(cudaDeviceSynchronize(), err);
-    return 0;
+    return dak_pack_groups(src, dst, M, K, DAK_TILE_ROWS, err);
 }
 
 extern "C" int dak_tiered_create(dak_tiered *t, uint32_t M, uint32_t K, double ratio, cm_err *err)
