@@ -316,7 +316,11 @@ typedef struct {
                                     dak_eng_opts_default: DAK_ENG_WHOLE_CLUSTER */
     uint32_t gemm_whole_swap; /* every GEMM's dak_gemm_opts.whole_swap (k_whole_sw, A's rows as the wgmma's n): 0 the
                                  GEMM's choice (auto: where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in,
-                                 22016 x 4096, and OPT-30B's fc1), 1 never; dak_eng_opts_default: DAK_ENG_WHOLE_SWAP */
+                                 22016 x 4096, and OPT-30B's fc1, or 64 on a deployment's all-HBM matrices, which are
+                                 then packed in its row groups: dak_engine_grouped), 1 never, 2 wherever it applies
+                                 (a deployment's all-HBM matrices all grouped), 3 as 0 and wherever k_whole does not
+                                 apply and a CTA's rows are at least the batch (no split kernel in a step);
+                                 dak_eng_opts_default: DAK_ENG_WHOLE_SWAP */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */
@@ -372,11 +376,15 @@ typedef struct {
  * slowest member's pace: dak decode OPT-30B b1 +0.1, b8 -0.1, b32 +0.2, b64 -0.3 % a token with them (two rounds,
  * with the cluster barrier at k_whole's end and the rule from N 41; NOTES-dak-engine.md, thirty-third session) */
 #define DAK_ENG_WHOLE_CLUSTER 1u
-/* ... and no k_whole_sw (gemm_whole_swap 1).  The GEMM's auto choice (22016 x 4096 2-7 % and 28672 x 7168 2-7 % under
- * the split as the GEMM bench's PDL graphs) gave dak decode Llama-2-7B b1 -1.7 %, b32 -0.5 %, OPT-30B b1 / b8 -0.4 %
- * a token, but Llama-2-7B b8 +2.0 % (four rounds): the step's breakdown has ffn_in 2.9 us a layer faster and ffn_out,
- * two kernels on, 2.2 us slower, and at b8 the graph lost more of its overlap (thirty-fourth session) */
-#define DAK_ENG_WHOLE_SWAP 1u
+/* ... and k_whole_sw wherever k_whole does not apply and R >= N (gemm_whole_swap 3), a deployment's all-HBM matrices
+ * packed in its row groups: no split kernel in a decode step.  The split kernel (10 warps of 168 registers) never
+ * shares an SM with another kernel's warps (thirty-fifth session), so after a small kernel it enters late; k_whole and
+ * k_whole_sw do.  dak decode at r = 0 deployed, two rounds against gemm_whole_swap 1 (none; the default from the
+ * thirty-fourth session, when k_whole_sw read A's pieces of 64-row boxes and the GEMM's auto choice lost Llama-2-7B
+ * b8 2 %): Llama-2-7B b1 / b8 / b32 -3.7 / -3.5 / -8.6 %, OPT-6.7B -0.6 / -1.9 / -4.2 %, OPT-30B b1 / b8 -0.6 /
+ * -0.7 %; 0 (the GEMM's choice) -0.5 / +1.1 / -4.8 %, -0.3 / -0.6 / -2.5 %, -0.6 / -0.7 %; 2 (everywhere) -3.3 / -2.8 /
+ * -7.6 %, +0.9 / +0.0 / -2.2 %, +0.3 / +0.3 % (thirty-sixth session, NOTES-dak-engine.md) */
+#define DAK_ENG_WHOLE_SWAP 3u
 void dak_eng_opts_default(dak_eng_opts *o);
 
 /* Bytes dak_engine_create allocates for this model, batch and length: with deploy NULL the full copies in
@@ -416,6 +424,10 @@ typedef struct {
     double pinned_bytes; /* the weights' pinned bytes (KV excluded) */
 } dak_eng_load_times;
 void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t);
+/* How many of the stored matrices (every layer's and lm_head) are packed in k_whole_sw's row groups: a deployment's
+ * all-HBM matrices where their GEMM asks for it (dak_gemm_ctx_a_group_rows with gemm_whole_swap 0 or 2 at this
+ * batch); the rest in 64-row tiles. */
+uint32_t dak_engine_grouped(const dak_engine *e);
 
 /* Prepares a run of prompt + tokens steps (<= max_len) with this placement and mode: views, GEMM
  * launches, one CUDA graph per step (captured here).  prompt >= 1.  DAK_ENG_UM also allocates and fills the

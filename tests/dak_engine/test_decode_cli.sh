@@ -113,7 +113,7 @@ expect 2 "--gemm-whole: expected an integer in \[0, 2\], got '3'" -- "$dak" deco
 expect 2 "--gemm-whole: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --gemm-whole 0
 expect 2 "--gemm-whole-cl: expected an integer in \[0, 1\], got '4'" -- "$dak" decode --tiny opt --gemm-whole-cl 4
 expect 2 "--gemm-whole-cl: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --gemm-whole-cl 1
-expect 2 "--gemm-whole-swap: expected an integer in \[0, 1\], got '2'" -- "$dak" decode --tiny opt --gemm-whole-swap 2
+expect 2 "--gemm-whole-swap: expected an integer in \[0, 3\], got '4'" -- "$dak" decode --tiny opt --gemm-whole-swap 4
 expect 2 "--gemm-whole-swap: an option of the GPU engine" -- "$dak" decode --tiny opt --backend cpu --gemm-whole-swap 0
 expect 2 "--pdl" -- "$dak" decode --tiny opt --gemm-stages 0 --gemm-hbm-window 3 --gemm-dyn 1 --gemm-whole 1 \
     --gemm-whole-cl 0 --gemm-whole-swap 0 --pdl 3

@@ -104,12 +104,13 @@ static void check_breakdown(dak_engine *e, const dak_eng_model *m, uint32_t batc
  * threads of 8 float4s each and the stacked q / k / v of unequal parts */
 /* An engine holding only placement pl in each tier: its pinned bytes are exactly what dak_eng_need_bytes
  * says (the host rows and host KV entries), its HBM within the estimate, and it refuses another placement. */
-static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, int fused, const dak_eng_place *pl)
+static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, int fused, uint32_t whole_swap,
+                            const dak_eng_place *pl)
 {
     cm_err err = {{0}};
     dak_eng_opts o;
     memset(&o, 0, sizeof o);
-    o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2, o.deploy = pl, o.fuse_qkv = fused;
+    o.gemm_pdl = pdl >= 1, o.kernel_pdl = pdl >= 2, o.deploy = pl, o.fuse_qkv = fused, o.gemm_whole_swap = whole_swap;
     dak_engine *e;
     if (dak_engine_create(&e, m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create a deployment: %s", err.msg);
@@ -125,8 +126,9 @@ static dak_engine *deployed(const dak_eng_model *m, uint32_t batch, int pdl, int
           need_hbm);
     dak_eng_place z;
     dak_eng_place_zero(m, &z);
-    CHECK(dak_engine_setup(e, &z, DAK_ENG_DIRECT, P, D, &err) != 0 && strstr(err.msg, "another placement"),
-          "a deployment set up with all of it in HBM: expected a refusal, got '%s'", err.msg);
+    if (pl->host_bytes > 0) /* (a deployment at r = 0 is this placement) */
+        CHECK(dak_engine_setup(e, &z, DAK_ENG_DIRECT, P, D, &err) != 0 && strstr(err.msg, "another placement"),
+              "a deployment set up with all of it in HBM: expected a refusal, got '%s'", err.msg);
     dak_eng_place_free(&z);
     return e;
 }
@@ -154,7 +156,8 @@ static int place_at(const dak_eng_model *m, uint32_t batch, double r, dak_eng_pl
  * instead of all zero, the GEMMs' dynamic units (gemm_dyn) or a window of 3 HBM copies (gemm_hbm_window), q / k / v
  * post-processed inside the attention (fuse_qkv), whole-K tiles (k_whole) in every GEMM they apply to (gemm_whole:
  * the tiny models' shapes are outside the auto rule's band; gemm_whole_cluster 0 unless V_DEFAULTS: the GEMM's auto
- * clusters) */
+ * clusters), k_whole_sw wherever it applies (gemm_whole_swap 2) with a deployment at r = 0 whose matrices are then all
+ * packed in its row groups (dak_engine_grouped), or wherever k_whole does not (3: some of them) */
 enum {
     V_NARROW = 1,
     V_PRE_NONE = 2,
@@ -163,7 +166,9 @@ enum {
     V_DYN = 16,
     V_WINDOW = 32,
     V_FUSE = 64,
-    V_WHOLE = 128
+    V_WHOLE = 128,
+    V_GROUPS = 256,
+    V_SWAP3 = 512
 };
 
 /* The r = 0 run's stamps (dak_engine_stamps): the layer's ten operations in launch order, every norm, q/k/v
@@ -218,11 +223,11 @@ static void check_stamps(dak_engine *e, const char *an, int fused)
 static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, unsigned var)
 {
     char an[96];
-    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
+    snprintf(an, sizeof an, "%s%s%s%s%s%s%s%s%s%s%s%s", arch == DAK_ARCH_OPT ? "opt" : "llama",
              hidden == 4096 ? "-wide" : hidden ? "-6144" : "", var & V_NARROW ? "-narrow" : "",
              var & V_PRE_NONE ? "-prenone" : "", var & V_TIMES ? "-stamped" : "", var & V_DEFAULTS ? "-defaults" : "",
              var & V_DYN ? "-dyn" : "", var & V_WINDOW ? "-window3" : "", var & V_FUSE ? "-fused" : "",
-             var & V_WHOLE ? "-whole" : "");
+             var & V_WHOLE ? "-whole" : "", var & V_GROUPS ? "-groups" : "", var & V_SWAP3 ? "-swap3" : "");
     dak_model_config c;
     dak_eng_tiny_config(arch, &c);
     if (hidden)
@@ -245,6 +250,8 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
     if (var & V_WINDOW) o.gemm_hbm_window = 3;
     if (var & V_FUSE) o.fuse_qkv = 1;
     if (var & V_WHOLE) o.gemm_whole = DAK_ENG_WHOLE_ON;
+    if (var & V_GROUPS) o.gemm_whole_swap = 2;
+    if (var & V_SWAP3) o.gemm_whole_swap = 3;
     const int fused = o.fuse_qkv;
     if (dak_engine_create(&e, &m, batch, S, SEED, &o, &err)) {
         CHECK(0, "create: %s", err.msg);
@@ -263,11 +270,13 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
         int deploy; /* a second engine holding only this placement (dak_eng_opts.deploy) */
     } cases[] = {{0, DAK_ENG_DIRECT, 0},   {0.3, DAK_ENG_DIRECT, 0}, {1, DAK_ENG_DIRECT, 0}, {0.3, DAK_ENG_PREFETCH, 0},
                  {1, DAK_ENG_PREFETCH, 0}, {0.3, DAK_ENG_DIRECT, 1}, {0.6, DAK_ENG_PREFETCH, 1},
-                 {0.3, DAK_ENG_UM, 0},     {0.6, DAK_ENG_UM, 0},     {1, DAK_ENG_UM, 0}};
+                 {0.3, DAK_ENG_UM, 0},     {0.6, DAK_ENG_UM, 0},     {1, DAK_ENG_UM, 0},
+                 {0, DAK_ENG_DIRECT, 1}}; /* (the last: with V_GROUPS or V_SWAP3 only) */
+    const size_t ncases = sizeof cases / sizeof cases[0] - ((var & (V_GROUPS | V_SWAP3)) ? 0 : 1);
     uint32_t V = (uint32_t)m.cfg.vocab;
     float *lg = malloc((size_t)batch * V * sizeof(float)), *lr = malloc((size_t)batch * V * sizeof(float));
     int32_t *hist = malloc((size_t)S * batch * sizeof(int32_t)), *tok = malloc(batch * sizeof(int32_t));
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    for (size_t k = 0; k < ncases; k++) {
         dak_eng_place pl;
         if (dak_plan_greedy(ops, n, cases[k].r * total, prof.b_h, prof.b_g, u, &err) ||
             dak_eng_place_map(&m, batch, S, ops, n, u, &pl, &err)) {
@@ -279,11 +288,28 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
         for (uint32_t i = 0; i < pl.layers; i++) hosted += pl.batch_host[i];
         CHECK(cases[k].r == 0 || hosted > 0, "r %g: nothing placed in host memory", cases[k].r);
         dak_engine *full = e;
-        if (cases[k].deploy && !(e = deployed(&m, batch, pdl, fused, &pl))) {
+        if (cases[k].deploy && !(e = deployed(&m, batch, pdl, fused, o.gemm_whole_swap, &pl))) {
             e = full;
             dak_eng_place_free(&pl);
             continue;
         }
+        /* row groups: only a deployment's all-HBM matrices (no host rows in this placement), and with
+         * gemm_whole_swap 2 every one of them (the tiny models' R is never 64); with 3 some (hidden 4096 at r = 0:
+         * ffn_in's 2048 rows, 32 tiles, too few for k_whole) */
+        uint32_t all_hbm = 0;
+        if (cases[k].deploy) {
+            all_hbm = pl.lm_rows_host == 0;
+            for (uint32_t l = 0; l < (uint32_t)m.cfg.layers; l++)
+                for (uint32_t j = 0; j < DAK_ENG_NW; j++) all_hbm += dak_eng_stack_rows_host(&m, &pl, l, j) == 0;
+        }
+        const uint32_t grouped = dak_engine_grouped(e);
+        if (var & V_SWAP3)
+            CHECK(grouped <= all_hbm && (grouped > 0 || cases[k].r > 0 || !cases[k].deploy),
+                  "%s r %g%s: %u matrices in row groups, expected 1..%u", an, cases[k].r,
+                  cases[k].deploy ? " deployed" : "", grouped, all_hbm);
+        else
+            CHECK(grouped == ((var & V_GROUPS) ? all_hbm : 0u), "%s r %g%s: %u matrices in row groups, expected %u",
+                  an, cases[k].r, cases[k].deploy ? " deployed" : "", grouped, (var & V_GROUPS) ? all_hbm : 0u);
         int ok = dak_engine_setup(e, &pl, cases[k].mode, P, D, &err) == 0;
         CHECK(ok, "setup %s r %g: %s", an, cases[k].r, err.msg);
         dak_eng_ref *ref;
@@ -330,7 +356,8 @@ static void run_case(dak_arch arch, uint32_t batch, int pdl, uint32_t hidden, un
         }
         CHECK(tok_bad == 0, "%s batch %u r %g: %d of %d greedy tokens differ", an, batch, cases[k].r, tok_bad,
               tok_checked);
-        if (!fail && (var & V_TIMES) && cases[k].r == 0 && cases[k].mode == DAK_ENG_DIRECT) check_stamps(e, an, fused);
+        if (!fail && (var & V_TIMES) && cases[k].r == 0 && cases[k].mode == DAK_ENG_DIRECT && !cases[k].deploy)
+            check_stamps(e, an, fused);
         if (!fail) check_breakdown(e, &m, batch, cases[k].mode, &pl, hist, fused);
         CHECK(maxref > 0.5, "%s: logits too small (%g) for the check to mean anything", an, maxref);
         printf("%-5s batch %u r %.1f %-8s%s%s host %.3f MB: max |err| / max |logit| = %.2e (max |logit| %.2f), "
@@ -360,7 +387,7 @@ static int tiny_model(dak_arch arch, dak_eng_model *m)
 }
 
 /* dak_engine_create's refusals of the GEMM options it passes on: gemm_whole past DAK_ENG_WHOLE_ON, gemm_whole_cluster
- * and gemm_whole_swap past 1 */
+ * past 1 and gemm_whole_swap past 3 */
 static void opts_refusals(void)
 {
     dak_eng_model m;
@@ -372,7 +399,7 @@ static void opts_refusals(void)
         dak_eng_opts_default(&o);
         if (i < 2) o.gemm_whole_cluster = bad_cl[i];
         else if (i == 2) o.gemm_whole = DAK_ENG_WHOLE_ON + 1;
-        else o.gemm_whole_swap = 2;
+        else o.gemm_whole_swap = 4;
         dak_engine *e = NULL;
         const int rc = dak_engine_create(&e, &m, 3, S, SEED, &o, &err);
         CHECK(rc != 0 && strstr(err.msg, i < 2 ? "gemm_whole_cluster" : i == 2 ? "gemm_whole" : "gemm_whole_swap"),
@@ -715,6 +742,11 @@ int main(void)
     /* k_whole in the GEMM's auto clusters of 4 (batch 48; hidden 256: every GEMM's tiles a multiple of 4 at r = 0,
      * the baselines' HBM rows not always: clusters of 1 there), stamped */
     run_case(DAK_ARCH_OPT, 48, 2, 0, V_WHOLE | V_TIMES);
+    /* k_whole_sw everywhere, and a deployment at r = 0 with every matrix in its row groups (batch 8 and 5; hidden
+     * 4096: R 48 / 32 / 16, the last group shorter where R does not divide M; hidden 256: R 8) */
+    run_case(DAK_ARCH_LLAMA, 8, 2, 4096, V_GROUPS | V_TIMES);
+    run_case(DAK_ARCH_OPT, 5, 1, 0, V_GROUPS | V_FUSE);
+    run_case(DAK_ARCH_LLAMA, 8, 2, 4096, V_SWAP3);
     opts_refusals();
     return check_done();
 }

@@ -37,7 +37,7 @@ static void usage(FILE *o)
             "                  [--breakdown REPS] [--weights PATH|synthetic] [--prompt-ids LIST] [--diag-skip LIST]\n"
             "                  [--diag-empty LIST] [--diag-times FILE] [--gemm-pdl-pre N|none] [--gemm-pre-none KINDS|none]\n"
             "                  [--gemm-hbm-window W] [--gemm-stages S] [--gemm-dyn 0|1] [--gemm-whole 0|1|2]\n"
-            "                  [--gemm-whole-cl 0|1] [--gemm-whole-swap 0|1]\n"
+            "                  [--gemm-whole-cl 0|1] [--gemm-whole-swap 0|1|2|3]\n"
             "                  [--norm-trigger WHERE] [--norm-narrow 0|1] [--fuse-qkv 0|1] [--prompt-text TEXT]\n"
             "                  [--tokenizer PATH] [--load-times 0|1] [--load-pin register|alloc]\n"
             "                  [--backend auto|gpu|cpu] [--json FILE]\n\n"
@@ -102,9 +102,11 @@ static void usage(FILE *o)
             "  --gemm-whole-cl 0|1 k_whole's B multicast: 1 none, 0 the GEMM's choice (clusters of 4 where K >\n"
             "                   8192, N >= 41 or N >= 25 with tiles on 80 %% of the SMs, and 4 divides the tiles,\n"
             "                   as dak bench gemm --whole-cl 0) (default %u)\n"
-            "  --gemm-whole-swap 0|1 whole-K tiles with A's rows as the wgmma's n (k_whole_sw): 1 never, 0 the\n"
-            "                   GEMM's choice (where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in; as\n"
-            "                   dak bench gemm --whole-swap 0) (default %u)\n"
+            "  --gemm-whole-swap 0|1|2|3 whole-K tiles with A's rows as the wgmma's n (k_whole_sw): 1 never, 0\n"
+            "                   the GEMM's choice (where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in,\n"
+            "                   or 64 and not a multiple of 64 on a deployment's all-HBM matrices, which are then\n"
+            "                   packed in its row groups; as dak bench gemm --whole-swap 0), 2 wherever it applies,\n"
+            "                   3 as 0 and wherever k_whole does not apply (no split kernel) (default %u)\n"
             "  --norm-trigger WHERE where the norm lets the next GEMM start: top (default), loaded (its loads\n"
             "                   done) or end (its stores issued)\n"
             "  --norm-narrow 0|1 1: the norm kernel before the twenty-second session (128 threads a row, its\n"
@@ -384,6 +386,7 @@ typedef struct {
     dak_eng_breakdown bk[NMODES];
     double hbm, host;        /* --deploy: the engine's allocation for this ratio */
     dak_eng_load_times lt;   /* --deploy: where its creation's time went */
+    uint32_t grouped;        /* --deploy: its matrices packed in k_whole_sw's row groups (dak_engine_grouped) */
     double um_bytes, um_moved; /* um: the managed allocation, and the rows a step moves */
 } row_t;
 
@@ -586,7 +589,7 @@ static int decode(int argc, char **argv, decode_held *h)
             if (arg_u32(prog, "--gemm-whole-cl", v, 0, 1, &gemm_whole_cl)) return 2;
         } else if (arg_is(a, "--gemm-whole-swap")) {
             VAL();
-            if (arg_u32(prog, "--gemm-whole-swap", v, 0, 1, &gemm_whole_swap)) return 2;
+            if (arg_u32(prog, "--gemm-whole-swap", v, 0, 3, &gemm_whole_swap)) return 2;
         } else if (arg_is(a, "--fuse-qkv")) {
             VAL();
             if (arg_u32(prog, "--fuse-qkv", v, 0, 1, &fuse_qkv)) return 2;
@@ -924,6 +927,7 @@ static int decode(int argc, char **argv, decode_held *h)
                 goto done;
             }
             dak_engine_load_times(h->e, &rw->lt);
+            rw->grouped = dak_engine_grouped(h->e);
             if (load_times) {
                 char what[64];
                 snprintf(what, sizeof what, "(deployment r = %g %%)", ratios[k]);
@@ -931,7 +935,8 @@ static int decode(int argc, char **argv, decode_held *h)
             }
             uint64_t hb, hh;
             dak_engine_mem(h->e, &hb, &hh);
-            printf("deployment r = %g %%: engine %.2f GB HBM, %.2f GB pinned host\n", ratios[k], hb / 1e9, hh / 1e9);
+            printf("deployment r = %g %%: engine %.2f GB HBM, %.2f GB pinned host, %u matrices in k_whole_sw's row "
+                   "groups\n", ratios[k], hb / 1e9, hh / 1e9, rw->grouped);
             rw->hbm = (double)hb, rw->host = (double)hh;
         }
         printf("plan r = %g %%: host %.3f GB (weights %.3f, KV %.3f); predicted step %.3f ms; host bytes by op:",
@@ -1031,6 +1036,7 @@ static int decode(int argc, char **argv, decode_held *h)
             json_kv_f64(&w, "host_bytes", rw->host_bytes);
             json_kv_f64(&w, "predicted_step_s", rw->pred);
             if (deploy) json_kv_f64(&w, "engine_hbm_bytes", rw->hbm), json_kv_f64(&w, "engine_host_bytes", rw->host);
+            if (deploy) json_kv_u64(&w, "gemm_grouped", rw->grouped);
             if (deploy && load_times) load_times_json(&w, &rw->lt);
             for (int md = 0; md < NMODES; md++) {
                 if (!rw->ran[md]) continue;

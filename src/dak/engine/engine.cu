@@ -31,6 +31,8 @@ extern "C" {
 
 /* A layer's stored matrices (dak_eng_stack_parts: q/k/v and gate/up stacked), by short names here */
 enum { W_QKV = DAK_ENG_W_QKV, W_O = DAK_ENG_W_O, W_IN = DAK_ENG_W_IN, W_OUT = DAK_ENG_W_OUT, NW = DAK_ENG_NW };
+/* the kind of each stored matrix's GEMMs (its W_* index) */
+static const dak_eng_op lin_kind[NW] = {DAK_ENG_OP_QKV, DAK_ENG_OP_O, DAK_ENG_OP_FFN_IN, DAK_ENG_OP_FFN_OUT};
 
 /* A range of the matrices' pinned host rows: carved from one anonymous mapping and registered (cudaHostRegister), or
  * allocated by cudaHostAlloc, by the pinning thread */
@@ -54,9 +56,12 @@ typedef struct {
 
 typedef struct {
     uint32_t M, K;
+    dak_eng_op kind;                /* its GEMMs' kind (lin_kind[], DAK_ENG_OP_LM_HEAD) */
     uint16_t *dev_rows, *host_rows; /* packed: HBM holds rows [d_from, M), pinned memory rows [0, h_rows) (the
                                        full engine: both whole; a deployment: its placement's rows) */
     uint32_t h_rows, d_from;
+    uint32_t groups;                /* all rows in HBM (a deployment's h_rows 0): packed in groups of this many rows
+                                       for k_whole_sw (dak_gemm_ctx_a_group_rows), else 0 (64-row tiles) */
     float *bias;                    /* [M] or NULL */
     dak_tiered view;
     dak_gemm_launch *l;             /* direct */
@@ -181,6 +186,12 @@ extern "C" void dak_engine_mem(const dak_engine *e, uint64_t *hbm, uint64_t *hos
 }
 
 extern "C" void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t) { *t = e->lt_create; }
+extern "C" uint32_t dak_engine_grouped(const dak_engine *e)
+{
+    uint32_t n = e->lm.groups != 0;
+    for (size_t i = 0; e->lin && i < (size_t)e->L * NW; i++) n += e->lin[i].groups != 0;
+    return n;
+}
 
 extern "C" int dak_engine_available(void)
 {
@@ -579,18 +590,40 @@ static int fill_rows(dak_engine *e, uint32_t l, uint32_t w, uint16_t *dst, uint3
     return 0;
 }
 
+/* The GEMM options of matrix w's launches (prep_lin), for a placement of rh host rows. */
+static void lin_gemm_opts(const dak_engine *e, const lin_t *w, uint32_t rh, dak_gemm_opts *go)
+{
+    dak_gemm_opts_default(go);
+    go->pdl = e->o.gemm_pdl ? 1 : 0;
+    go->pdl_pre = (e->o.gemm_pre_none >> w->kind) & 1u ? DAK_GEMM_PDL_PRE_NONE : e->o.gemm_pdl_pre;
+    go->diag_times = e->o.diag_times ? 1 : 0;
+    /* gemm_stages: GEMMs with host rows keep their ring (the host link needs ~1 MiB in flight over few SMs) */
+    go->hbm_window = e->o.gemm_hbm_window, go->stages = rh ? 0 : e->o.gemm_stages, go->dyn = e->o.gemm_dyn;
+    if (e->o.gemm_whole == DAK_ENG_WHOLE_OFF) go->whole = 0;
+    else if (e->o.gemm_whole == DAK_ENG_WHOLE_ON) go->whole = 1;
+    go->whole_cluster = e->o.gemm_whole_cluster, go->whole_swap = e->o.gemm_whole_swap;
+}
+
 /* Fills matrix w's HBM tier from the row-major matrix in scratch: rows [d_from, M) packed straight into their
- * allocation (made here; d_from is a whole tile row, and packing keeps tile rows apart).  host_from_gpu (synthetic
- * weights): rows [0, h_rows) packed into `packed` and copied to the (pinned) host rows; a checkpoint's host rows
- * were packed on the CPU as they were read. */
+ * allocation (made here; d_from is a whole tile row, and packing keeps tile rows apart; a deployment's all-HBM matrix
+ * in k_whole_sw's row groups where the GEMM asks for them, w->groups).  host_from_gpu (synthetic weights): rows
+ * [0, h_rows) packed into `packed` and copied to the (pinned) host rows; a checkpoint's host rows were packed on the
+ * CPU as they were read. */
 static int lin_store(dak_engine *e, lin_t *w, const uint16_t *scratch, uint16_t *packed, int host_from_gpu,
                      cm_err *err)
 {
     size_t row = (size_t)w->K * 2;
     if (dmalloc(e, (void **)&w->dev_rows, (size_t)(w->M - w->d_from) * row, err)) return -1;
     double t0 = bench_now_s();
-    if (w->M > w->d_from &&
-        dak_pack_rowmajor(scratch + (size_t)w->d_from * w->K, w->dev_rows, w->M - w->d_from, w->K, err))
+    w->groups = 0;
+    if (w->h_rows == 0) { /* (a deployment's: only ever read with no host rows) */
+        dak_gemm_opts go;
+        lin_gemm_opts(e, w, 0, &go);
+        w->groups = dak_gemm_ctx_a_group_rows(e->g, w->M, w->K, e->batch, &go);
+    }
+    if (w->groups ? dak_pack_groups(scratch, w->dev_rows, w->M, w->K, w->groups, err)
+                  : w->M > w->d_from &&
+                        dak_pack_rowmajor(scratch + (size_t)w->d_from * w->K, w->dev_rows, w->M - w->d_from, w->K, err))
         return -1;
     if (host_from_gpu && w->h_rows) {
         if (dak_pack_rowmajor(scratch, packed, w->h_rows, w->K, err)) return -1;
@@ -657,9 +690,9 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
     if (oo.gemm_whole_cluster > 1)
         return cm_fail(err, "engine: gemm_whole_cluster %u: expected 0 (the GEMM's choice) or 1 (no multicast)",
                        oo.gemm_whole_cluster);
-    if (oo.gemm_whole_swap > 1)
-        return cm_fail(err, "engine: gemm_whole_swap %u: expected 0 (the GEMM's choice) or 1 (never)",
-                       oo.gemm_whole_swap);
+    if (oo.gemm_whole_swap > 3)
+        return cm_fail(err, "engine: gemm_whole_swap %u: expected 0 (the GEMM's choice), 1 (never), 2 (wherever it "
+                            "applies) or 3 (wherever k_whole does not)", oo.gemm_whole_swap);
     if (oo.fuse_qkv && ((oo.diag_skip | oo.diag_empty) >> DAK_ENG_OP_QKV_POST & 1u))
         return cm_fail(err, "engine: diag_skip / diag_empty of qkv_post with fuse_qkv: the fused step has no "
                             "qkv_post kernel to leave out (expected fuse_qkv 0)");
@@ -707,12 +740,13 @@ extern "C" int dak_engine_create(dak_engine **out, const dak_eng_model *m, uint3
         for (uint32_t j = 0; j < NW; j++) {
             lin_t *w = &e->lin[l * NW + j];
             dak_eng_stack_shape(m, j, &w->M, &w->K);
+            w->kind = lin_kind[j];
             if ((size_t)w->M * w->K > scratch_n) scratch_n = (size_t)w->M * w->K;
             if (w->M > e->Mmax) e->Mmax = w->M;
             w->h_rows = dp ? dak_eng_stack_rows_host(m, dp, l, j) : w->M; /* a deployment: its rows in each tier */
             w->d_from = dp ? w->h_rows : 0;
         }
-    e->lm.M = e->Vp, e->lm.K = H;
+    e->lm.M = e->Vp, e->lm.K = H, e->lm.kind = DAK_ENG_OP_LM_HEAD;
     e->lm.h_rows = dp ? dp->lm_rows_host : e->lm.M, e->lm.d_from = dp ? e->lm.h_rows : 0;
     /* the host rows' ranges pinned ahead of the load (cudaHostAlloc, or synthetic weights copied back from the GPU)
      * or behind it (a checkpoint's rows packed on the CPU into memory not yet registered) */
@@ -892,26 +926,19 @@ fail:
 /* w's HBM rows from row r on (r >= d_from) */
 static uint16_t *dev_row(const lin_t *w, uint32_t r) { return w->dev_rows + (size_t)(r - w->d_from) * w->K; }
 
-/* prepares w's launches (a GEMM of this kind) for B = b, C = c (fp32 [N][M]); rh within [d_from, h_rows] (setup
+/* prepares w's launches (GEMMs of its kind) for B = b, C = c (fp32 [N][M]); rh within [d_from, h_rows] (setup
  * checks) */
-static int prep_lin(dak_engine *e, lin_t *w, dak_eng_op kind, uint32_t rh, const uint16_t *b, float *c, uint16_t *stage,
+static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, float *c, uint16_t *stage,
                     cm_err *err)
 {
     dak_gemm_opts go;
-    dak_gemm_opts_default(&go);
-    go.pdl = e->o.gemm_pdl ? 1 : 0;
-    go.pdl_pre = (e->o.gemm_pre_none >> kind) & 1u ? DAK_GEMM_PDL_PRE_NONE : e->o.gemm_pdl_pre;
-    go.diag_times = e->o.diag_times ? 1 : 0;
-    /* gemm_stages: GEMMs with host rows keep their ring (the host link needs ~1 MiB in flight over few SMs) */
-    go.hbm_window = e->o.gemm_hbm_window, go.stages = rh ? 0 : e->o.gemm_stages, go.dyn = e->o.gemm_dyn;
-    if (e->o.gemm_whole == DAK_ENG_WHOLE_OFF) go.whole = 0;
-    else if (e->o.gemm_whole == DAK_ENG_WHOLE_ON) go.whole = 1;
-    go.whole_cluster = e->o.gemm_whole_cluster, go.whole_swap = e->o.gemm_whole_swap;
+    lin_gemm_opts(e, w, rh, &go);
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM */
         if (dak_tiered_view_rows(&w->view, w->M, w->K, rh, w->host_rows, rh < w->M ? dev_row(w, rh) : NULL, 1, err))
             return -1;
+        w->view.group_rows = w->groups; /* (w->groups: rh is 0) */
         return dak_gemm_prepare(e->g, &w->view, b, c, e->batch, &go, &w->l, err);
     }
     dak_tiered va, vb;
@@ -1394,9 +1421,8 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
         int s = l % 2;
         const uint16_t *in[NW] = {e->hb, e->ab, e->hb, e->fb};
         float *out[NW] = {e->cqkv, e->co, e->c1, e->cd};
-        const dak_eng_op kind[NW] = {DAK_ENG_OP_QKV, DAK_ENG_OP_O, DAK_ENG_OP_FFN_IN, DAK_ENG_OP_FFN_OUT};
         for (uint32_t j = 0; j < NW; j++)
-            if (prep_lin(e, LIN(e, l, j), kind[j], dak_eng_stack_rows_host(&e->m, &e->pl, l, j), in[j], out[j],
+            if (prep_lin(e, LIN(e, l, j), dak_eng_stack_rows_host(&e->m, &e->pl, l, j), in[j], out[j],
                          e->sw[s][j], err))
                 return -1;
         uint32_t bh = kv_bh(e, l);
@@ -1405,7 +1431,7 @@ extern "C" int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_
                         bh ? e->vh[l] : NULL, bh < B ? e->kd[l] + d0 : NULL, bh < B ? e->vd[l] + d0 : NULL, err))
             return -1;
     }
-    if (prep_lin(e, &e->lm, DAK_ENG_OP_LM_HEAD, e->pl.lm_rows_host, e->hb, e->logits, e->slm, err)) return -1;
+    if (prep_lin(e, &e->lm, e->pl.lm_rows_host, e->hb, e->logits, e->slm, err)) return -1;
     /* the attention's workspace, sized from every (step, layer)'s plans and reserved outside the capture */
     {
         size_t wf = 0, wc = 0;

@@ -25,6 +25,11 @@ void dak_engine_load_times(const dak_engine *e, dak_eng_load_times *t)
     (void)e;
     memset(t, 0, sizeof *t);
 }
+uint32_t dak_engine_grouped(const dak_engine *e)
+{
+    (void)e;
+    return 0;
+}
 int dak_engine_setup(dak_engine *e, const dak_eng_place *pl, dak_eng_mode mode, uint32_t prompt, uint32_t tokens,
                      cm_err *err)
 {
