@@ -779,7 +779,7 @@ static int test_bn(dak_gemm_ctx *ctx, int full)
              * groups), r = 0 (every fix-up path, rs in whole shares on 7168^2), 2 % and 10 % (host rows on
              * the panel path; an HBM tier whose last 256-row tile has 2 / 1 boxes on 7168^2 / 11008x4096) */
             if (N <= 200)
-                for (int v = 0; v < 12; v++) {
+                for (int v = 0; v < 10; v++) {
                     dak_gemm_opts o;
                     split_opts_default(&o);
                     o.bm = 256;
@@ -880,7 +880,7 @@ static int test_stash(dak_gemm_ctx *ctx, int full)
         for (int ni = 0; ni < 3; ni++) {
             const uint32_t N = ns[ni];
             if (pshape_ref(&s, N)) return -1;
-            for (int v = 0; v < 12; v++) {
+            for (int v = 0; v < 10; v++) {
                 dak_gemm_opts o;
                 split_opts_default(&o);
                 o.pdl = 1;
