@@ -63,7 +63,9 @@ WIDTH_STYLES = [("o-", "tab:blue"), ("^-", "tab:red"), ("d-", "tab:green"), ("v-
 def plot_width(args, out):
     """Every fixed-section graph row of the files: the GEMM under PDL (the plan the run took) and cuBLAS, % of the
     bound, against N.  An argument LABEL=PATH puts that file's rows in a series of that label (several files may
-    share one: a run a list of 16 widths); a plain PATH goes to "as planned, PDL graph".  cuBLAS from every file."""
+    share one: a run a list of 16 widths); a plain PATH goes to "as planned, PDL graph".  cuBLAS from every file; the
+    grp-pdl column (A in the GEMM's row groups), where a file has it, as "A in row groups" (or "LABEL: A in row
+    groups")."""
     shapes = {}  # shape -> label -> [(N, % of bound)]; label None: cuBLAS
     labels = []
     for arg in args:
@@ -82,6 +84,11 @@ def plot_width(args, out):
                     series.setdefault(label, []).append((r["N"], 100 * bound / r["split_pdl_us"]))
                     if r.get("cublas_us"):
                         series.setdefault(None, []).append((r["N"], 100 * bound / r["cublas_us"]))
+                if r.get("mode") == "graph" and r.get("group_pdl_us"):  # the grp-pdl column: A in row groups
+                    gl = "A in row groups" if "=" not in arg else label + ": A in row groups"
+                    if gl not in labels:
+                        labels.append(gl)
+                    series.setdefault(gl, []).append((r["N"], 100 * bound / r["group_pdl_us"]))
     if not shapes:
         print("no fixed-section graph rows in", args, file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 /* The split GEMM's packed tile layout (dak/tiered.h), as index arithmetic: the one statement of it, used by the
  * GPU packer (k_pack in src/dak/kernels/tiered.cu, through the grouped form at the end), the CPU packer
- * (dak_eng_pack_rows in engine_ckpt.c) and the TMA swizzle model of dak/gemm_layout.h.  Plain C11 (static inline); under nvcc also __host__ __device__.
+ * (dak_eng_pack_rows in engine_ckpt.c) and the TMA swizzle model of dak/gemm_layout.h.  Plain C11 (static inline);
+ * under nvcc also __host__ __device__.
  *
  * An M x K bf16 matrix (M, K multiples of 64) is cut into 64 x 64 blocks of 8 KiB: tile row mt (rows 64 mt ..
  * 64 mt + 63) occupies elements [mt*64*K, (mt+1)*64*K), as its K/64 blocks in column order.  A block is 64 rows of

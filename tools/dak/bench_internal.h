@@ -45,7 +45,8 @@ typedef struct {
     uint32_t whole_cl;      /* dak_gemm_opts.whole_cluster (0 auto) */
     uint32_t whole_stages;  /* dak_gemm_opts.whole_stages (0: as many as fit) */
     uint32_t whole_window;  /* dak_gemm_opts.whole_window (0 auto) */
-    uint32_t whole_swap;    /* dak_gemm_opts.whole_swap (0 auto, 1 never, 2 where it applies, 3 where k_whole does not) */
+    uint32_t whole_swap;    /* dak_gemm_opts.whole_swap (0 auto, 1 never, 2 where it applies, 3 also where k_whole
+                               does not) */
     uint32_t pdl_pre;       /* dak_gemm_opts.pdl_pre: HBM-tier copies before the PDL wait, 0 auto */
     uint32_t prod2;         /* dak_gemm_opts.diag_prod2: two producer threads (single launches) */
     uint32_t hbm_window;    /* dak_gemm_opts.hbm_window: HBM-tier copies in flight, 0 auto */
