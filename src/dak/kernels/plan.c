@@ -496,7 +496,7 @@ static int group_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
         (o->bm && o->bm != R) || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
         o->diag_nob || o->diag_prod2 || o->wgmma == 0)
         return cm_fail(err, "gemm: A in groups of %u rows is read by k_whole_sw only: it needs all rows in HBM (%u on "
-                            "the host), N <= 64 (%u), whole 1 or 2, whole_swap 0 or 2, no cluster, bm 0 or %u, and "
+                            "the host), N <= 64 (%u), whole 1 or 2, whole_swap 0, 2 or 3, no cluster, bm 0 or %u, and "
                             "none of a_tma2d, dyn, wgmma 0 or the split kernel's diagnostics",
                        R, p->rows_host, p->N, R);
     const int w = swap_plan(p, o, R, sm_count, smem_bytes, err);
