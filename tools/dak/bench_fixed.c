@@ -396,7 +396,7 @@ static void fixed_cost(const bench_run *bench, const bench_shape *s, const fx_co
         if (ok[v]) fx_free(&so[v]);
 }
 
-/* where one launch's time goes: per-CTA %globaltimer stamps (static or dynamic units) */
+/* where one launch's time goes: per-CTA %globaltimer stamps (static, dynamic units, or A in row groups) */
 static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_copies *cp, uint32_t N, int dv)
 {
     cm_err err;
@@ -404,12 +404,12 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     dak_gemm_ctx *ctx = bench->ctx;
     json_w *w = bench->w;
     const cudaStream_t fs = cp->fs;
-    static const char *const stn[] = {"static", "dyn"};
+    static const char *const stn[] = {"static", "dyn", "grp"};
     dak_gemm_opts gt;
     bench_opts_host(&gt, c);
-    gt.diag_times = 1, gt.dyn = (uint32_t)dv;
+    gt.diag_times = 1, gt.dyn = dv == 1;
     dak_gemm_launch *lt;
-    if (bench_prepare(ctx, &cp->At[0], s->B, s->C, N, &gt, &lt, &err)) {
+    if (bench_prepare(ctx, dv == 2 ? &cp->Ag[0] : &cp->At[0], s->B, s->C, N, &gt, &lt, &err)) {
         fprintf(stderr, "dak bench: fixed: %s\n", err.msg);
         return;
     }
@@ -467,7 +467,7 @@ static void fixed_stamps(const bench_run *bench, const bench_shape *s, const fx_
     json_obj_begin(w);
     json_kv_u64(w, "N", N);
     json_kv_u64(w, "rows_host", cp->At[0].rows_host);
-    json_kv_str(w, "mode", dv ? "stamps_dyn" : "stamps");
+    json_kv_str(w, "mode", dv == 2 ? "stamps_grp" : dv ? "stamps_dyn" : "stamps");
     static const char *const sn[FX_NST] = {"span_us",      "entry_spread_us", "first_copy_us",
                                             "first_full_us", "streaming_us",   "last_full_spread_us",
                                             "tail_us",      "tail_max_us",     "outside_us",
@@ -694,7 +694,9 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         for (size_t a = 0; a < nfn; a++) {
             uint32_t N = fn[a];
             fixed_cost(bench, s, &cp, N);
-            for (int dv = 0; dv < 2; dv++) fixed_stamps(bench, s, &cp, N, dv);
+            /* static, dynamic units, and (r = 0, where the GEMM asks for them) A in row groups */
+            for (int dv = 0; dv < 3; dv++)
+                if (dv < 2 || (cp.groups && !rows)) fixed_stamps(bench, s, &cp, N, dv);
             /* the pair on a stream, without the hand-over (with host rows only: nothing to hand over at r = 0),
              * and in a graph */
             for (int pm = 0; pm < 3; pm++)
