@@ -318,9 +318,10 @@ typedef struct {
                                  GEMM's choice (auto: where a CTA's rows would exceed 128, e.g. Llama-2-7B's ffn_in,
                                  22016 x 4096, and OPT-30B's fc1, or 64 on a deployment's all-HBM matrices, which are
                                  then packed in its row groups: dak_engine_grouped), 1 never, 2 wherever it applies
-                                 (a deployment's all-HBM matrices all grouped), 3 as 0 and wherever k_whole does not
-                                 apply and a CTA's rows are at least the batch (no split kernel in a step);
-                                 dak_eng_opts_default: DAK_ENG_WHOLE_SWAP */
+                                 (a deployment's all-HBM matrices all grouped), 3 on a deployment's all-HBM matrices
+                                 as 0 and wherever k_whole does not apply and a CTA's rows are at least the batch,
+                                 those grouped (no split kernel in its step), and none on the 64-row tiles (the full
+                                 copies, and matrices with host rows); dak_eng_opts_default: DAK_ENG_WHOLE_SWAP */
     int norm_narrow;       /* 1: the norm's CTAs of 128 threads, 8 float4s of the row each, the weights read after the
                               statistics (the kernel before the twenty-second session); 0 (default): up to 1024
                               threads, the weights read into registers before the wait */
@@ -376,8 +377,8 @@ typedef struct {
  * slowest member's pace: dak decode OPT-30B b1 +0.1, b8 -0.1, b32 +0.2, b64 -0.3 % a token with them (two rounds,
  * with the cluster barrier at k_whole's end and the rule from N 41; NOTES-dak-engine.md, thirty-third session) */
 #define DAK_ENG_WHOLE_CLUSTER 1u
-/* ... and k_whole_sw wherever k_whole does not apply and R >= N (gemm_whole_swap 3), a deployment's all-HBM matrices
- * packed in its row groups: no split kernel in a decode step.  The split kernel (10 warps of 168 registers) never
+/* ... and k_whole_sw wherever k_whole does not apply and R >= N on a deployment's all-HBM matrices, packed in its row
+ * groups (gemm_whole_swap 3): no split kernel in such a step; none on the full copies' 64-row tiles.  The split kernel (10 warps of 168 registers) never
  * shares an SM with another kernel's warps (thirty-fifth session), so after a small kernel it enters late; k_whole and
  * k_whole_sw do.  dak decode at r = 0 deployed, two rounds against gemm_whole_swap 1 (none; the default from the
  * thirty-fourth session, when k_whole_sw read A's pieces of 64-row boxes and the GEMM's auto choice lost Llama-2-7B

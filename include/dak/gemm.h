@@ -249,8 +249,8 @@ typedef struct {
                                even share where 64-row tiles leave SMs idle (4096^2: 128 CTAs of 32 rows, not 64 of
                                64); B's columns the wgmma's m (64: the padding costs math, not bytes).  0 auto (plan.c's
                                WHOLE_SW_*), 1 never, 2 wherever it applies (no cluster; whole_cluster must be 0 or 1),
-                               3 as 0 and wherever k_whole does not apply and R >= N (no split kernel in a decode
-                               step at N <= R) */
+                               3 as 0 over the tiles, and over A in row groups wherever k_whole does not apply and
+                               R >= N (dak_gemm_a_group_rows: no split kernel in a decode step at N <= R) */
     uint32_t a_group_rows;  /* A's packed layout: 0 (or 64) the 64-row tiles; else A packed in groups of this many rows
                                (dak_pack_groups), which k_whole_sw with R = a_group_rows reads in one contiguous copy a
                                stage and nothing else reads: the plan is then k_whole_sw or refused (host rows,
@@ -361,8 +361,8 @@ int dak_gemm_plan_make(uint32_t M, uint32_t N, uint32_t K, uint32_t rows_host,
 
 /* The rows of the groups in which an all-HBM A (M x K) should be packed for GEMMs of N columns with these options
  * (0: the 64-row tiles): k_whole_sw's R (the multiple of 8 at or above M / SMs) where A in R-row groups is planned as
- * k_whole_sw and whole_swap is 2, or 3 where the tiles' plan is not k_whole, or 0 where R exceeds 64 and is not a
- * multiple of 64 (plan.c's WHOLE_SW_GROUP_MIN_ROWS: on the H200 12288 x 4096 in 96-row groups up to 1.9 us under
+ * k_whole_sw and whole_swap is 2, or 3 where the tiles' plan is not k_whole and is k_whole_sw or R >= N, or 0 where R
+ * exceeds 64 and is not a multiple of 64 (plan.c's WHOLE_SW_GROUP_MIN_ROWS: on the H200 12288 x 4096 in 96-row groups up to 1.9 us under
  * the split as PDL graphs, 21504 x 7168 in 168-row ones 4 us under k_whole_sw on the tiles; 7168^2 in 56-row ones
  * 1.5 us over k_whole).  Pure C; any option the plan refuses gives 0. */
 uint32_t dak_gemm_a_group_rows(uint32_t M, uint32_t K, uint32_t N, const dak_gemm_opts *o, uint32_t sm_count,

@@ -70,9 +70,10 @@ expect 2 "--whole-swap: expected an integer in \[0, 3\], got '4'" -- --plan-only
 expect 0 "k_whole_sw" -- --plan-only --shapes 22016x4096 --n 8 --ratios 0
 expect 0 "k_split_n8" -- --plan-only --shapes 22016x4096 --n 8 --ratios 0 --whole-swap 1
 expect 0 "k_whole_sw" -- --plan-only --shapes 4096x4096 --n 8 --ratios 0 --whole 1 --whole-swap 2
-# 3: also where k_whole does not apply and a CTA's 32 rows are at least N (4096x11008: 64 tiles, K past the narrow band)
-expect 0 "k_whole_sw" -- --plan-only --shapes 4096x11008 --n 32 --ratios 0 --whole-swap 3
-expect 0 "k_split" -- --plan-only --shapes 4096x11008 --n 48 --ratios 0 --whole-swap 3
+# 3: over the 64-row tiles as 0 (k_whole_sw where a CTA's share passes 128 rows, the split on 4096x11008); the row
+# groups it asks for elsewhere are the caller's (the fixed section's grp-pdl column, the engine's deployments)
+expect 0 "k_whole_sw" -- --plan-only --shapes 22016x4096 --n 8 --ratios 0 --whole-swap 3
+expect 0 "k_split" -- --plan-only --shapes 4096x11008 --n 32 --ratios 0 --whole-swap 3
 expect 1 "whole-K stages do not fit" -- --plan-only --shapes 7168x7168 --n 64 --ratios 0 --whole-stages 24
 # --whole 2 (auto, the default): k_whole on 7168^2 at r = 0, the split on 11008x4096 and with host rows; 0 the split
 expect 0 "k_whole" -- --plan-only --shapes 7168x7168 --n 8 --ratios 0 --whole 2

@@ -1244,9 +1244,9 @@ static void test_plan_groups(void)
         CHECK(dak_gemm_a_group_rows(M, K, 8, &o, 132, SMEM) == 0);
         o.whole_swap = 0;
     }
-    /* whole_swap 3: k_whole_sw where k_whole does not apply and R >= N, A grouped then: 4096 x 11008 (64 tiles, K
-     * past the narrow band: the split before) at N 8 / 32, not at N 33 / 64; 16384 x 4096 (R 128); not 7168^2 (112
-     * whole tiles: k_whole) nor 4096^2 at N 8 (k_whole's narrow band) */
+    /* whole_swap 3: A grouped where the tiles' plan is not k_whole and R >= N (the plan over the tiles as 0): 4096 x
+     * 11008 (64 tiles, K past the narrow band: the split) at N 8 / 32, not at N 33 / 64; 16384 x 4096 (R 128: the
+     * split over the tiles); not 7168^2 (112 whole tiles: k_whole) nor 4096^2 at N 8 (k_whole's narrow band) */
     o.whole_swap = 3;
     static const uint32_t w3[7][4] = {/* M, K, N, R asked */
                                       {4096, 11008, 8, 32}, {4096, 11008, 32, 32}, {4096, 11008, 33, 0},
@@ -1256,9 +1256,12 @@ static void test_plan_groups(void)
         const uint32_t M = w3[i][0], K = w3[i][1], N = w3[i][2];
         CHECK(dak_gemm_a_group_rows(M, K, N, &o, 132, SMEM) == w3[i][3]);
         CHECK(dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0);
-        CHECK(w3[i][3] ? p.kernel == DAK_SPLIT_WHOLE_SW && p.bm == w3[i][3]
-                       : M == 7168 || (M == 4096 && K == 4096) ? p.kernel == DAK_SPLIT_WHOLE
-                                                                : p.kernel < DAK_SPLIT_WHOLE);
+        CHECK(M == 7168 || (M == 4096 && K == 4096) ? p.kernel == DAK_SPLIT_WHOLE : p.kernel < DAK_SPLIT_WHOLE);
+        if (!w3[i][3]) continue;
+        o.a_group_rows = w3[i][3];
+        CHECK(dak_gemm_plan_make(M, N, K, 0, &o, 132, SMEM, &p, &e) == 0 && p.kernel == DAK_SPLIT_WHOLE_SW &&
+              p.bm == w3[i][3]);
+        o.a_group_rows = 0;
     }
     o.whole_swap = 4;
     CHECK(dak_gemm_plan_make(4096, 8, 4096, 0, &o, 132, SMEM, &p, &e) == -1 && strstr(e.msg, "whole_swap 4"));

@@ -933,6 +933,10 @@ static int prep_lin(dak_engine *e, lin_t *w, uint32_t rh, const uint16_t *b, flo
 {
     dak_gemm_opts go;
     lin_gemm_opts(e, w, rh, &go);
+    /* gemm_whole_swap 3 is for a deployment's matrices in row groups: on the 64-row tiles (the full copies) k_whole_sw
+     * would read pieces of boxes, and with split kernels left in the step it lost (thirty-fourth session: Llama-2-7B
+     * b8 +2 % with it on ffn_in alone), so none there */
+    if (go.whole_swap == 3u && !w->groups) go.whole_swap = 1u;
     w->rh = rh, w->b_in = b;
     if (e->mode == DAK_ENG_DIRECT || rh == 0) {
         /* a view of rows [0, rh) in host memory and [rh, M) in HBM */

@@ -413,31 +413,14 @@ static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t R, uint3
  * of 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
  * runs on the H200 (whole-K tiles on 88-112 CTAs, B shared in clusters of 4, 10-16 stages: NOTES-dak-kernels.md,
  * seventeenth session), with PDL: A's copies need nothing from the kernel before, only B's wait for it. */
-static int whole_tiles_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
-                            cm_err *err);
-
 static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
 {
-    if (p->rows_host || p->N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
+    const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
+    if (p->rows_host || N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
         o->diag_nob || o->diag_prod2 || o->wgmma == 0)
         return 0;
-    const int w = whole_tiles_plan(p, o, sm_count, smem_bytes, err);
-    /* whole_swap 3: k_whole_sw wherever neither whole-K kernel was chosen and a CTA's R rows of A are at least B's N
-     * (no split kernel in a decode step; with N > R a stage holds more of B than of A: 4096 x 11008 in 32-row groups
-     * ran 24.4 us at N 32 against the split's 25.6, but 26.9 / 33.7 against 26.1 / 26.4 at N 48 / 64, H200,
-     * thirty-sixth session) */
-    const uint32_t R = swap_rows(p->M, sm_count);
-    if (w == 0 && o->whole_swap == 3u && o->whole_cluster <= 1u && !o->bm && R >= p->N)
-        return swap_plan(p, o, R, sm_count, smem_bytes, err);
-    return w;
-}
-
-static int whole_tiles_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes,
-                            cm_err *err)
-{
-    const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
-    /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto (0 and 3) where R would
-     * exceed WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
+    /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto (0, and 3 over the tiles)
+     * where R would exceed WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
     const int swap_auto = (o->whole_swap == 0u || o->whole_swap == 3u) && !o->bm &&
                           swap_rows(p->M, sm_count) > WHOLE_SW_AUTO_MIN_ROWS;
     if ((o->whole_swap == 2u || swap_auto) && o->whole_cluster <= 1u) {
@@ -921,9 +904,14 @@ uint32_t dak_gemm_a_group_rows(uint32_t M, uint32_t K, uint32_t N, const dak_gem
     cm_err err;
     memset(&p, 0, sizeof p);
     g.a_group_rows = 0;
-    if (o->whole_swap == 3u && (dak_gemm_plan_make(M, N, K, 0u, &g, sm_count, smem_bytes, &p, &err) ||
-                                p.kernel != DAK_SPLIT_WHOLE_SW))
-        return 0; /* (3: where the tiles' plan is k_whole_sw) */
+    /* 3: wherever the tiles' plan is not k_whole and either k_whole_sw already or a CTA's R rows of A are at least B's
+     * N (so no split kernel in a decode step; with N > R a stage holds more of B than of A: 4096 x 11008 in 32-row
+     * groups ran 24.4 us at N 32 against the split's 25.6, but 26.9 / 33.7 against 26.1 / 26.4 at N 48 / 64, H200,
+     * thirty-sixth session) */
+    if (o->whole_swap == 3u &&
+        (dak_gemm_plan_make(M, N, K, 0u, &g, sm_count, smem_bytes, &p, &err) || p.kernel == DAK_SPLIT_WHOLE ||
+         (p.kernel != DAK_SPLIT_WHOLE_SW && R < N)))
+        return 0;
     g.a_group_rows = R;
     return dak_gemm_plan_make(M, N, K, 0u, &g, sm_count, smem_bytes, &p, &err) ? 0u : R;
 }
