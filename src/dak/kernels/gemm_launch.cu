@@ -259,7 +259,7 @@ static int prepare_whole(dak_gemm_launch *l, const dak_tiered *A, const uint16_t
     k->kchunks = p->kchunks;
     const int swap = p->kernel == DAK_SPLIT_WHOLE_SW; /* k_whole_sw: bm rows a CTA, any multiple of 8 */
     k->sw_rows = swap ? p->bm : 0u;
-    k->a_groups = o->a_group_rows && o->a_group_rows != 64u ? o->a_group_rows : 0u; /* (the plan is then k_whole_sw) */
+    k->a_groups = o->a_group_rows; /* (prepare_launch's: 0 for the tiles; the plan is then k_whole_sw) */
     k->mh[1] = swap ? 0u : p->bm / 64u, k->mt64[1] = A->M / 64u, k->stages[1] = p->hbm_stages, k->bn_box[1] = p->bn_box;
     k->window[1] = p->hbm.window;
     k->ctas[1] = p->hbm.ctas;
@@ -293,10 +293,10 @@ static int prepare_launch(dak_gemm_launch *l, const dak_tiered *A, const uint16_
 {
     dak_gemm_ctx *ctx = l->ctx;
     dak_gemm_plan *p = &l->plan;
-    if (A->group_rows && A->group_rows != 64u && !A->packed)
+    dak_gemm_opts oa = *o; /* A's layout is A's (opts.a_group_rows): 0 for the tiles, 64 included */
+    oa.a_group_rows = A->group_rows == 64u ? 0u : A->group_rows;
+    if (oa.a_group_rows && !A->packed)
         return cm_fail(err, "gemm: A in groups of %u rows must be packed (dak_pack_groups)", A->group_rows);
-    dak_gemm_opts oa = *o; /* A's layout is A's (opts.a_group_rows) */
-    oa.a_group_rows = A->packed ? A->group_rows : 0u;
     if (dak_gemm_plan_make(A->M, N, A->K, A->rows_host, &oa, ctx->sms, ctx->smem_optin, p, err)) return -1;
     if (!B || !C) return cm_fail(err, "gemm: B and C must be device pointers");
     if (p->kernel == DAK_SPLIT_WHOLE || p->kernel == DAK_SPLIT_WHOLE_SW) return prepare_whole(l, A, B, C, N, &oa, err);

@@ -413,12 +413,18 @@ static int swap_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t R, uint3
  * of 8 rows, the 128-byte swizzle's row group) and multicasts them to all.  The shape of the decode kernels cuBLAS
  * runs on the H200 (whole-K tiles on 88-112 CTAs, B shared in clusters of 4, 10-16 stages: NOTES-dak-kernels.md,
  * seventeenth session), with PDL: A's copies need nothing from the kernel before, only B's wait for it. */
+/* Whether a whole-K kernel (k_whole, k_whole_sw) can take the shape and options at all: no host rows, N <= 64, packed
+ * A, no dynamic units, wgmma, and none of the split kernel's diagnostics. */
+static int whole_can(const dak_gemm_plan *p, const dak_gemm_opts *o)
+{
+    return !(p->rows_host || p->N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath ||
+             o->diag_noload || o->diag_nob || o->diag_prod2 || o->wgmma == 0);
+}
+
 static int whole_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_count, size_t smem_bytes, cm_err *err)
 {
     const uint32_t N = p->N, mt = p->M / TILE, kblocks = p->K / TILE;
-    if (p->rows_host || N > TILE || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
-        o->diag_nob || o->diag_prod2 || o->wgmma == 0)
-        return 0;
+    if (!whole_can(p, o)) return 0;
     /* A's rows as the wgmma's n: asked (whole_swap 2; a tile height asked is its R), or auto (0, and 3 over the tiles)
      * where R would exceed WHOLE_SW_AUTO_MIN_ROWS; not with a cluster */
     const int swap_auto = (o->whole_swap == 0u || o->whole_swap == 3u) && !o->bm &&
@@ -475,9 +481,7 @@ static int group_plan(dak_gemm_plan *p, const dak_gemm_opts *o, uint32_t sm_coun
     const uint32_t R = o->a_group_rows;
     if (R % 8u || R > 4u * TILE)
         return cm_fail(err, "gemm: A in groups of %u rows: expected a multiple of 8 up to 256 (0 or 64: the tiles)", R);
-    if (p->rows_host || p->N > TILE || o->whole == 0 || o->whole_swap == 1 || o->whole_cluster > 1 ||
-        (o->bm && o->bm != R) || o->a_tma2d || o->dyn || o->diag_b_nmajor || o->diag_nomath || o->diag_noload ||
-        o->diag_nob || o->diag_prod2 || o->wgmma == 0)
+    if (!whole_can(p, o) || o->whole == 0 || o->whole_swap == 1 || o->whole_cluster > 1 || (o->bm && o->bm != R))
         return cm_fail(err, "gemm: A in groups of %u rows is read by k_whole_sw only: it needs all rows in HBM (%u on "
                             "the host), N <= 64 (%u), whole 1 or 2, whole_swap 0, 2 or 3, no cluster, bm 0 or %u, and "
                             "none of a_tma2d, dyn, wgmma 0 or the split kernel's diagnostics",
