@@ -659,7 +659,14 @@ void bench_fixed(const bench_run *bench, const bench_shape *s)
         CK(cudaMemcpy(cp.ar[i], s->Ad, abytes, cudaMemcpyDeviceToDevice));
     }
     for (int i = 0; i < FX_NCP; i++) DK(dak_tiered_view(&cp.At[i], M, K, 0, s->Ahp, cp.ap[i], 1, &err));
-    {
+    /* A in row groups for the grp-pdl column and stamps: only where some run of the section has no host rows */
+    int any_r0 = !c->r_given;
+    for (int ri = 0; c->sec_fixed && c->r_given && ri < c->nr; ri++) {
+        uint32_t rows = 0;
+        DK(dak_tiered_rows_for_ratio(M, DAK_TILE_ROWS, c->ratios[ri], &rows, &err));
+        any_r0 |= rows == 0;
+    }
+    if (any_r0) {
         dak_gemm_opts go;
         bench_opts_host(&go, c);
         fx_set_pdl(&go);
